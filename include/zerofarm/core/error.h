@@ -1,0 +1,54 @@
+#pragma once
+// Errors and invariant checks.
+//
+// Setup, config and I/O failures throw zerofarm::Error (or ConfigError for a bad
+// user-supplied value, which a process boundary turns into exit code 2).
+// Invariants use ZF_CHECK(cond) << context: always on, prints and aborts.
+// ZF_DCHECK is the same in debug builds and free in release builds (hot paths).
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace zerofarm {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A value the user gave is invalid (CLI option, config file, weights for the
+// wrong game). Callers at a process boundary map it to kExitUsage.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+// "what: strerror(errno)" for an errno value.
+std::string ErrnoMessage(const std::string& what, int err);
+
+namespace internal {
+class CheckFailure {
+ public:
+  CheckFailure(const char* file, int line, const char* cond);
+  [[noreturn]] ~CheckFailure();
+  std::ostream& stream() { return os_; }
+
+ private:
+  std::ostringstream os_;
+};
+}  // namespace internal
+}  // namespace zerofarm
+
+#define ZF_CHECK(cond)                    \
+  if (__builtin_expect(!!(cond), 1)) {    \
+  } else                                  \
+    ::zerofarm::internal::CheckFailure(__FILE__, __LINE__, #cond).stream()
+
+#ifdef NDEBUG
+#define ZF_DCHECK(cond) \
+  if (true) {           \
+  } else                \
+    ::zerofarm::internal::CheckFailure(__FILE__, __LINE__, #cond).stream()
+#else
+#define ZF_DCHECK(cond) ZF_CHECK(cond)
+#endif

@@ -1,0 +1,37 @@
+#pragma once
+// One logging macro: ZF_LOG(INFO) << "...". Each line carries time, level,
+// the process role and pid ("[worker-3 4127]") and file:line, and is emitted
+// with a single write(2) so lines of different processes never interleave.
+// Nothing is logged per leaf: hot paths keep counters and report them.
+#include <sstream>
+#include <string>
+
+namespace zerofarm {
+
+enum class LogLevel { kDEBUG = 0, kINFO = 1, kWARN = 2, kERROR = 3 };
+
+// Process-wide role name shown in every log line ("supervisor", "worker-3").
+// Call once at the start of each process, before any thread is started.
+void SetLogRole(const std::string& role);
+const std::string& LogRole();
+// Lines below this level are dropped. Default INFO; ZF_LOG_LEVEL=DEBUG|INFO|WARN|ERROR.
+void SetMinLogLevel(LogLevel level);
+LogLevel MinLogLevel();
+
+class LogMessage {
+ public:
+  LogMessage(LogLevel level, const char* file, int line);
+  ~LogMessage();
+  std::ostream& stream() { return os_; }
+
+ private:
+  LogLevel level_;
+  std::ostringstream os_;
+};
+
+}  // namespace zerofarm
+
+#define ZF_LOG(level)                                                  \
+  if (::zerofarm::LogLevel::k##level < ::zerofarm::MinLogLevel()) {    \
+  } else                                                               \
+    ::zerofarm::LogMessage(::zerofarm::LogLevel::k##level, __FILE__, __LINE__).stream()

@@ -1,0 +1,42 @@
+#pragma once
+// The only interface the rest of zerofarm sees of a network.
+//
+// A batch is a list of chunks; each chunk is `count` consecutive leaves laid
+// out contiguously (structure of arrays, as in a shared-memory leaf ring):
+// features  count x FeatureBytes uint8, read in place;
+// policy    count x actions float, written in place (raw logits: masking
+//           illegal moves and the softmax are the search's job);
+// value     count float in [-1, 1] from the point of view of the player to
+//           move, written in place.
+// No copies beyond the one conversion of the features to the network's dtype.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "zerofarm/eval/weights.h"
+
+namespace zerofarm::eval {
+
+struct LeafChunk {
+  const uint8_t* features = nullptr;
+  float* policy = nullptr;
+  float* value = nullptr;
+  int count = 0;
+};
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  // Evaluates every leaf of every chunk. Not thread-safe: one caller at a time.
+  virtual void Evaluate(const LeafChunk* chunks, int num_chunks) = 0;
+  // The version of the weights in use (recorded with every position).
+  virtual uint32_t ModelVersion() const = 0;
+  virtual const NetConfig& Config() const = 0;
+  virtual std::string Describe() const = 0;
+};
+
+// Deterministic pseudo-random outputs computed from the features (no LibTorch):
+// the evaluator of builds with ZF_WITH_TORCH=OFF and of fast tests.
+std::unique_ptr<Evaluator> MakeRandomEvaluator(const NetConfig& config, uint64_t seed);
+
+}  // namespace zerofarm::eval

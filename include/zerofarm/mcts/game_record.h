@@ -1,0 +1,31 @@
+#pragma once
+// What one finished self-play game leaves behind: one row per recorded
+// position (columnar, ready for the HDF5 writer) and a summary of the game.
+//
+// Produced by mcts::SelfPlayGame in a worker; serialised through shared memory
+// by proc; written by io::ShardWriter. Plain data, owned by value.
+#include <cstdint>
+#include <vector>
+
+namespace zerofarm::mcts {
+
+struct GameRecord {
+  // ---- the game ----------------------------------------------------------
+  uint64_t game_id = 0;  // unique within a run: (worker << 40) | per-worker sequence
+  uint64_t seed = 0;     // the seed this game's randomness was drawn from
+  int32_t worker = 0;    // index of the worker that played it
+  int32_t winner = -1;   // 0 or 1 for a win, -1 for a draw
+  std::vector<int16_t> moves;  // every move played, in order (length = plies)
+
+  // ---- one entry per recorded position (n = ply.size()) ------------------
+  std::vector<uint8_t> features;       // n x FeatureBytes, planes from the mover's view
+  std::vector<float> policy;           // n x ActionCount: visit distribution, sums to 1
+  std::vector<float> z;                // final result from the mover's view: +1 / 0 / -1
+  std::vector<float> root_value;       // search value of the root, mover's view, in [-1, 1]
+  std::vector<int16_t> ply;            // plies played before this position
+  std::vector<uint32_t> model_version; // version of the network that searched it (0 = random)
+
+  size_t Positions() const { return ply.size(); }
+};
+
+}  // namespace zerofarm::mcts

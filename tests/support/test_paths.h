@@ -1,0 +1,40 @@
+#pragma once
+// Paths the tests need: the shared reference data and scratch directories.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace zerofarm::testing {
+
+// ../shared/data/reference, or $ZF_REFERENCE_DIR when set.
+inline std::string ReferenceDir() {
+  if (const char* env = std::getenv("ZF_REFERENCE_DIR")) return env;
+  return ZF_REFERENCE_DIR;
+}
+inline std::string ReferenceFile(const std::string& relative) { return ReferenceDir() + "/" + relative; }
+inline std::string SourceDir() { return ZF_SOURCE_DIR; }
+
+// A fresh directory under $TMPDIR (or /tmp), removed when the object dies.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& tag = "zf-test") {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp ? tmp : "/tmp") + "/" + tag + "-XXXXXX";
+    path_ = ::mkdtemp(templ.data()) ? templ : std::string();
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace zerofarm::testing
