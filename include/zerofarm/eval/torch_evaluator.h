@@ -1,0 +1,33 @@
+#pragma once
+// The LibTorch network and evaluator. This header does not include LibTorch;
+// only src/eval/torch_evaluator.cpp does. Available when the build found
+// LibTorch (ZF_WITH_TORCH); otherwise TorchAvailable() is false and the
+// factories throw zerofarm::Error.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "zerofarm/eval/evaluator.h"
+#include "zerofarm/eval/weights.h"
+
+namespace zerofarm::eval {
+
+struct TorchOptions {
+  int intra_op_threads = 1;  // the cores belong to the workers
+  bool bf16 = false;         // run the network in bfloat16 (CPU with AVX512_BF16, or GPU)
+};
+
+bool TorchAvailable();
+// True when this build's LibTorch has CUDA. A compile-time fact: asking it
+// initialises nothing (the supervisor may call it).
+bool CudaBuilt();
+
+// Fresh weights for `config` with PyTorch's default initialisation, seeded.
+// version 0 means "random".
+WeightSet RandomWeights(const NetConfig& config, uint64_t seed);
+
+// An evaluator running `weights` on the CPU under InferenceMode. Throws
+// ConfigError when a tensor is missing, extra or of the wrong shape.
+std::unique_ptr<Evaluator> MakeTorchEvaluator(const WeightSet& weights, const TorchOptions& options);
+
+}  // namespace zerofarm::eval

@@ -1,0 +1,47 @@
+#pragma once
+// The residual network as LibTorch modules. Private to src/eval: it includes
+// LibTorch, so only the eval translation units that already do include it.
+#include <torch/torch.h>
+
+#include <utility>
+
+#include "zerofarm/eval/weights.h"
+
+namespace zerofarm::eval {
+
+struct ResidualBlockImpl : torch::nn::Module {
+  explicit ResidualBlockImpl(int filters);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::nn::Conv2d conv1;
+  torch::nn::BatchNorm2d bn1;
+  torch::nn::Conv2d conv2;
+  torch::nn::BatchNorm2d bn2;
+};
+TORCH_MODULE(ResidualBlock);
+
+struct ZeroNetImpl : torch::nn::Module {
+  explicit ZeroNetImpl(const NetConfig& config);
+  // x: [n, planes, height, width] float. Returns (policy logits [n, actions], value [n]).
+  std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& x);
+  const NetConfig& config() const { return config_; }
+
+  NetConfig config_;
+  torch::nn::Conv2d stem_conv;
+  torch::nn::BatchNorm2d stem_bn;
+  torch::nn::ModuleList blocks;
+  torch::nn::Conv2d policy_conv;
+  torch::nn::BatchNorm2d policy_bn;
+  torch::nn::Linear policy_fc;
+  torch::nn::Conv2d value_conv;
+  torch::nn::BatchNorm2d value_bn;
+  torch::nn::Linear value_fc1;
+  torch::nn::Linear value_fc2;
+};
+TORCH_MODULE(ZeroNet);
+
+// Every parameter and buffer under its state_dict name.
+WeightSet ExportWeights(ZeroNet& net, uint32_t version);
+// Copies `weights` into `net`; ConfigError on a missing, extra or misshapen tensor.
+void ImportWeights(ZeroNet& net, const WeightSet& weights);
+
+}  // namespace zerofarm::eval

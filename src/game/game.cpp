@@ -1,0 +1,97 @@
+// Game defaults shared by every game (move-list text, Replay) and the registry
+// of games by name.
+#include "zerofarm/game/game.h"
+
+#include <cctype>
+#include <functional>
+
+#include "zerofarm/core/error.h"
+#include "zerofarm/game/connect4.h"
+#include "zerofarm/game/tictactoe.h"
+
+namespace zerofarm::game {
+namespace {
+
+// Text for an action in an error message: ActionToString when the action is
+// in range, else the raw integer (ActionToString need not handle bad input).
+std::string DescribeAction(const Game& game, int action) {
+  if (action < 0 || action >= game.ActionCount()) return "action " + std::to_string(action);
+  return game.ActionToString(action);
+}
+
+struct Registered {
+  const char* name;
+  std::function<std::unique_ptr<Game>()> make;
+};
+
+// The registry, in the order GameNames() lists it.
+const std::vector<Registered>& Registry() {
+  static const std::vector<Registered> registry = {
+      {"connect4", [] { return std::unique_ptr<Game>(new Connect4Game()); }},
+      {"tictactoe", [] { return std::unique_ptr<Game>(new TicTacToeGame()); }},
+  };
+  return registry;
+}
+
+}  // namespace
+
+std::string Game::FormatMoves(const std::vector<int>& moves) const {
+  std::string text;
+  for (size_t i = 0; i < moves.size(); ++i) {
+    if (i > 0) text += ' ';
+    text += DescribeAction(*this, moves[i]);
+  }
+  return text;
+}
+
+std::vector<int> Game::ParseMoves(const std::string& text) const {
+  std::vector<int> moves;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (std::isspace(static_cast<unsigned char>(text[i]))) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) ++end;
+    const std::string token = text.substr(i, end - i);
+    const int action = ParseAction(token);
+    if (action < 0) {
+      throw Error(Name() + ": bad move '" + token + "' (move " + std::to_string(moves.size() + 1) +
+                  ") in \"" + text + "\"");
+    }
+    moves.push_back(action);
+    i = end;
+  }
+  return moves;
+}
+
+std::unique_ptr<State> Game::Replay(const std::vector<int>& moves) const {
+  std::unique_ptr<State> state = NewInitialState();
+  for (size_t i = 0; i < moves.size(); ++i) {
+    const int action = moves[i];
+    const std::string where =
+        Name() + ": move " + std::to_string(i + 1) + " (" + DescribeAction(*this, action) + ")";
+    if (state->IsTerminal()) throw Error(where + " is after the game ended");
+    if (!state->IsLegal(action)) throw Error(where + " is illegal");
+    state->Apply(action);
+  }
+  return state;
+}
+
+std::unique_ptr<Game> MakeGame(const std::string& name) {
+  for (const Registered& r : Registry()) {
+    if (name == r.name) return r.make();
+  }
+  std::string known;
+  for (const std::string& n : GameNames()) known += (known.empty() ? "" : ", ") + n;
+  throw ConfigError("unknown game '" + name + "' (known games: " + known + ")");
+}
+
+std::vector<std::string> GameNames() {
+  std::vector<std::string> names;
+  for (const Registered& r : Registry()) names.emplace_back(r.name);
+  return names;
+}
+
+}  // namespace zerofarm::game

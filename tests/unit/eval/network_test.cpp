@@ -1,0 +1,112 @@
+#include <catch2/catch.hpp>
+
+#include "skip.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/game/game.h"
+
+using namespace zerofarm;
+
+namespace {
+eval::NetConfig SmallConnect4() {
+  eval::NetConfig c;
+  c.game = "connect4";
+  c.planes = 3;
+  c.height = 6;
+  c.width = 7;
+  c.actions = 7;
+  c.blocks = 2;
+  c.filters = 16;
+  c.value_hidden = 16;
+  return c;
+}
+
+// Features of a few positions, and the evaluator's outputs for them.
+struct Outputs {
+  std::vector<float> policy, value;
+};
+Outputs Run(eval::Evaluator& e, const std::vector<uint8_t>& features, int n, int split) {
+  const auto& c = e.Config();
+  Outputs o{std::vector<float>(n * c.actions), std::vector<float>(n)};
+  const size_t fb = static_cast<size_t>(c.planes) * c.height * c.width;
+  // Two chunks, as a batch across two rings would be.
+  eval::LeafChunk chunks[2] = {
+      {features.data(), o.policy.data(), o.value.data(), split},
+      {features.data() + split * fb, o.policy.data() + split * c.actions, o.value.data() + split, n - split}};
+  e.Evaluate(chunks, 2);
+  return o;
+}
+
+std::vector<uint8_t> SomePositions(int n) {
+  auto g = game::MakeGame("connect4");
+  auto s = g->NewInitialState();
+  std::vector<uint8_t> f(n * g->Shape().FeatureBytes());
+  std::vector<int> legal;
+  for (int i = 0; i < n; ++i) {
+    s->EncodeFeatures(f.data() + i * g->Shape().FeatureBytes());
+    s->LegalActions(&legal);
+    s->Apply(legal[(i * 3) % legal.size()]);
+  }
+  return f;
+}
+}  // namespace
+
+TEST_CASE("the network's weights export and import to identical outputs", "[eval][torch]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  const auto config = SmallConnect4();
+  auto weights = eval::RandomWeights(config, 1);
+  // state_dict names, as PyTorch would write them.
+  CHECK(weights.Find("stem.conv.weight"));
+  CHECK(weights.Find("blocks.1.bn2.running_var"));
+  CHECK(weights.Find("policy_head.fc.bias"));
+  CHECK(weights.Find("value_head.fc2.weight"));
+  CHECK(weights.Find("stem.bn.num_batches_tracked"));
+  auto a = eval::MakeTorchEvaluator(weights, {});
+  auto b = eval::MakeTorchEvaluator(weights, {});
+  auto other = eval::MakeTorchEvaluator(eval::RandomWeights(config, 2), {});
+  const auto features = SomePositions(10);
+  auto oa = Run(*a, features, 10, 4);
+  auto ob = Run(*b, features, 10, 7);
+  auto oo = Run(*other, features, 10, 4);
+  CHECK(oa.policy == ob.policy);
+  CHECK(oa.value == ob.value);
+  CHECK(oa.policy != oo.policy);
+  for (float v : oa.value) CHECK(std::abs(v) <= 1.0f);
+}
+
+TEST_CASE("weights for another shape are refused with one clear line", "[eval][torch]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  auto weights = eval::RandomWeights(SmallConnect4(), 1);
+  auto wrong = weights;
+  wrong.config.filters = 32;
+  CHECK_THROWS_AS(eval::MakeTorchEvaluator(wrong, {}), ConfigError);
+  auto missing = weights;
+  missing.tensors.pop_back();
+  CHECK_THROWS_WITH(eval::MakeTorchEvaluator(missing, {}), Catch::Contains("lack tensor"));
+  auto misshapen = weights;
+  misshapen.tensors[0].shape[0] += 1;
+  CHECK_THROWS_WITH(eval::MakeTorchEvaluator(misshapen, {}), Catch::Contains("wrong shape"));
+}
+
+TEST_CASE("bf16 inference stays close to fp32", "[eval][torch]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  auto weights = eval::RandomWeights(SmallConnect4(), 3);
+  auto fp32 = eval::MakeTorchEvaluator(weights, {});
+  eval::TorchOptions bf;
+  bf.bf16 = true;
+  auto bf16 = eval::MakeTorchEvaluator(weights, bf);
+  const auto features = SomePositions(8);
+  auto a = Run(*fp32, features, 8, 3);
+  auto b = Run(*bf16, features, 8, 3);
+  for (size_t i = 0; i < a.policy.size(); ++i) CHECK(a.policy[i] == Approx(b.policy[i]).margin(0.1));
+  for (size_t i = 0; i < a.value.size(); ++i) CHECK(a.value[i] == Approx(b.value[i]).margin(0.1));
+}
+
+TEST_CASE("the random evaluator is deterministic per position", "[eval]") {
+  auto r = eval::MakeRandomEvaluator(SmallConnect4(), 5);
+  const auto features = SomePositions(6);
+  auto a = Run(*r, features, 6, 2);
+  auto b = Run(*r, features, 6, 5);
+  CHECK(a.policy == b.policy);
+  CHECK(a.value == b.value);
+}

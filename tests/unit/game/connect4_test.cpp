@@ -1,0 +1,476 @@
+// Connect Four rules against the shared reference data (connect4/): positions
+// per ply, Pons's benchmark lines, the OpenSpiel playthrough, plus a naive
+// grid implementation for random games.
+#include "zerofarm/game/connect4.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_paths.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/rng.h"
+#include "zerofarm/game/game.h"
+
+namespace zerofarm::game {
+namespace {
+
+std::vector<std::string> ReadLines(const std::string& path) {
+  std::ifstream in(path);
+  INFO("reading " << path);
+  REQUIRE(in.good());
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+// "[0, 1, 2]" -> {0, 1, 2}
+std::vector<int> ParseList(const std::string& line) {
+  std::string body = line.substr(line.find('[') + 1);
+  body = body.substr(0, body.find(']'));
+  std::replace(body.begin(), body.end(), ',', ' ');
+  std::istringstream in(body);
+  std::vector<int> v;
+  int x;
+  while (in >> x) v.push_back(x);
+  return v;
+}
+
+const Connect4State& AsC4(const State& s) { return dynamic_cast<const Connect4State&>(s); }
+
+// ---- positions per ply ------------------------------------------------------
+
+struct PlyRow {
+  long long positions = -1, terminal = -1;
+};
+
+std::map<int, PlyRow> ReadPlyTable() {
+  std::map<int, PlyRow> table;
+  for (const std::string& line :
+       ReadLines(testing::ReferenceFile("connect4/connect4_7x6_positions_per_ply.csv"))) {
+    if (line.empty() || line[0] == '#' || line.rfind("ply,", 0) == 0) continue;
+    std::vector<long long> f;
+    std::istringstream in(line);
+    std::string field;
+    while (std::getline(in, field, ',')) f.push_back(std::stoll(field));
+    REQUIRE(f.size() == 6);  // ply,positions,won,drawn,lost,terminal
+    table[static_cast<int>(f[0])] = PlyRow{f[1], f[5]};
+  }
+  REQUIRE(table.size() == 43);
+  return table;
+}
+
+// Breadth-first over plies. A level is the sorted, duplicate-free set of exact
+// position keys (Connect4State::Key, 49 bits), bit 63 flagging a position that
+// Apply made terminal; won positions are counted but not extended.
+void CheckPositionsPerPly(int max_ply) {
+  constexpr uint64_t kTerminalFlag = 1ULL << 63;
+  const std::map<int, PlyRow> table = ReadPlyTable();
+  std::vector<uint64_t> level = {Connect4State().Key()};
+  std::vector<int> legal;
+  for (int ply = 0; ply <= max_ply; ++ply) {
+    long long terminal = 0, mismatches = 0;
+    std::vector<uint64_t> next, hashes;
+    hashes.reserve(level.size());
+    if (ply < max_ply) next.reserve(level.size() * 7);
+    for (const uint64_t flagged_key : level) {
+      const Connect4State s = Connect4State::FromKey(flagged_key & ~kTerminalFlag);
+      hashes.push_back(s.Hash());
+      // FromKey recomputes the outcome from scratch; Apply found it incrementally.
+      if (s.IsTerminal() != ((flagged_key & kTerminalFlag) != 0) || s.MoveNumber() != ply) {
+        ++mismatches;
+      }
+      if (s.IsTerminal()) {
+        ++terminal;
+        continue;
+      }
+      if (ply == max_ply) continue;
+      s.LegalActions(&legal);
+      for (int a : legal) {
+        Connect4State child = s;
+        child.Apply(a);
+        next.push_back(child.Key() | (child.IsTerminal() ? kTerminalFlag : 0));
+      }
+    }
+    std::sort(hashes.begin(), hashes.end());
+    INFO("ply " << ply);
+    CHECK(static_cast<long long>(level.size()) == table.at(ply).positions);
+    CHECK(terminal == table.at(ply).terminal);
+    CHECK(mismatches == 0);
+    CHECK(std::unique(hashes.begin(), hashes.end()) == hashes.end());  // no Hash collisions
+    std::sort(next.begin(), next.end());
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    level.swap(next);
+  }
+}
+
+// ---- a naive reference implementation ---------------------------------------
+
+struct Grid {
+  char cell[6][7];  // row 0 = top; 'X', 'O' or '.'
+  Grid() { std::fill(&cell[0][0], &cell[0][0] + 42, '.'); }
+  bool Full(int col) const { return cell[0][col] != '.'; }
+  void Drop(int col, char stone) {
+    int r = 5;
+    while (cell[r][col] != '.') --r;
+    cell[r][col] = stone;
+  }
+  bool HasFour(char stone) const {
+    const int dirs[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
+    for (int r = 0; r < 6; ++r) {
+      for (int c = 0; c < 7; ++c) {
+        for (const auto& d : dirs) {
+          int k = 0;
+          while (k < 4) {
+            const int rr = r + d[0] * k, cc = c + d[1] * k;
+            if (rr < 0 || rr >= 6 || cc < 0 || cc >= 7 || cell[rr][cc] != stone) break;
+            ++k;
+          }
+          if (k == 4) return true;
+        }
+      }
+    }
+    return false;
+  }
+};
+
+constexpr char kDrawGame[] = "216537736677261744376553645442354325211121";
+
+}  // namespace
+
+TEST_CASE("connect4 positions per ply match the reference table (plies 0..9)", "[game][connect4]") {
+  CheckPositionsPerPly(9);
+}
+
+TEST_CASE("connect4 positions per ply match the reference table (plies 0..11)",
+          "[game][connect4][slow]") {
+  CheckPositionsPerPly(11);
+}
+
+TEST_CASE("connect4 replays every line of Pons's benchmark files", "[game][connect4]") {
+  const Connect4Game game;
+  for (const char* name : {"Test_L3_R1", "Test_L2_R1", "Test_L1_R1", "Test_L1_R3"}) {
+    int lines = 0;
+    for (const std::string& line :
+         ReadLines(testing::ReferenceFile(std::string("connect4/") + name))) {
+      if (line.empty()) continue;
+      INFO(name << ": " << line);
+      std::istringstream in(line);
+      std::string moves_text;
+      int score = 0;
+      REQUIRE(in >> moves_text >> score);
+      const std::vector<int> moves = game.ParseMoves(moves_text);
+      const int n = static_cast<int>(moves.size());
+      REQUIRE(n == static_cast<int>(moves_text.size()));
+      std::unique_ptr<State> s;
+      REQUIRE_NOTHROW(s = game.Replay(moves));
+      CHECK_FALSE(s->IsTerminal());
+      CHECK(s->MoveNumber() == n);
+      CHECK(s->CurrentPlayer() == n % 2);
+      const auto back = game.ParseBoard(s->ToString());
+      CHECK(back->Equals(*s));
+      CHECK(back->Hash() == s->Hash());
+      CHECK_FALSE(back->IsTerminal());
+      CHECK(game.FormatMoves(moves) == moves_text);
+      // Pons's bounds on the side to move's score after n stones.
+      CHECK(score >= -(42 - n) / 2);
+      CHECK(score <= (43 - n) / 2);
+      ++lines;
+    }
+    CHECK(lines == 1000);
+  }
+}
+
+TEST_CASE("connect4 follows the OpenSpiel playthrough", "[game][connect4]") {
+  // Blocks "# State k", board lines "# ......." (top row first, x / o), then,
+  // for full states only, IsTerminal(), History(), CurrentPlayer(),
+  // LegalActions() (absent when terminal) and Returns(); "action: N" applies.
+  const Connect4Game game;
+  std::unique_ptr<State> state = game.NewInitialState();
+  std::vector<int> actions, returns;
+  std::vector<std::string> board;
+  int full_states = 0;
+  bool in_state = false;
+  for (const std::string& line : ReadLines(testing::ReferenceFile("connect4/connect_four.txt"))) {
+    INFO("line: " << line << "\nafter moves " << game.FormatMoves(actions));
+    if (line.rfind("# State ", 0) == 0) {
+      REQUIRE(std::stoi(line.substr(8)) == static_cast<int>(actions.size()));
+      in_state = true;
+      board.clear();
+    } else if (line.rfind("# Apply", 0) == 0) {
+      in_state = false;
+    } else if (in_state && line.rfind("# ", 0) == 0) {
+      board.push_back(line.substr(2));
+    } else if (line.rfind("action: ", 0) == 0) {
+      actions.push_back(std::stoi(line.substr(8)));
+      REQUIRE(state->IsLegal(actions.back()));
+      state->Apply(actions.back());
+    } else if (line.rfind("IsTerminal() = ", 0) == 0) {
+      ++full_states;
+      CHECK(state->IsTerminal() == (line.find("True") != std::string::npos));
+      REQUIRE(board.size() == 6);
+      std::string drawn;
+      for (const std::string& row : board) drawn += row + "\n";
+      CHECK(game.ParseBoard(drawn)->Equals(*state));
+      std::string ours = state->ToString();
+      std::transform(ours.begin(), ours.end(), ours.begin(),
+                     [](char c) { return std::tolower(c); });
+      CHECK(ours == drawn);
+      if (state->IsTerminal()) {
+        std::vector<int> legal{0};
+        state->LegalActions(&legal);
+        CHECK(legal.empty());
+      }
+    } else if (line.rfind("History() = ", 0) == 0) {
+      CHECK(ParseList(line) == actions);
+    } else if (line.rfind("CurrentPlayer() = ", 0) == 0 && !state->IsTerminal()) {
+      CHECK(state->CurrentPlayer() == std::stoi(line.substr(18)));
+    } else if (line.rfind("LegalActions() = ", 0) == 0) {
+      std::vector<int> legal;
+      state->LegalActions(&legal);
+      CHECK(legal == ParseList(line));
+    } else if (line.rfind("Returns() = ", 0) == 0) {
+      returns = ParseList(line);
+    }
+  }
+  CHECK(full_states >= 6);
+  CHECK(actions == std::vector<int>{0, 1, 2, 6, 4, 1, 0, 2, 6, 0, 5, 4, 0, 6, 5, 0, 3});
+  REQUIRE(state->IsTerminal());
+  REQUIRE(returns == std::vector<int>{1, -1});
+  CHECK(state->Winner() == 0);
+  CHECK(state->Outcome(0) == returns[0]);
+  CHECK(state->Outcome(1) == returns[1]);
+}
+
+TEST_CASE("connect4 blog example positions", "[game][connect4]") {
+  const Connect4Game game;
+  const auto a = game.Replay(game.ParseMoves("4455"));
+  CHECK_FALSE(a->IsTerminal());
+  CHECK(a->CurrentPlayer() == 0);
+  CHECK(a->MoveNumber() == 4);
+  CHECK(a->ToString() == ".......\n.......\n.......\n.......\n...OO..\n...XX..\n");
+  const auto b = game.Replay(game.ParseMoves("44455554221"));
+  CHECK_FALSE(b->IsTerminal());
+  CHECK(b->CurrentPlayer() == 1);
+  CHECK(b->MoveNumber() == 11);
+  CHECK(b->ToString() == R"(.......
+.......
+...OX..
+...XO..
+.O.OX..
+XX.XO..
+)");
+  // A transposition is the same position; a different one is not.
+  const auto t = game.Replay(game.ParseMoves("5544"));
+  CHECK(t->Equals(*a));
+  CHECK(t->Hash() == a->Hash());
+  const auto d = game.Replay(game.ParseMoves("4545"));
+  CHECK_FALSE(d->Equals(*a));
+  CHECK(d->Hash() != a->Hash());
+}
+
+TEST_CASE("connect4 wins in every direction and the full-board draw", "[game][connect4]") {
+  const Connect4Game game;
+  struct Case {
+    const char* moves;
+    int winner;
+  };
+  // Each game is won by its last move and not before.
+  for (const Case& c : {Case{"1212121", 0}, Case{"1122334", 0}, Case{"12234334544", 0},
+                        Case{"76654554344", 0}, Case{"112233565", -2}, Case{"71122334", 1}}) {
+    INFO(c.moves);
+    const std::vector<int> moves = game.ParseMoves(c.moves);
+    auto s = game.NewInitialState();
+    for (size_t i = 0; i + 1 < moves.size(); ++i) {
+      s->Apply(moves[i]);
+      REQUIRE_FALSE(s->IsTerminal());
+    }
+    s->Apply(moves.back());
+    if (c.winner == -2) {  // control: three in a row everywhere, no four
+      CHECK_FALSE(s->IsTerminal());
+      continue;
+    }
+    CHECK(s->IsTerminal());
+    CHECK(s->Winner() == c.winner);
+    CHECK(game.ParseBoard(s->ToString())->Equals(*s));
+    CHECK(game.ParseBoard(s->ToString())->Winner() == c.winner);
+  }
+  // A full board without a four.
+  const auto draw = game.Replay(game.ParseMoves(kDrawGame));
+  CHECK(draw->IsTerminal());
+  CHECK(draw->Winner() == -1);
+  CHECK(draw->MoveNumber() == 42);
+  CHECK(draw->Outcome(0) == 0.0f);
+  CHECK(draw->ToString() == R"(OXOXOXO
+OXXXOXO
+XXOOXOO
+OOXOXOX
+XXOOOXX
+OXXXOXO
+)");
+  const auto parsed = game.ParseBoard(draw->ToString());
+  CHECK(parsed->IsTerminal());
+  CHECK(parsed->Winner() == -1);
+  // The OpenSpiel final board: x completed the bottom row.
+  const auto os = game.ParseBoard(".......\no......\nx......\no.....o\nxoo.oxx\nxoxxxxo\n");
+  CHECK(os->IsTerminal());
+  CHECK(os->Winner() == 0);
+}
+
+TEST_CASE("connect4 agrees with a naive grid over random games", "[game][connect4]") {
+  const Connect4Game game;
+  Rng rng(12345);
+  std::vector<int> legal;
+  std::vector<uint8_t> features(game.Shape().FeatureBytes());
+  long steps = 0, mismatches = 0, games_won = 0, games_drawn = 0;
+  std::string first_mismatch;
+  auto note = [&](bool ok, const std::string& what, const std::vector<int>& moves) {
+    if (ok) return;
+    if (mismatches++ == 0) first_mismatch = what + " after " + game.FormatMoves(moves);
+  };
+  Connect4State s, copy;
+  for (int g = 0; g < 3000; ++g) {
+    s = Connect4State();
+    Grid grid;
+    std::vector<int> moves;
+    while (!s.IsTerminal()) {
+      s.LegalActions(&legal);
+      std::vector<int> expected;
+      for (int c = 0; c < 7; ++c) {
+        if (!grid.Full(c)) expected.push_back(c);
+      }
+      note(legal == expected, "legal actions", moves);
+      const int a = legal[rng.Below(legal.size())];
+      const int mover = s.CurrentPlayer();
+      s.Apply(a);
+      grid.Drop(a, mover == 0 ? 'X' : 'O');
+      moves.push_back(a);
+      ++steps;
+      const bool four = grid.HasFour(mover == 0 ? 'X' : 'O');
+      note(s.IsTerminal() == (four || moves.size() == 42), "terminal", moves);
+      note(s.Winner() == (four ? mover : -1), "winner", moves);
+      // Features from the mover's point of view, row 0 = top.
+      s.EncodeFeatures(features.data());
+      const char own = s.CurrentPlayer() == 0 ? 'X' : 'O';
+      const char opp = own == 'X' ? 'O' : 'X';
+      bool features_ok = true;
+      for (int r = 0; r < 6; ++r) {
+        for (int c = 0; c < 7; ++c) {
+          const int cell = r * 7 + c;
+          features_ok = features_ok && features[cell] == (grid.cell[r][c] == own) &&
+                        features[42 + cell] == (grid.cell[r][c] == opp) &&
+                        features[84 + cell] == (s.CurrentPlayer() == 0);
+        }
+      }
+      note(features_ok, "features", moves);
+      std::string drawn;
+      for (int r = 0; r < 6; ++r) drawn += std::string(grid.cell[r], 7) + "\n";
+      note(s.ToString() == drawn, "ToString", moves);
+      const Connect4State from_key = Connect4State::FromKey(s.Key());
+      note(from_key.Equals(s) && from_key.Hash() == s.Hash() && from_key.Winner() == s.Winner() &&
+               from_key.IsTerminal() == s.IsTerminal(),
+           "FromKey", moves);
+      copy.CopyFrom(s);
+      note(copy.Equals(s) && s.Clone()->Equals(s), "copies", moves);
+    }
+    (s.Winner() < 0 ? games_drawn : games_won)++;
+  }
+  INFO(first_mismatch);
+  CHECK(mismatches == 0);
+  CHECK(steps > 3000 * 7);
+  CHECK(games_won > 2000);
+}
+
+TEST_CASE("connect4 feature planes", "[game][connect4]") {
+  const Connect4Game game;
+  REQUIRE(game.Shape().planes == 3);
+  REQUIRE(game.Shape().height == 6);
+  REQUIRE(game.Shape().width == 7);
+  REQUIRE(game.PlaneNames() == std::vector<std::string>{"own", "opponent", "first_player_to_move"});
+  const auto cells_of = [](const std::vector<uint8_t>& f, int plane) {
+    std::vector<int> cells;
+    for (int c = 0; c < 42; ++c) {
+      if (f[plane * 42 + c]) cells.push_back(c);
+    }
+    return cells;
+  };
+  std::vector<uint8_t> f(126, 9);
+  auto s = game.Replay(game.ParseMoves("4455"));  // X to move
+  s->EncodeFeatures(f.data());
+  CHECK(cells_of(f, 0) == std::vector<int>{38, 39});  // X on the bottom row (row 5)
+  CHECK(cells_of(f, 1) == std::vector<int>{31, 32});  // O on row 4
+  CHECK(cells_of(f, 2).size() == 42);
+  s->Apply(0);  // X in column 1: O to move
+  s->EncodeFeatures(f.data());
+  CHECK(cells_of(f, 0) == std::vector<int>{31, 32});
+  CHECK(cells_of(f, 1) == std::vector<int>{35, 38, 39});
+  CHECK(cells_of(f, 2).empty());
+  CHECK(std::all_of(f.begin(), f.end(), [](uint8_t v) { return v <= 1; }));
+}
+
+TEST_CASE("connect4 text and bad input", "[game][connect4]") {
+  const Connect4Game game;
+  for (int a = 0; a < 7; ++a) {
+    CHECK(game.ActionToString(a) == std::to_string(a + 1));
+    CHECK(game.ParseAction(game.ActionToString(a)) == a);
+  }
+  CHECK(game.ParseAction("0") == -1);
+  CHECK(game.ParseAction("8") == -1);
+  CHECK(game.ParseAction("44") == -1);
+  CHECK(game.FormatMoves({3, 3, 4, 4}) == "4455");
+  CHECK(game.ParseMoves(" 44 5\n5 ") == std::vector<int>{3, 3, 4, 4});
+  CHECK(game.ParseMoves("").empty());
+  CHECK_THROWS_AS(game.ParseMoves("48a"), Error);
+  CHECK_THROWS_WITH(game.ParseMoves("48a"), Catch::Contains("'8'"));
+  CHECK_THROWS_WITH(game.ParseMoves("40"), Catch::Contains("'0'"));
+  CHECK_THROWS_WITH(game.Replay(game.ParseMoves("4444444")),
+                    Catch::Contains("move 7 (4) is illegal"));
+  CHECK_THROWS_WITH(game.Replay(game.ParseMoves("12121212")),
+                    Catch::Contains("move 8 (2) is after the game ended"));
+  CHECK_THROWS_AS(game.Replay({7}), Error);
+  CHECK_THROWS_AS(game.Replay({-1}), Error);
+
+  const auto s = game.Replay(game.ParseMoves("444444"));
+  CHECK_FALSE(s->IsLegal(3));
+  std::vector<int> legal;
+  s->LegalActions(&legal);
+  CHECK(legal == std::vector<int>{0, 1, 2, 4, 5, 6});
+
+  // Boards that cannot arise in play.
+  const std::string empty_row = ".......\n";
+  CHECK_THROWS_WITH(
+      game.ParseBoard(empty_row + empty_row + empty_row + empty_row + "...X...\n" + empty_row),
+      Catch::Contains("floating"));
+  CHECK_THROWS_AS(
+      game.ParseBoard(empty_row + empty_row + empty_row + empty_row + empty_row + "XX.....\n"),
+      Error);  // counts
+  CHECK_THROWS_AS(
+      game.ParseBoard(empty_row + empty_row + empty_row + empty_row + empty_row + "O......\n"),
+      Error);  // O moved first
+  CHECK_THROWS_AS(
+      game.ParseBoard(empty_row + empty_row + empty_row + empty_row + "OOOO...\n" + "XXXX...\n"),
+      Error);  // play went on after X's four
+  CHECK_THROWS_AS(game.ParseBoard(".......\n.......\nX.....X\nXOO...X\nXOO...X\nXOOO..X\n"),
+                  Error);  // two fours no single move made
+  CHECK_THROWS_AS(game.ParseBoard(empty_row + empty_row + empty_row + empty_row + empty_row),
+                  Error);
+  CHECK_THROWS_AS(game.ParseBoard(".......\n.......\n.......\n.......\n.......\n...X....\n"),
+                  Error);
+  CHECK_THROWS_AS(game.ParseBoard(".......\n.......\n.......\n.......\n.......\n...Y...\n"), Error);
+  // Whitespace around the rows is tolerated, the empty board reads back.
+  CHECK(game.ParseBoard("\n" + empty_row + empty_row + empty_row + empty_row + empty_row +
+                        ".......  \r\n")
+            ->Equals(*game.NewInitialState()));
+  CHECK(AsC4(*game.NewInitialState()).Hash() != AsC4(*game.Replay({0})).Hash());
+}
+
+}  // namespace zerofarm::game

@@ -1,0 +1,160 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "zerofarm/game/game.h"
+#include "zerofarm/mcts/search.h"
+#include "zerofarm/mcts/selfplay_game.h"
+
+using namespace zerofarm;
+
+namespace {
+
+mcts::SearchConfig Quiet(int simulations) {
+  mcts::SearchConfig c;
+  c.simulations = simulations;
+  c.dirichlet_fraction = 0.0f;
+  c.temperature_plies = 0;
+  return c;
+}
+
+// Runs a search to completion with a uniform policy and value 0; returns the
+// number of network evaluations it asked for.
+int RunUniform(mcts::Search& s) {
+  std::vector<float> zeros(game::kMaxActions, 0.0f);
+  std::vector<mcts::LeafRequest> leaves;
+  int evals = 0;
+  while (!s.Done()) {
+    leaves.clear();
+    s.SelectLeaves(8, &leaves);
+    REQUIRE((!leaves.empty() || s.Done()));
+    for (const auto& l : leaves) {
+      s.CompleteLeaf(l.token, zeros.data(), 0.0f);
+      ++evals;
+    }
+  }
+  return evals;
+}
+
+int BestMove(const game::Game& g, const std::string& moves, int simulations) {
+  auto state = g.Replay(g.ParseMoves(moves));
+  mcts::Search s(g, Quiet(simulations), 7);
+  s.SetRoot(*state);
+  RunUniform(s);
+  Rng rng(1);
+  return s.ChooseAction(0.0f, rng);
+}
+
+}  // namespace
+
+TEST_CASE("uniform search finds a win in one in Connect Four", "[mcts]") {
+  auto g = game::MakeGame("connect4");
+  // X holds columns 1,2,3 on the bottom row; column 4 wins (action 3).
+  CHECK(BestMove(*g, "112233", 200) == 3);
+  // Vertical: X has three in column 5 (action 4).
+  CHECK(BestMove(*g, "515151", 200) == 4);
+}
+
+TEST_CASE("uniform search blocks a loss in one in Connect Four", "[mcts]") {
+  auto g = game::MakeGame("connect4");
+  // O (second player) has three in column 7; X must play column 7 (action 6).
+  CHECK(BestMove(*g, "171727", 400) == 6);
+  // O holds 4,5,6 on the bottom row and X already holds 7: X must play 3.
+  CHECK(BestMove(*g, "741516", 800) == 2);
+}
+
+TEST_CASE("root child visits add up to the simulations", "[mcts]") {
+  auto g = game::MakeGame("connect4");
+  for (bool reuse : {false, true}) {
+    mcts::SearchConfig c = Quiet(64);
+    c.reuse_tree = reuse;
+    mcts::Search s(*g, c, 3);
+    s.SetRoot(*g->NewInitialState());
+    RunUniform(s);
+    CHECK(s.RootChildVisits() == 64);
+    std::vector<float> policy(g->ActionCount());
+    s.RootPolicy(policy.data());
+    CHECK(std::accumulate(policy.begin(), policy.end(), 0.0f) == Approx(1.0f));
+    Rng rng(5);
+    s.Advance(s.ChooseAction(0.0f, rng));
+    const int evals = RunUniform(s);
+    CHECK(s.RootChildVisits() == 64);
+    if (reuse) CHECK(evals < 64);   // the kept subtree's visits count
+    else CHECK(evals == 65);        // 64 children visits + the root itself
+  }
+}
+
+TEST_CASE("terminal positions are resolved without the network", "[mcts]") {
+  auto g = game::MakeGame("tictactoe");
+  // X to move with one empty square left: its only child is terminal.
+  auto state = g->NewInitialState();
+  for (int a : {0, 1, 2, 4, 3, 5, 7, 6}) state->Apply(a);
+  REQUIRE_FALSE(state->IsTerminal());
+  mcts::Search s(*g, Quiet(50), 1);
+  s.SetRoot(*state);
+  CHECK(RunUniform(s) == 1);  // only the root needed the network
+  CHECK(s.RootChildVisits() == 50);
+}
+
+TEST_CASE("virtual loss spreads L leaves of one tree over distinct nodes", "[mcts]") {
+  auto g = game::MakeGame("connect4");
+  mcts::SearchConfig c = Quiet(100);
+  c.leaves_per_round = 4;
+  mcts::Search s(*g, c, 9);
+  s.SetRoot(*g->NewInitialState());
+  std::vector<float> zeros(g->ActionCount(), 0.0f);
+  std::vector<mcts::LeafRequest> leaves;
+  REQUIRE(s.SelectLeaves(4, &leaves) == 1);  // the root first, alone
+  s.CompleteLeaf(leaves[0].token, zeros.data(), 0.0f);
+  leaves.clear();
+  REQUIRE(s.SelectLeaves(4, &leaves) == 4);
+  std::set<uint64_t> hashes;
+  for (const auto& l : leaves) hashes.insert(l.state->Hash());
+  CHECK(hashes.size() == 4);
+  CHECK(s.InFlight() == 4);
+  for (const auto& l : leaves) s.CompleteLeaf(l.token, zeros.data(), 0.0f);
+  CHECK(s.InFlight() == 0);
+  RunUniform(s);
+  CHECK(s.RootChildVisits() == 100);
+}
+
+TEST_CASE("leaves of many games interleave behind a gated evaluator", "[mcts]") {
+  // The gate holds every result until all games have a leaf in flight, then
+  // releases them in reverse order: the searches must not depend on order.
+  auto g = game::MakeGame("connect4");
+  mcts::SearchConfig c = Quiet(16);
+  c.temperature_plies = 4;
+  constexpr int kGames = 6;
+  std::vector<std::unique_ptr<mcts::SelfPlayGame>> games;
+  for (int i = 0; i < kGames; ++i)
+    games.push_back(std::make_unique<mcts::SelfPlayGame>(*g, c, i, 100 + i, 0));
+  std::vector<float> zeros(g->ActionCount(), 0.0f);
+  int rounds = 0, max_in_flight = 0;
+  while (std::any_of(games.begin(), games.end(), [](auto& x) { return !x->Finished(); })) {
+    struct Held {
+      int game;
+      int token;
+    };
+    std::vector<Held> gate;
+    for (int i = 0; i < kGames; ++i) {
+      std::vector<mcts::LeafRequest> leaves;
+      games[i]->NextLeaves(1, &leaves);
+      for (auto& l : leaves) gate.push_back({i, l.token});
+    }
+    int in_flight = 0;
+    for (auto& x : games) in_flight += x->InFlight();
+    max_in_flight = std::max(max_in_flight, in_flight);
+    REQUIRE(in_flight == static_cast<int>(gate.size()));
+    for (auto it = gate.rbegin(); it != gate.rend(); ++it)
+      games[it->game]->OnResult(it->token, zeros.data(), 0.0f, 1);
+    REQUIRE(++rounds < 100000);
+  }
+  CHECK(max_in_flight == kGames);
+  for (auto& x : games) {
+    auto r = x->TakeRecord();
+    CHECK(r.Positions() == r.moves.size());
+    CHECK(r.Positions() >= 7);
+  }
+}
