@@ -1,0 +1,65 @@
+#pragma once
+// A child process and its owner, plus the process-title and death-signal
+// helpers every zerofarm child calls first.
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace zerofarm::proc {
+
+// The one owner of a child pid. Move-only. Its destructor stops a child that
+// is still running: SIGTERM, a bounded wait, SIGKILL, waitpid (no zombies).
+class ChildProcess {
+ public:
+  ChildProcess() = default;
+  ~ChildProcess();
+  ChildProcess(ChildProcess&& o) noexcept;
+  ChildProcess& operator=(ChildProcess&& o) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // fork(); the child runs `body`, whose return value is its exit code, and
+  // leaves with _exit (no destructors, no atexit handlers of the parent's
+  // objects: the parent still owns them). Throws zerofarm::Error on failure.
+  static ChildProcess Fork(const std::string& role, const std::function<int()>& body);
+  // fork() + execv(path, argv) with extra environment variables ("K=V"), set
+  // in the child before exec (CUDA_VISIBLE_DEVICES must precede any CUDA init).
+  static ChildProcess Exec(const std::string& role, const std::string& path,
+                           const std::vector<std::string>& argv, const std::vector<std::string>& env);
+
+  pid_t pid() const { return pid_; }
+  const std::string& role() const { return role_; }
+  bool running() const { return pid_ > 0; }
+
+  // Non-blocking reap: true if the child has exited; fills *status (waitpid status).
+  bool TryReap(int* status);
+  // Sends `sig`; no-op when not running.
+  void Signal(int sig) const;
+  // SIGTERM, wait up to `grace_ms`, then SIGKILL; reaps. Returns the wait status (or -1).
+  int Stop(int grace_ms);
+  // Blocks until the child exits or `timeout_ms` passes; true if it exited.
+  bool WaitFor(int timeout_ms, int* status);
+
+ private:
+  ChildProcess(pid_t pid, std::string role) : pid_(pid), role_(std::move(role)) {}
+  pid_t pid_ = -1;
+  std::string role_;
+};
+
+// "exit code 3", "killed by signal 9 (Killed)".
+std::string DescribeWaitStatus(int status);
+
+// Called first in every child: names the process for ps/top ("zf-worker-3")
+// and the log, asks the kernel to SIGKILL it when the parent dies, and exits
+// at once if the parent is already gone.
+void BecomeChild(const std::string& role, pid_t expected_parent);
+
+// Remembers argv so SetProcessTitle can overwrite it (PostgreSQL's trick):
+// call once from main() before anything else reads argv.
+void InitProcessTitle(int argc, char** argv);
+// Sets the name shown by ps (argv area) and by top / ps -o comm (PR_SET_NAME).
+void SetProcessTitle(const std::string& title);
+
+}  // namespace zerofarm::proc

@@ -1,0 +1,55 @@
+#pragma once
+// Everything `zerofarm run` needs, as plain data. The CLI fills it (cxxopts
+// lives only in src/cli), Validate() checks it once, and the library never
+// sees argv. The supervisor passes it to exec'd evaluators as text, logs it
+// at start and stores it in every shard.
+#include <cstdint>
+#include <string>
+
+#include "zerofarm/mcts/search_config.h"
+
+namespace zerofarm::proc {
+
+struct FarmConfig {
+  // ---- what to play --------------------------------------------------------
+  std::string game = "connect4";
+  mcts::SearchConfig search;        // simulations, c_puct, noise, temperature, L
+  uint64_t seed = 1;                // run seed: games, random net, noise derive from it
+
+  // ---- processes -------------------------------------------------------------
+  int workers = 2;                  // P worker processes
+  int gpus = 0;                     // G evaluators on GPUs; 0 = one CPU evaluator
+  int games_per_worker = 32;        // K concurrent games per worker
+  int ring_slots = 0;               // leaf slots per worker; 0 = K x L
+  int max_batch = 256;              // most leaves per network call
+  int max_wait_us = 2000;           // longest wait for more leaves after the first
+  int eval_threads = 1;             // LibTorch intra-op threads per evaluator
+  bool bf16 = false;                // run the network in bfloat16
+
+  // ---- the network -------------------------------------------------------------
+  std::string weights;              // HDF5 weights file; empty = random net from seed
+  int blocks = 6;
+  int filters = 64;
+
+  // ---- output and duration -----------------------------------------------------
+  std::string out;                  // run directory (shards go to OUT/shards)
+  int shard_positions = 16384;      // positions per HDF5 shard
+  int compression = 1;              // deflate level 0..9 of the shards
+  int64_t games = 0;                // stop after this many finished games (0 = no limit)
+  double duration = 0.0;            // stop after this many seconds (0 = no limit)
+  bool status_line = true;          // live status on a terminal
+
+  int EffectiveRingSlots() const {
+    return ring_slots > 0 ? ring_slots : games_per_worker * search.leaves_per_round;
+  }
+  int Evaluators() const { return gpus > 0 ? gpus : 1; }
+
+  // Throws ConfigError naming the first invalid value.
+  void Validate() const;
+  // "key=value" lines, one per setting; FromText reads them back (unknown
+  // keys are a ConfigError).
+  std::string ToText() const;
+  static FarmConfig FromText(const std::string& text);
+};
+
+}  // namespace zerofarm::proc

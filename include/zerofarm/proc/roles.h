@@ -1,0 +1,46 @@
+#pragma once
+// The process roles of a farm. Each runs in its own process over the run's
+// shared-memory segment and returns its exit code (core/exit_codes.h).
+//
+//   supervisor  RunFarm             single-threaded; never touches LibTorch
+//   worker      RunWorker           fork()ed; K games, MCTS, leaves -> its ring
+//   evaluator   RunEvaluatorProcess fork()+exec()ed; batches rings, runs the net
+//   writer      RunWriter           fork()ed; finished games -> HDF5 shards
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "zerofarm/eval/evaluator.h"
+#include "zerofarm/game/game.h"
+#include "zerofarm/proc/farm_config.h"
+
+namespace zerofarm::shm {
+class SegmentMap;
+}
+
+namespace zerofarm::proc {
+
+// Stop reasons written to the segment's stop flag by the supervisor.
+inline constexpr uint32_t kStopWorkers = 1;  // workers and evaluators: stop now
+inline constexpr uint32_t kStopWriter = 2;   // the workers are gone: drain, flush, exit
+
+// Runs the whole farm; returns the supervisor's exit code.
+int RunFarm(const FarmConfig& config);
+
+int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker);
+int RunWriter(const FarmConfig& config, const shm::SegmentMap& map);
+// The exec'd evaluator: opens the segment by name, then serves its rings.
+int RunEvaluatorProcess(const std::string& segment_name, uint32_t evaluator,
+                        const std::string& config_path);
+
+// The network's shape for this run's game and settings.
+eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config);
+// The evaluator a run asks for: --weights (checked against the game), else a
+// random LibTorch net from --seed, else (no LibTorch) the random evaluator.
+std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config);
+
+// Where the run's files go.
+std::string ShardDir(const FarmConfig& config);   // OUT/shards
+std::string ConfigPath(const FarmConfig& config); // OUT/config.txt
+
+}  // namespace zerofarm::proc

@@ -1,0 +1,26 @@
+#pragma once
+// One function per subcommand (one file each), and the option helpers they
+// share. Private to src/cli: the only place cxxopts appears.
+#include <cxxopts.hpp>
+
+#include <string>
+
+#include "zerofarm/proc/farm_config.h"
+
+namespace zerofarm::cli {
+
+int RunCommand(int argc, char** argv);        // run.cpp
+int SelfplayCommand(int argc, char** argv);   // selfplay.cpp
+int InspectCommand(int argc, char** argv);    // inspect.cpp
+int EvaluatorRole(int argc, char** argv);     // evaluator_role.cpp (internal)
+
+// Options shared by run and selfplay: game, search and network settings.
+void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& defaults);
+void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* config);
+
+// Parses argv; on --help prints the help and returns false with *exit_code 0.
+// Bad options and stray arguments throw ConfigError.
+bool ParseArgs(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult* result,
+               int* exit_code);
+
+}  // namespace zerofarm::cli

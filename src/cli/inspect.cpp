@@ -1,0 +1,113 @@
+// zerofarm inspect FILE|DIR: counts, schema, per-game summary, and a board
+// drawn for any position of a shard.
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+
+#include "commands.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/game/game.h"
+#include "zerofarm/io/shard.h"
+
+namespace zerofarm::cli {
+namespace {
+
+std::vector<std::string> ShardsOf(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (!fs::exists(path)) throw Error(path + ": no such file or directory");
+  if (!fs::is_directory(path)) return {path};
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(path))
+    if (e.is_regular_file() && e.path().extension() == ".h5") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  if (out.empty()) throw Error(path + ": no *.h5 shards in it");
+  return out;
+}
+
+const char* ResultText(int winner) { return winner == 0 ? "1-0" : winner == 1 ? "0-1" : "draw"; }
+
+void DrawPosition(const io::ShardReader& shard, const io::ShardGame& g, int ply) {
+  auto game = game::MakeGame(shard.meta().game);
+  if (ply < 0 || ply > g.length) throw ConfigError("--ply must be in [0, " + std::to_string(g.length) + "]");
+  std::vector<int> moves(g.moves.begin(), g.moves.begin() + ply);
+  auto state = game->Replay(moves);
+  std::cout << "game " << g.game_id << ", position after " << ply << " plies (" << (state->CurrentPlayer() == 0 ? "first" : "second")
+            << " player to move):\n"
+            << state->ToString();
+  if (ply < g.position_count) {
+    const auto rows = shard.ReadPositions(g.first_position + ply, 1);
+    std::cout << "recorded: z " << rows.z[0] << ", root value " << std::fixed << std::setprecision(3)
+              << rows.root_value[0] << ", model version " << rows.model_version[0] << "\npolicy target:";
+    for (int a = 0; a < shard.meta().actions; ++a)
+      if (rows.policy[a] > 0) std::cout << " " << game->ActionToString(a) << ":" << std::setprecision(3) << rows.policy[a];
+    std::cout << "\n";
+    if (ply < g.length) std::cout << "played: " << game->ActionToString(g.moves[ply]) << "\n";
+  } else {
+    std::cout << "(the final position; no search was recorded for it)\n";
+  }
+}
+
+}  // namespace
+
+int InspectCommand(int argc, char** argv) {
+  cxxopts::Options options("zerofarm inspect", "Summarise zerofarm HDF5 shards and draw their positions.");
+  options.add_options()("path", "A shard file or a directory of shards (searched recursively)",
+                        cxxopts::value<std::string>())
+      ("game-id", "Draw a position of this game", cxxopts::value<uint64_t>())
+      ("ply", "Which position of --game-id to draw (plies played)", cxxopts::value<int>()->default_value("0"))
+      ("games", "List at most this many games per shard", cxxopts::value<int>()->default_value("10"));
+  options.parse_positional({"path"});
+  options.positional_help("FILE|DIR");
+  cxxopts::ParseResult r;
+  int code = 0;
+  if (!ParseArgs(options, argc, argv, &r, &code)) return code;
+  if (!r.count("path")) throw ConfigError("give a shard file or a directory");
+  const int list = r["games"].as<int>();
+  if (list < 0) throw ConfigError("--games must be >= 0");
+
+  uint64_t total_games = 0, total_positions = 0;
+  std::map<int, uint64_t> results;
+  bool drawn = false;
+  const auto shards = ShardsOf(r["path"].as<std::string>());
+  for (const auto& path : shards) {
+    io::ShardReader shard(path);  // one clear line for a file that is not a shard
+    const io::ShardMeta& m = shard.meta();
+    const auto games = shard.ReadGames();
+    total_games += games.size();
+    total_positions += shard.Positions();
+    if (r.count("game-id")) {
+      for (const auto& g : games)
+        if (g.game_id == r["game-id"].as<uint64_t>()) {
+          DrawPosition(shard, g, r["ply"].as<int>());
+          drawn = true;
+        }
+      continue;
+    }
+    std::cout << path << ": schema " << m.schema_version << ", " << m.game << " " << m.planes << "x" << m.height
+              << "x" << m.width << " -> " << m.actions << " actions, " << games.size() << " games, "
+              << shard.Positions() << " positions, model versions " << m.model_version_min << ".."
+              << m.model_version_max << ", zerofarm " << m.zerofarm_version << ", host " << m.host << ", created "
+              << m.created << "\n";
+    auto game = game::MakeGame(m.game);
+    int shown = 0;
+    for (const auto& g : games) {
+      results[g.result] += 1;
+      if (shown++ >= list) continue;
+      std::vector<int> moves(g.moves.begin(), g.moves.end());
+      std::cout << "  game " << g.game_id << "  worker " << g.worker << "  " << std::setw(4) << g.length
+                << " plies  " << std::setw(4) << ResultText(g.result) << "  " << game->FormatMoves(moves) << "\n";
+    }
+    if (shown > list) std::cout << "  ... " << shown - list << " more games\n";
+  }
+  if (r.count("game-id")) {
+    if (!drawn) throw Error("no game with id " + std::to_string(r["game-id"].as<uint64_t>()));
+    return 0;
+  }
+  std::cout << "total: " << shards.size() << " shard(s), " << total_games << " games, " << total_positions
+            << " positions; results: " << results[0] << " first-player wins, " << results[1]
+            << " second-player wins, " << results[-1] << " draws\n";
+  return 0;
+}
+
+}  // namespace zerofarm::cli

@@ -1,0 +1,59 @@
+#include "zerofarm/cli/main.h"
+
+#include <cstring>
+#include <iostream>
+
+#include "commands.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/exit_codes.h"
+#include "zerofarm/core/log.h"
+#include "zerofarm/core_version.h"
+#include "zerofarm/proc/child_process.h"
+
+namespace zerofarm::cli {
+namespace {
+
+void Usage(std::ostream& os) {
+  os << "zerofarm " << ZF_VERSION_STRING << ": AlphaZero self-play data, fast, on processes and shared memory\n\n"
+     << "usage: zerofarm COMMAND [options]   (zerofarm COMMAND --help for its options)\n\n"
+     << "commands:\n"
+     << "  run        start a self-play farm: workers, evaluators and a writer of HDF5 shards\n"
+     << "  selfplay   single-process self-play (K games batched into one evaluator)\n"
+     << "  inspect    summarise HDF5 shards and draw positions\n"
+     << "  version    print the version\n";
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  proc::InitProcessTitle(argc, argv);
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    Usage(argc < 2 ? std::cerr : std::cout);
+    return argc < 2 ? kExitUsage : kExitOk;
+  }
+  const std::string command = argv[1];
+  try {
+    if (command == "run") return RunCommand(argc - 1, argv + 1);
+    if (command == "selfplay") return SelfplayCommand(argc - 1, argv + 1);
+    if (command == "inspect") return InspectCommand(argc - 1, argv + 1);
+    if (command == "__evaluator") return EvaluatorRole(argc - 1, argv + 1);
+    if (command == "version" || command == "--version") {
+      std::cout << "zerofarm " << ZF_VERSION_STRING << "\n";
+      return kExitOk;
+    }
+    std::cerr << "zerofarm: unknown command '" << command << "' (try zerofarm --help)\n";
+    return kExitUsage;
+  } catch (const ConfigError& e) {
+    std::cerr << "zerofarm " << command << ": " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::cerr << "zerofarm " << command << ": " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "zerofarm " << command << ": " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace zerofarm::cli

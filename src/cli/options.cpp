@@ -1,0 +1,78 @@
+// Options shared by the subcommands.
+#include <iostream>
+
+#include "commands.h"
+#include "zerofarm/core/error.h"
+
+namespace zerofarm::cli {
+
+namespace {
+template <typename T>
+std::string Str(const T& v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+bool ParseArgs(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult* result,
+               int* exit_code) {
+  options.add_options("help")("h,help", "Print this help");
+  *result = options.parse(argc, argv);
+  if (result->count("help")) {
+    std::cout << options.help() << std::endl;
+    *exit_code = 0;
+    return false;
+  }
+  if (!result->unmatched().empty())
+    throw ConfigError("unexpected argument '" + result->unmatched().front() + "'");
+  return true;
+}
+
+void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& d) {
+  options.add_options("game and search")
+      ("game", "Game to play: tictactoe, connect4", cxxopts::value<std::string>()->default_value(d.game))
+      ("simulations", "Root visits per move", cxxopts::value<int>()->default_value(Str(d.search.simulations)))
+      ("c-puct", "PUCT exploration constant", cxxopts::value<float>()->default_value(Str(d.search.c_puct)))
+      ("fpu-reduction", "First-play urgency: unvisited child Q = parent Q minus this",
+       cxxopts::value<float>()->default_value(Str(d.search.fpu_reduction)))
+      ("dirichlet-alpha", "Root Dirichlet noise concentration",
+       cxxopts::value<float>()->default_value(Str(d.search.dirichlet_alpha)))
+      ("dirichlet-fraction", "Share of the root prior replaced by noise (0 = off)",
+       cxxopts::value<float>()->default_value(Str(d.search.dirichlet_fraction)))
+      ("temperature-plies", "Opening plies whose move is sampled from the visits",
+       cxxopts::value<int>()->default_value(Str(d.search.temperature_plies)))
+      ("leaves-per-round", "Leaves per tree in flight (virtual loss when > 1)",
+       cxxopts::value<int>()->default_value(Str(d.search.leaves_per_round)))
+      ("no-tree-reuse", "Discard the tree after every move")
+      ("seed", "Run seed (games, noise and the random net derive from it)",
+       cxxopts::value<uint64_t>()->default_value(Str(d.seed)));
+  options.add_options("network")
+      ("weights", "HDF5 weights file (default: a random net from --seed)",
+       cxxopts::value<std::string>()->default_value(""))
+      ("blocks", "Residual blocks of the random net", cxxopts::value<int>()->default_value(Str(d.blocks)))
+      ("filters", "Filters of the random net", cxxopts::value<int>()->default_value(Str(d.filters)))
+      ("eval-threads", "LibTorch intra-op threads per evaluator",
+       cxxopts::value<int>()->default_value(Str(d.eval_threads)))
+      ("bf16", "Run the network in bfloat16");
+}
+
+void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c) {
+  c->game = r["game"].as<std::string>();
+  c->search.simulations = r["simulations"].as<int>();
+  c->search.c_puct = r["c-puct"].as<float>();
+  c->search.fpu_reduction = r["fpu-reduction"].as<float>();
+  c->search.dirichlet_alpha = r["dirichlet-alpha"].as<float>();
+  c->search.dirichlet_fraction = r["dirichlet-fraction"].as<float>();
+  c->search.temperature_plies = r["temperature-plies"].as<int>();
+  c->search.leaves_per_round = r["leaves-per-round"].as<int>();
+  c->search.reuse_tree = r.count("no-tree-reuse") == 0;
+  c->seed = r["seed"].as<uint64_t>();
+  c->weights = r["weights"].as<std::string>();
+  c->blocks = r["blocks"].as<int>();
+  c->filters = r["filters"].as<int>();
+  c->eval_threads = r["eval-threads"].as<int>();
+  c->bf16 = r.count("bf16") > 0;
+}
+
+}  // namespace zerofarm::cli

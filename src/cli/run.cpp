@@ -1,0 +1,76 @@
+// zerofarm run: parses the options into a FarmConfig and starts the farm.
+#include <ctime>
+#include <thread>
+
+#include "commands.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/proc/roles.h"
+
+namespace zerofarm::cli {
+namespace {
+template <typename T>
+std::string Str(const T& v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+std::string DefaultRunDir() {
+  char name[64];
+  const std::time_t now = std::time(nullptr);
+  std::tm tm;
+  localtime_r(&now, &tm);
+  std::strftime(name, sizeof name, "runs/run-%Y%m%d-%H%M%S", &tm);
+  return name;
+}
+}  // namespace
+
+int RunCommand(int argc, char** argv) {
+  proc::FarmConfig d;
+  cxxopts::Options options("zerofarm run",
+                           "Self-play farm: P worker processes, G evaluators (GPU, or one on the CPU) and a "
+                           "writer of HDF5 shards, over shared memory.");
+  AddGameAndSearchOptions(options, d);
+  options.add_options("farm")
+      ("workers", "Worker processes P", cxxopts::value<int>()->default_value(Str(d.workers)))
+      ("gpus", "Evaluators on GPUs; 0 = one CPU evaluator", cxxopts::value<int>()->default_value(Str(d.gpus)))
+      ("games-per-worker", "Concurrent games K per worker",
+       cxxopts::value<int>()->default_value(Str(d.games_per_worker)))
+      ("ring-slots", "Leaf slots per worker ring (0 = games-per-worker x leaves-per-round)",
+       cxxopts::value<int>()->default_value(Str(d.ring_slots)))
+      ("max-batch", "Most leaves per network call", cxxopts::value<int>()->default_value(Str(d.max_batch)))
+      ("max-wait-us", "Longest wait for more leaves after the first, in microseconds",
+       cxxopts::value<int>()->default_value(Str(d.max_wait_us)));
+  options.add_options("output")
+      ("out", "Run directory (default runs/run-DATE-TIME)", cxxopts::value<std::string>()->default_value(""))
+      ("shard-positions", "Positions per HDF5 shard (whole games; a shard may hold a few more)",
+       cxxopts::value<int>()->default_value(Str(d.shard_positions)))
+      ("compression", "Deflate level of the shards, 0..9", cxxopts::value<int>()->default_value(Str(d.compression)))
+      ("games", "Stop after this many finished games (0 = no limit)",
+       cxxopts::value<int64_t>()->default_value("0"))
+      ("duration", "Stop after this many seconds (0 = no limit)", cxxopts::value<double>()->default_value("0"))
+      ("no-status", "No live status line (the summary is always printed)");
+  cxxopts::ParseResult r;
+  int code = 0;
+  if (!ParseArgs(options, argc, argv, &r, &code)) return code;
+
+  proc::FarmConfig c;
+  ReadGameAndSearchOptions(r, &c);
+  c.workers = r["workers"].as<int>();
+  c.gpus = r["gpus"].as<int>();
+  c.games_per_worker = r["games-per-worker"].as<int>();
+  c.ring_slots = r["ring-slots"].as<int>();
+  c.max_batch = r["max-batch"].as<int>();
+  c.max_wait_us = r["max-wait-us"].as<int>();
+  c.out = r["out"].as<std::string>();
+  if (c.out.empty()) c.out = DefaultRunDir();
+  c.shard_positions = r["shard-positions"].as<int>();
+  c.compression = r["compression"].as<int>();
+  c.games = r["games"].as<int64_t>();
+  c.duration = r["duration"].as<double>();
+  c.status_line = r.count("no-status") == 0;
+  c.Validate();
+  return proc::RunFarm(c);
+}
+
+}  // namespace zerofarm::cli

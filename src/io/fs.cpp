@@ -1,0 +1,93 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "fs_internal.h"
+#include "zerofarm/io/h5.h"
+
+namespace zerofarm::io::internal {
+
+void ThrowErrno(const std::string& what, int err) {
+  if (err == ENOSPC || err == EDQUOT) throw NoSpaceError(ErrnoMessage(what, err));
+  throw Error(ErrnoMessage(what, err));
+}
+
+namespace {
+void FsyncPath(const std::string& path, int flags, const char* what) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) ThrowErrno(path + ": open for " + what, errno);
+  int rc;
+  do {
+    rc = ::fsync(fd);
+  } while (rc != 0 && errno == EINTR);
+  const int err = errno;
+  ::close(fd);
+  // EINVAL: the file system does not support fsync on this kind of file.
+  if (rc != 0 && err != EINVAL) ThrowErrno(path + ": " + what, err);
+}
+}  // namespace
+
+void FsyncDir(const std::string& dir) { FsyncPath(dir, O_RDONLY | O_DIRECTORY, "fsync directory"); }
+
+void RenameFile(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) ThrowErrno("rename " + from + " to " + to, errno);
+}
+
+void WriteFileAtomically(const std::string& path, const void* data, size_t size) {
+  const std::string tmp = path + ".tmp";
+  try {
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) ThrowErrno(tmp + ": create", errno);
+    const auto* p = static_cast<const char*>(data);
+    size_t left = size;
+    while (left > 0) {
+      const ssize_t n = ::write(fd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : EIO;
+        ::close(fd);
+        ThrowErrno(tmp + ": write", err);
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    int rc;
+    do {
+      rc = ::fsync(fd);
+    } while (rc != 0 && errno == EINTR);
+    const int err = errno;
+    // close() can report a deferred write error (NFS): check it too.
+    if (::close(fd) != 0 && rc == 0) ThrowErrno(tmp + ": close", errno);
+    if (rc != 0 && err != EINVAL) ThrowErrno(tmp + ": fsync", err);
+    RenameFile(tmp, path);
+  } catch (...) {
+    RemoveQuietly(tmp);
+    throw;
+  }
+  try {
+    FsyncDir(DirName(path));
+  } catch (...) {
+    RemoveQuietly(path);
+    throw;
+  }
+}
+
+void RemoveQuietly(const std::string& path) { ::unlink(path.c_str()); }
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+void RequireExists(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) throw Error(ErrnoMessage(path, errno));
+  if (S_ISDIR(st.st_mode)) throw Error(ErrnoMessage(path, EISDIR));
+}
+
+}  // namespace zerofarm::io::internal

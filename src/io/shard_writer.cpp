@@ -1,0 +1,207 @@
+// ShardWriter: buffers GameRecords column by column and writes them as one
+// HDF5 shard per Flush (layout: docs/schema.md).
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <ctime>
+
+#include "fs_internal.h"
+#include "zerofarm/core_version.h"
+#include "zerofarm/game/game.h"
+#include "zerofarm/io/shard.h"
+
+namespace zerofarm::io {
+
+namespace {
+
+std::string HostName() {
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string NowIso8601Utc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+template <typename T>
+void Append(std::vector<T>* out, const std::vector<T>& in) {
+  out->insert(out->end(), in.begin(), in.end());
+}
+
+// Metadata datasets (a few values each) are stored plainly.
+const Compression kPlain{0, false};
+
+}  // namespace
+
+ShardMeta ShardMetaForGame(const game::Game& game) {
+  ShardMeta meta;
+  const game::BoardShape shape = game.Shape();
+  meta.game = game.Name();
+  meta.planes = shape.planes;
+  meta.height = shape.height;
+  meta.width = shape.width;
+  meta.actions = game.ActionCount();
+  meta.plane_names = game.PlaneNames();
+  return meta;
+}
+
+ShardWriter::ShardWriter(std::string dir, std::string prefix, ShardMeta meta, Compression compression)
+    : dir_(std::move(dir)), prefix_(std::move(prefix)), meta_(std::move(meta)), compression_(compression) {
+  if (meta_.game.empty() || meta_.planes <= 0 || meta_.height <= 0 || meta_.width <= 0 || meta_.actions <= 0)
+    throw ConfigError("shard meta needs a game and a positive shape, got '" + meta_.game + "' " +
+                      std::to_string(meta_.planes) + "x" + std::to_string(meta_.height) + "x" +
+                      std::to_string(meta_.width) + " with " + std::to_string(meta_.actions) + " actions");
+  if (compression_.deflate_level < 0 || compression_.deflate_level > 9)
+    throw ConfigError("deflate level must be in 0..9, got " + std::to_string(compression_.deflate_level));
+  if (meta_.plane_names.empty()) {
+    for (int p = 0; p < meta_.planes; ++p) meta_.plane_names.push_back("plane" + std::to_string(p));
+  }
+  if (static_cast<int>(meta_.plane_names.size()) != meta_.planes)
+    throw ConfigError("shard meta has " + std::to_string(meta_.plane_names.size()) + " plane names for " +
+                      std::to_string(meta_.planes) + " planes");
+  if (prefix_.empty()) throw ConfigError("shard file prefix is empty");
+  meta_.schema_version = kShardSchemaVersion;
+  meta_.zerofarm_version = ZF_VERSION_STRING;
+  meta_.host = HostName();
+}
+
+void ShardWriter::Add(const mcts::GameRecord& r) {
+  const size_t n = r.Positions();
+  auto bad = [&](const std::string& what) {
+    return Error("game " + std::to_string(r.game_id) + " from worker " + std::to_string(r.worker) + ": " +
+                 what);
+  };
+  const size_t feature_bytes = static_cast<size_t>(meta_.FeatureBytes());
+  if (r.features.size() != n * feature_bytes)
+    throw bad(std::to_string(r.features.size()) + " feature bytes for " + std::to_string(n) +
+              " positions of " + std::to_string(feature_bytes));
+  if (r.policy.size() != n * static_cast<size_t>(meta_.actions))
+    throw bad(std::to_string(r.policy.size()) + " policy values for " + std::to_string(n) + " positions of " +
+              std::to_string(meta_.actions) + " actions");
+  if (r.z.size() != n || r.root_value.size() != n || r.model_version.size() != n)
+    throw bad("position columns have different lengths (ply " + std::to_string(n) + ", z " +
+              std::to_string(r.z.size()) + ", root_value " + std::to_string(r.root_value.size()) +
+              ", model_version " + std::to_string(r.model_version.size()) + ")");
+  if (r.winner < -1 || r.winner > 1) throw bad("winner " + std::to_string(r.winner));
+  if (r.moves.size() > static_cast<size_t>(INT32_MAX) || n > static_cast<size_t>(INT32_MAX))
+    throw bad("too long");
+
+  first_position_.push_back(static_cast<int64_t>(ply_.size()));
+  position_count_.push_back(static_cast<int32_t>(n));
+  Append(&features_, r.features);
+  Append(&policy_, r.policy);
+  Append(&z_, r.z);
+  Append(&root_value_, r.root_value);
+  Append(&ply_, r.ply);
+  position_game_id_.insert(position_game_id_.end(), n, r.game_id);
+  Append(&model_version_, r.model_version);
+
+  game_id_.push_back(r.game_id);
+  result_.push_back(static_cast<int8_t>(r.winner));
+  length_.push_back(static_cast<int32_t>(r.moves.size()));
+  worker_.push_back(r.worker);
+  seed_.push_back(r.seed);
+  Append(&moves_, r.moves);
+  moves_offset_.push_back(static_cast<int64_t>(moves_.size()));
+}
+
+std::string ShardWriter::ShardPath(uint64_t shard_index) const {
+  char index[32];
+  std::snprintf(index, sizeof(index), "%06llu", static_cast<unsigned long long>(shard_index));
+  return dir_ + "/" + prefix_ + "-" + index + ".h5";
+}
+
+std::string ShardWriter::Flush(uint64_t shard_index, const std::vector<uint64_t>& worker_commit) {
+  if (ply_.empty()) return "";
+  std::string path = ShardPath(shard_index);
+  if (::access(path.c_str(), F_OK) == 0) throw Error(path + " already exists; refusing to overwrite a shard");
+  // The file is built in memory and written with plain syscalls, so a disk
+  // error is an errno we can report (and HDF5 never holds a half-closed file).
+  const std::vector<uint8_t> image = BuildImage(path + ".tmp", shard_index, worker_commit);
+  internal::WriteFileAtomically(path, image.data(), image.size());
+  Clear();
+  return path;
+}
+
+std::vector<uint8_t> ShardWriter::BuildImage(const std::string& name, uint64_t shard_index,
+                                             const std::vector<uint64_t>& worker_commit) const {
+  const uint64_t n = ply_.size();
+  const uint64_t g = game_id_.size();
+  const auto [vmin, vmax] = std::minmax_element(model_version_.begin(), model_version_.end());
+
+  H5File file = CreateMemoryFile(name);
+  {
+    const hid_t root = file.id();
+    WriteScalarAttr<int32_t>(root, "schema_version", kShardSchemaVersion);
+    WriteStringAttr(root, "game", meta_.game);
+    WriteScalarAttr<int32_t>(root, "planes", meta_.planes);
+    WriteScalarAttr<int32_t>(root, "height", meta_.height);
+    WriteScalarAttr<int32_t>(root, "width", meta_.width);
+    WriteScalarAttr<int32_t>(root, "actions", meta_.actions);
+    WriteStringArrayAttr(root, "plane_names", meta_.plane_names);
+    WriteStringAttr(root, "search", meta_.search);
+    WriteStringAttr(root, "config", meta_.config);
+    WriteStringAttr(root, "run_id", meta_.run_id);
+    WriteStringAttr(root, "zerofarm_version", meta_.zerofarm_version);
+    WriteStringAttr(root, "host", meta_.host);
+    WriteStringAttr(root, "created", NowIso8601Utc());
+    WriteScalarAttr<uint32_t>(root, "model_version_min", *vmin);
+    WriteScalarAttr<uint32_t>(root, "model_version_max", *vmax);
+    WriteScalarAttr<uint64_t>(root, "shard_index", shard_index);
+    WriteScalarAttr<uint64_t>(root, "positions", n);
+    WriteScalarAttr<uint64_t>(root, "games", g);
+    WriteDataset(root, "worker_commit", worker_commit, kPlain);
+
+    H5Group pos = CreateGroup(root, "positions");
+    const auto p = static_cast<uint64_t>(meta_.planes), h = static_cast<uint64_t>(meta_.height),
+               w = static_cast<uint64_t>(meta_.width), a = static_cast<uint64_t>(meta_.actions);
+    WriteDataset(pos.id(), "features", features_.data(), {n, p, h, w}, compression_);
+    WriteDataset(pos.id(), "policy", policy_.data(), {n, a}, compression_);
+    WriteDataset(pos.id(), "z", z_, compression_);
+    WriteDataset(pos.id(), "root_value", root_value_, compression_);
+    WriteDataset(pos.id(), "ply", ply_, compression_);
+    WriteDataset(pos.id(), "game_id", position_game_id_, compression_);
+    WriteDataset(pos.id(), "model_version", model_version_, compression_);
+
+    H5Group games = CreateGroup(root, "games");
+    WriteDataset(games.id(), "game_id", game_id_, compression_);
+    WriteDataset(games.id(), "result", result_, compression_);
+    WriteDataset(games.id(), "length", length_, compression_);
+    WriteDataset(games.id(), "worker", worker_, compression_);
+    WriteDataset(games.id(), "seed", seed_, compression_);
+    WriteDataset(games.id(), "first_position", first_position_, compression_);
+    WriteDataset(games.id(), "position_count", position_count_, compression_);
+    WriteDataset(games.id(), "moves", moves_, compression_);
+    WriteDataset(games.id(), "moves_offset", moves_offset_, compression_);
+  }
+  return FileImage(file.id());
+}
+
+void ShardWriter::Clear() {
+  features_.clear();
+  policy_.clear();
+  z_.clear();
+  root_value_.clear();
+  ply_.clear();
+  position_game_id_.clear();
+  model_version_.clear();
+  game_id_.clear();
+  result_.clear();
+  length_.clear();
+  worker_.clear();
+  seed_.clear();
+  first_position_.clear();
+  position_count_.clear();
+  moves_.clear();
+  moves_offset_.assign(1, 0);
+}
+
+}  // namespace zerofarm::io

@@ -1,0 +1,159 @@
+#include "zerofarm/proc/child_process.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "zerofarm/core/clock.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/exit_codes.h"
+#include "zerofarm/core/log.h"
+
+namespace zerofarm::proc {
+
+namespace {
+char* g_title_area = nullptr;  // argv[0] .. end of the last argv string
+size_t g_title_capacity = 0;
+}  // namespace
+
+void InitProcessTitle(int argc, char** argv) {
+  if (argc <= 0 || !argv || !argv[0]) return;
+  char* end = argv[0] + std::strlen(argv[0]);
+  for (int i = 1; i < argc; ++i)
+    if (argv[i] == end + 1) end = argv[i] + std::strlen(argv[i]);
+  g_title_area = argv[0];
+  g_title_capacity = static_cast<size_t>(end - argv[0]);
+}
+
+void SetProcessTitle(const std::string& title) {
+  prctl(PR_SET_NAME, title.substr(0, 15).c_str(), 0, 0, 0);
+  if (!g_title_area || g_title_capacity == 0) return;
+  const size_t n = std::min(title.size(), g_title_capacity);
+  std::memcpy(g_title_area, title.data(), n);
+  std::memset(g_title_area + n, 0, g_title_capacity - n + 1);
+}
+
+void BecomeChild(const std::string& role, pid_t expected_parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (getppid() != expected_parent) _exit(kExitPeerGone);  // parent died before prctl
+  SetLogRole(role);
+  SetProcessTitle("zf-" + role);
+  // Children start with default signal handling; the supervisor owns SIGINT:
+  // a terminal's Ctrl-C reaches the whole process group, and children stop
+  // through the shared stop flag instead.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0) Stop(2000);
+}
+
+ChildProcess::ChildProcess(ChildProcess&& o) noexcept
+    : pid_(std::exchange(o.pid_, -1)), role_(std::move(o.role_)) {}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {
+  if (this != &o) {
+    if (pid_ > 0) Stop(2000);
+    pid_ = std::exchange(o.pid_, -1);
+    role_ = std::move(o.role_);
+  }
+  return *this;
+}
+
+ChildProcess ChildProcess::Fork(const std::string& role, const std::function<int()>& body) {
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw Error(ErrnoMessage("fork for " + role, errno));
+  if (pid == 0) {
+    int code = kExitCrash;
+    try {
+      BecomeChild(role, parent);
+      code = body();
+    } catch (const ConfigError& e) {
+      ZF_LOG(ERROR) << e.what();
+      code = kExitUsage;
+    } catch (const std::exception& e) {
+      ZF_LOG(ERROR) << "uncaught: " << e.what();
+      code = kExitCrash;
+    }
+    _exit(code);
+  }
+  return ChildProcess(pid, role);
+}
+
+ChildProcess ChildProcess::Exec(const std::string& role, const std::string& path,
+                                const std::vector<std::string>& argv,
+                                const std::vector<std::string>& env) {
+  // Build every C string before fork: the child only calls async-signal-safe
+  // functions between fork and exec.
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> env_copy = env;
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw Error(ErrnoMessage("fork for " + role, errno));
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != parent) _exit(kExitPeerGone);
+    for (auto& kv : env_copy) putenv(kv.data());
+    execv(path.c_str(), args.data());
+    _exit(127);
+  }
+  return ChildProcess(pid, role);
+}
+
+bool ChildProcess::TryReap(int* status) {
+  if (pid_ <= 0) return true;
+  int st = 0;
+  const pid_t r = waitpid(pid_, &st, WNOHANG);
+  if (r == pid_ || (r < 0 && errno == ECHILD)) {
+    if (status) *status = r == pid_ ? st : -1;
+    pid_ = -1;
+    return true;
+  }
+  return false;
+}
+
+void ChildProcess::Signal(int sig) const {
+  if (pid_ > 0) kill(pid_, sig);
+}
+
+bool ChildProcess::WaitFor(int timeout_ms, int* status) {
+  const uint64_t deadline = MonotonicNs() + static_cast<uint64_t>(timeout_ms) * 1000000ULL;
+  while (true) {
+    if (TryReap(status)) return true;
+    if (MonotonicNs() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+int ChildProcess::Stop(int grace_ms) {
+  if (pid_ <= 0) return -1;
+  int status = -1;
+  Signal(SIGTERM);
+  if (WaitFor(grace_ms, &status)) return status;
+  Signal(SIGKILL);
+  WaitFor(10000, &status);
+  return status;
+}
+
+std::string DescribeWaitStatus(int status) {
+  if (status < 0) return "unknown status";
+  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  return "status " + std::to_string(status);
+}
+
+}  // namespace zerofarm::proc

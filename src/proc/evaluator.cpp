@@ -1,0 +1,137 @@
+// zf-eval-N: one evaluator process of the farm, started by fork + exec of the
+// zerofarm binary (`zerofarm __evaluator`), with CUDA_VISIBLE_DEVICES set by
+// the supervisor before exec, so before any CUDA call.
+//
+// Threads: the main thread batches and runs the network; LibTorch's intra-op
+// pool (1 thread by default on CPU: the cores belong to the workers).
+//
+// Loop: take the ready leaves of its rings (workers w with w % G == N) greedily
+// up to --max-batch; after the first ready leaf wait at most --max-wait-us for
+// more, asleep on the evaluator's doorbell; run the network on the slots in
+// place (features read where the workers wrote them, outputs written into the
+// same slots); publish completion per ring (one wake-up per ring per batch).
+// A replacement evaluator starts from each ring's `done`, so leaves its
+// predecessor took but did not finish are evaluated again.
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "zerofarm/core/clock.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/exit_codes.h"
+#include "zerofarm/core/log.h"
+#include "zerofarm/proc/roles.h"
+#include "zerofarm/shm/layout.h"
+#include "zerofarm/shm/segment.h"
+
+namespace zerofarm::proc {
+namespace {
+
+constexpr uint64_t kIdleWaitNs = 100'000'000;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot read " + path);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, uint32_t index) {
+  const auto game = game::MakeGame(config.game);
+  std::unique_ptr<eval::Evaluator> net = MakeEvaluatorFor(*game, config);
+  ZF_LOG(INFO) << "serving workers of evaluator " << index << " with " << net->Describe();
+  shm::EvaluatorBlock& block = map.Evaluator(index);
+  shm::ProcessSlot& me = map.EvaluatorProcess(index);
+  // relaxed: read by the status line only.
+  block.model_version.store(net->ModelVersion(), std::memory_order_relaxed);
+  shm::Doorbell bell = map.EvaluatorDoorbell(index);
+  std::vector<shm::LeafRingConsumer> rings;
+  for (uint32_t w : map.WorkersOf(index)) rings.push_back(map.MakeLeafConsumer(w));
+  const uint64_t max_batch = static_cast<uint64_t>(config.max_batch);
+  const uint64_t max_wait_ns = static_cast<uint64_t>(config.max_wait_us) * 1000;
+  const pid_t supervisor = getppid();
+
+  std::vector<eval::LeafChunk> chunks;
+  std::vector<shm::LeafRun> runs;
+  auto any_ready = [&]() {
+    for (auto& r : rings)
+      if (r.Available() > 0) return true;
+    return false;
+  };
+  // Takes ready leaves from every ring, round-robin start, up to the batch limit.
+  size_t start_ring = 0;
+  uint64_t batch = 0;
+  auto gather = [&]() {
+    for (size_t i = 0; i < rings.size() && batch < max_batch; ++i) {
+      auto& ring = rings[(start_ring + i) % rings.size()];
+      const shm::LeafRuns taken = ring.Take(max_batch - batch);
+      for (uint32_t r = 0; r < taken.num_runs; ++r) runs.push_back(taken.runs[r]);
+      batch += taken.total;
+    }
+    start_ring = (start_ring + 1) % rings.size();
+  };
+
+  uint64_t last_beat = 0;
+  while (true) {
+    const uint64_t now = MonotonicNs();
+    if (now - last_beat > 50'000'000) {
+      // relaxed: a timestamp compared with a deadline; it publishes nothing.
+      me.heartbeat_ns.store(now, std::memory_order_relaxed);
+      last_beat = now;
+    }
+    if (map.StopRequested() != 0) return kExitOk;
+    runs.clear();
+    batch = 0;
+    gather();
+    if (batch == 0) {
+      bell.SleepUnless(any_ready, kIdleWaitNs);
+      if (getppid() != supervisor) return kExitPeerGone;
+      continue;
+    }
+    // Wait a little for more leaves, asleep, never past the deadline.
+    const uint64_t deadline = MonotonicNs() + max_wait_ns;
+    auto rings_full = [&]() {  // no worker can send more until we answer
+      for (auto& r : rings)
+        if (r.Taken() - r.Done() < r.Slots()) return false;
+      return true;
+    };
+    while (batch < max_batch && !rings_full()) {
+      const uint64_t t = MonotonicNs();
+      if (t >= deadline) break;
+      bell.SleepUnless(any_ready, deadline - t);
+      const uint64_t before = batch;
+      gather();
+      if (batch == before && MonotonicNs() >= deadline) break;
+    }
+    // Evaluate in place.
+    chunks.clear();
+    for (const auto& run : runs) {
+      // Bounds were checked when the segment was validated; a run never wraps.
+      ZF_CHECK(run.count > 0 && run.count <= max_batch);
+      chunks.push_back(eval::LeafChunk{run.features, run.policy, run.value, static_cast<int>(run.count)});
+    }
+    const uint64_t t0 = MonotonicNs();
+    net->Evaluate(chunks.data(), static_cast<int>(chunks.size()));
+    const uint32_t version = net->ModelVersion();
+    for (const auto& run : runs)
+      for (uint32_t i = 0; i < run.count; ++i) run.model_version[i] = version;
+    for (auto& ring : rings) ring.CompleteAllTaken();
+    shm::RecordBatch(block, batch, MonotonicNs() - t0);
+  }
+}
+
+}  // namespace
+
+int RunEvaluatorProcess(const std::string& segment_name, uint32_t index, const std::string& config_path) {
+  const FarmConfig config = FarmConfig::FromText(ReadFile(config_path));
+  shm::ShmView view(segment_name);
+  shm::SegmentMap map(view.data(), view.size());
+  if (index >= map.params().num_evaluators)
+    throw Error("evaluator index " + std::to_string(index) + " out of range");
+  return ServeRings(config, map, index);
+}
+
+}  // namespace zerofarm::proc

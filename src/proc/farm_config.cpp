@@ -1,0 +1,141 @@
+#include "zerofarm/proc/farm_config.h"
+
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "zerofarm/core/error.h"
+#include "zerofarm/game/game.h"
+
+namespace zerofarm::proc {
+namespace {
+
+void CheckRange(const char* name, double value, double lo, double hi) {
+  if (!(value >= lo && value <= hi)) {
+    std::ostringstream os;
+    os << "--" << name << " must be in [" << lo << ", " << hi << "], got " << value;
+    throw ConfigError(os.str());
+  }
+}
+
+// One table drives ToText and FromText, so the two cannot drift apart.
+struct Field {
+  const char* key;
+  std::function<std::string(const FarmConfig&)> get;
+  std::function<void(FarmConfig&, const std::string&)> set;
+};
+
+template <typename T>
+T Parse(const std::string& key, const std::string& text) {
+  std::istringstream is(text);
+  T value{};
+  is >> value;
+  if (is.fail() || !is.eof()) throw ConfigError("config key '" + key + "': bad value '" + text + "'");
+  return value;
+}
+
+template <typename T>
+std::string Show(const T& v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+#define ZF_FIELD(key, expr)                                                         \
+  Field {                                                                           \
+    key, [](const FarmConfig& c) { return Show(c.expr); },                          \
+        [](FarmConfig& c, const std::string& v) { c.expr = Parse<decltype(c.expr)>(key, v); } \
+  }
+
+const std::vector<Field>& Fields() {
+  static const std::vector<Field> fields = {
+      {"game", [](const FarmConfig& c) { return c.game; },
+       [](FarmConfig& c, const std::string& v) { c.game = v; }},
+      {"weights", [](const FarmConfig& c) { return c.weights; },
+       [](FarmConfig& c, const std::string& v) { c.weights = v; }},
+      {"out", [](const FarmConfig& c) { return c.out; },
+       [](FarmConfig& c, const std::string& v) { c.out = v; }},
+      ZF_FIELD("seed", seed),
+      ZF_FIELD("simulations", search.simulations),
+      ZF_FIELD("c_puct", search.c_puct),
+      ZF_FIELD("fpu_reduction", search.fpu_reduction),
+      ZF_FIELD("dirichlet_alpha", search.dirichlet_alpha),
+      ZF_FIELD("dirichlet_fraction", search.dirichlet_fraction),
+      ZF_FIELD("temperature_plies", search.temperature_plies),
+      ZF_FIELD("final_temperature", search.final_temperature),
+      ZF_FIELD("leaves_per_round", search.leaves_per_round),
+      ZF_FIELD("reuse_tree", search.reuse_tree),
+      ZF_FIELD("workers", workers),
+      ZF_FIELD("gpus", gpus),
+      ZF_FIELD("games_per_worker", games_per_worker),
+      ZF_FIELD("ring_slots", ring_slots),
+      ZF_FIELD("max_batch", max_batch),
+      ZF_FIELD("max_wait_us", max_wait_us),
+      ZF_FIELD("eval_threads", eval_threads),
+      ZF_FIELD("bf16", bf16),
+      ZF_FIELD("blocks", blocks),
+      ZF_FIELD("filters", filters),
+      ZF_FIELD("shard_positions", shard_positions),
+      ZF_FIELD("compression", compression),
+      ZF_FIELD("games", games),
+      ZF_FIELD("duration", duration),
+  };
+  return fields;
+}
+#undef ZF_FIELD
+
+}  // namespace
+
+void FarmConfig::Validate() const {
+  game::MakeGame(game);  // throws ConfigError for an unknown game
+  CheckRange("workers", workers, 1, 1024);
+  CheckRange("gpus", gpus, 0, 64);
+  CheckRange("games-per-worker", games_per_worker, 1, 100000);
+  CheckRange("ring-slots", ring_slots, 0, 1 << 20);
+  CheckRange("max-batch", max_batch, 1, 65536);
+  CheckRange("max-wait-us", max_wait_us, 0, 10000000);
+  CheckRange("eval-threads", eval_threads, 1, 256);
+  CheckRange("blocks", blocks, 1, 80);
+  CheckRange("filters", filters, 1, 1024);
+  CheckRange("simulations", search.simulations, 1, 1000000);
+  CheckRange("leaves-per-round", search.leaves_per_round, 1, 256);
+  CheckRange("c-puct", search.c_puct, 0.0, 100.0);
+  CheckRange("dirichlet-alpha", search.dirichlet_alpha, 1e-4, 100.0);
+  CheckRange("dirichlet-fraction", search.dirichlet_fraction, 0.0, 1.0);
+  CheckRange("temperature-plies", search.temperature_plies, 0, 100000);
+  CheckRange("shard-positions", shard_positions, 1, 1 << 26);
+  CheckRange("compression", compression, 0, 9);
+  CheckRange("games", static_cast<double>(games), 0, 1e15);
+  CheckRange("duration", duration, 0, 1e9);
+  if (ring_slots > 0 && ring_slots < search.leaves_per_round)
+    throw ConfigError("--ring-slots must be at least --leaves-per-round");
+  if (out.empty()) throw ConfigError("--out must name a run directory");
+}
+
+std::string FarmConfig::ToText() const {
+  std::ostringstream os;
+  for (const auto& f : Fields()) os << f.key << "=" << f.get(*this) << "\n";
+  return os.str();
+}
+
+FarmConfig FarmConfig::FromText(const std::string& text) {
+  FarmConfig c;
+  std::istringstream is(text);
+  std::string line;
+  while (std::getline(is, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) throw ConfigError("config line without '=': " + line);
+    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    bool known = false;
+    for (const auto& f : Fields())
+      if (key == f.key) {
+        f.set(c, value);
+        known = true;
+      }
+    if (!known) throw ConfigError("unknown config key '" + key + "'");
+  }
+  return c;
+}
+
+}  // namespace zerofarm::proc

@@ -1,0 +1,45 @@
+#include <filesystem>
+
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/log.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/weights_file.h"
+#include "zerofarm/proc/roles.h"
+
+namespace zerofarm::proc {
+
+eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config) {
+  eval::NetConfig c;
+  c.game = game.Name();
+  c.planes = game.Shape().planes;
+  c.height = game.Shape().height;
+  c.width = game.Shape().width;
+  c.actions = game.ActionCount();
+  c.blocks = config.blocks;
+  c.filters = config.filters;
+  c.value_hidden = 64;
+  return c;
+}
+
+std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config) {
+  eval::TorchOptions options;
+  options.intra_op_threads = config.eval_threads;
+  options.bf16 = config.bf16;
+  if (!config.weights.empty()) {
+    eval::WeightSet weights = io::ReadWeights(config.weights);
+    eval::NetConfig expected = NetConfigFor(game, config);
+    // The file decides the tower's size; the game decides its shape.
+    expected.blocks = expected.filters = expected.value_hidden = 0;
+    io::CheckWeightsMatch(weights, expected, config.weights);
+    return eval::MakeTorchEvaluator(weights, options);
+  }
+  const eval::NetConfig net = NetConfigFor(game, config);
+  if (eval::TorchAvailable()) return eval::MakeTorchEvaluator(eval::RandomWeights(net, config.seed), options);
+  ZF_LOG(WARN) << "built without LibTorch: using the random evaluator";
+  return eval::MakeRandomEvaluator(net, config.seed);
+}
+
+std::string ShardDir(const FarmConfig& config) { return config.out + "/shards"; }
+std::string ConfigPath(const FarmConfig& config) { return config.out + "/config.txt"; }
+
+}  // namespace zerofarm::proc

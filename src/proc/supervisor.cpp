@@ -1,0 +1,270 @@
+// zf-supervisor: the farm's first process.
+//
+// Threads: one. It never links a code path into LibTorch or CUDA: evaluators
+// are separate processes (fork + exec), the only ones that initialise them.
+//
+// It creates the run's shared-memory segment (0600, unique name, space
+// reserved up front), starts the writer, the evaluators and the workers,
+// restarts a child that dies, prints a status line, and stops the farm on
+// SIGINT/SIGTERM, at --duration, or once --games games are finished:
+// workers first (their in-flight games are dropped and counted), then the
+// evaluators, then the writer, which drains every finished game into shards.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "status.h"
+#include "zerofarm/core/clock.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/exit_codes.h"
+#include "zerofarm/core/log.h"
+#include "zerofarm/core/rng.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/weights_file.h"
+#include "zerofarm/proc/child_process.h"
+#include "zerofarm/proc/game_codec.h"
+#include "zerofarm/proc/roles.h"
+#include "zerofarm/shm/layout.h"
+#include "zerofarm/shm/segment.h"
+
+namespace zerofarm::proc {
+namespace {
+
+// Set by the signal handler, read by the supervisor's loop.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "touched from a signal handler");
+
+void OnSignal(int sig) {
+  // relaxed: the loop polls it; nothing else is published through it.
+  g_signal.store(sig, std::memory_order_relaxed);
+}
+
+constexpr int kRestartLimit = 5;           // failures of one role ...
+constexpr double kRestartWindowS = 30.0;   // ... within this window stop the run
+
+struct Child {
+  std::string role;          // "worker-3", "eval-0", "writer"
+  uint32_t slot = 0;         // ProcessSlot index
+  ChildProcess process;
+  bool finished = false;     // exited 0 on its own (a worker whose budget is spent)
+  std::vector<double> failures;  // times of recent abnormal exits
+};
+
+void RemoveStaleSegments() {
+  for (const auto& seg : shm::ListSegments()) {
+    if (!seg.creator_pid || seg.owner_uid != geteuid()) continue;
+    if (kill(*seg.creator_pid, 0) == 0 || errno == EPERM) continue;  // its run is alive
+    if (shm::RemoveSegment(seg.name))
+      ZF_LOG(WARN) << "removed the segment " << seg.name << " of a dead run (pid " << *seg.creator_pid << ")";
+  }
+}
+
+void WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out.flush()) throw Error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+void PrepareOutput(const FarmConfig& config) {
+  std::error_code ec;
+  std::filesystem::create_directories(ShardDir(config), ec);
+  if (ec) throw Error("cannot create output directory " + ShardDir(config) + ": " + ec.message());
+  if (access(ShardDir(config).c_str(), W_OK) != 0)
+    throw Error(ErrnoMessage("output directory " + ShardDir(config) + " is not writable", errno));
+  // Leftovers of a killed run: a .tmp shard was never complete.
+  for (const auto& e : std::filesystem::directory_iterator(ShardDir(config))) {
+    if (e.path().extension() == ".tmp") {
+      ZF_LOG(WARN) << "removing the incomplete shard " << e.path().string() << " of an earlier run";
+      std::filesystem::remove(e.path(), ec);
+    }
+  }
+}
+
+uint32_t GameQueueDepth(const FarmConfig& config) {
+  // Games leave a queue only when their shard is written, so a queue holds
+  // about a shard's worth of games of its worker, plus room to keep playing.
+  const int64_t shortest_game = 5;
+  const int64_t per_worker = config.shard_positions / (shortest_game * config.workers) + 1;
+  return static_cast<uint32_t>(std::clamp<int64_t>(per_worker * 2 + 2 * config.games_per_worker, 64, 1 << 16));
+}
+
+}  // namespace
+
+int RunFarm(const FarmConfig& config) {
+  config.Validate();
+  SetLogRole("supervisor");
+  SetProcessTitle("zf-supervisor");
+  const auto game = game::MakeGame(config.game);
+  if (config.gpus > 0 && !eval::CudaBuilt())
+    throw ConfigError("--gpus " + std::to_string(config.gpus) +
+                      ": this zerofarm was built without CUDA (use --gpus 0 for the CPU evaluator)");
+  if (!config.weights.empty()) {
+    // Fail at start with one line: read and check the file here (HDF5 only,
+    // no LibTorch), before any child exists.
+    try {
+      eval::NetConfig expected = NetConfigFor(*game, config);
+      expected.blocks = expected.filters = expected.value_hidden = 0;
+      io::CheckWeightsMatch(io::ReadWeights(config.weights), expected, config.weights);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const Error& e) {
+      throw ConfigError(std::string("--weights: ") + e.what());
+    }
+  }
+  PrepareOutput(config);
+  RemoveStaleSegments();
+
+  shm::LayoutParams params;
+  params.num_workers = static_cast<uint32_t>(config.workers);
+  params.num_evaluators = static_cast<uint32_t>(config.Evaluators());
+  params.ring_slots = static_cast<uint32_t>(config.EffectiveRingSlots());
+  params.feature_bytes = static_cast<uint32_t>(game->Shape().FeatureBytes());
+  params.actions = static_cast<uint32_t>(game->ActionCount());
+  params.game_slot_bytes = static_cast<uint32_t>(MaxGameMessageBytes(*game));
+  params.game_queue_depth = GameQueueDepth(config);
+  const shm::Layout layout = shm::ComputeLayout(params);
+  shm::ShmSegment segment = shm::ShmSegment::Create("run", layout.total_bytes);
+  uint64_t seed_state = config.seed ^ MonotonicNs() ^ (static_cast<uint64_t>(getpid()) << 32);
+  const uint64_t run_id = SplitMix64(seed_state);
+  shm::InitSegment(segment, layout, run_id);
+  shm::SegmentMap map(segment.data(), segment.size());
+  WriteFileAtomically(ConfigPath(config), config.ToText());
+  ZF_LOG(INFO) << "run " << std::hex << run_id << std::dec << ": " << config.game << ", " << config.workers
+               << " workers x " << config.games_per_worker << " games, " << config.Evaluators()
+               << (config.gpus > 0 ? " GPU" : " CPU") << " evaluator(s), segment " << segment.name() << " ("
+               << layout.total_bytes / 1024 << " KiB), output " << config.out;
+  std::string one_line = config.ToText();
+  std::replace(one_line.begin(), one_line.end(), '\n', ' ');
+  ZF_LOG(INFO) << "effective config: " << one_line;
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  // ---- children ------------------------------------------------------------
+  const uint32_t workers = params.num_workers, evaluators = params.num_evaluators;
+  std::vector<Child> children;
+  children.push_back(Child{"writer", workers + evaluators, {}, false, {}});
+  for (uint32_t e = 0; e < evaluators; ++e)
+    children.push_back(Child{"eval-" + std::to_string(e), workers + e, {}, false, {}});
+  for (uint32_t w = 0; w < workers; ++w)
+    children.push_back(Child{"worker-" + std::to_string(w), w, {}, false, {}});
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+
+  auto start = [&](Child& c) {
+    if (c.role == "writer") {
+      c.process = ChildProcess::Fork(c.role, [&]() { return RunWriter(config, map); });
+    } else if (c.role.rfind("eval-", 0) == 0) {
+      const uint32_t e = c.slot - workers;
+      // The GPU is chosen before exec, so before any CUDA call in the child.
+      const std::string devices = config.gpus > 0 ? std::to_string(e) : "";
+      c.process = ChildProcess::Exec(c.role, self,
+                                     {"zf-eval-" + std::to_string(e), "__evaluator", "--shm", segment.name(),
+                                      "--index", std::to_string(e), "--config", ConfigPath(config)},
+                                     {"CUDA_VISIBLE_DEVICES=" + devices});
+    } else {
+      c.process = ChildProcess::Fork(c.role, [&]() { return RunWorker(config, map, c.slot); });
+    }
+    // relaxed: a liveness hint for peers; nothing is published through it.
+    map.Process(c.slot).pid.store(static_cast<uint32_t>(c.process.pid()), std::memory_order_relaxed);
+  };
+  for (auto& c : children) start(c);
+
+  // ---- the loop --------------------------------------------------------------
+  StatusReporter status(map, config);
+  const double started = MonotonicSeconds();
+  std::string stop_reason;
+  int exit_code = kExitOk;
+  while (stop_reason.empty()) {
+    // relaxed: a timestamp for children to compare with a deadline.
+    map.header().supervisor_heartbeat_ns.store(MonotonicNs(), std::memory_order_relaxed);
+    for (auto& c : children) {
+      int st = 0;
+      if (!c.process.running() || !c.process.TryReap(&st)) continue;
+      const bool clean = WIFEXITED(st) && WEXITSTATUS(st) == kExitOk;
+      if (clean && c.role.rfind("worker-", 0) == 0) {
+        c.finished = true;
+        continue;
+      }
+      ZF_LOG(ERROR) << c.role << " (pid " << c.process.pid() << ") died: " << DescribeWaitStatus(st);
+      if (WIFEXITED(st) && (WEXITSTATUS(st) == kExitUsage || WEXITSTATUS(st) == kExitNoSpace ||
+                            WEXITSTATUS(st) == kExitFailure)) {
+        stop_reason = c.role + " failed (" + DescribeWaitStatus(st) + "); see its log line above";
+        exit_code = WEXITSTATUS(st) == kExitNoSpace ? kExitNoSpace : kExitFailure;
+        break;
+      }
+      const double now = MonotonicSeconds();
+      c.failures.push_back(now);
+      while (!c.failures.empty() && now - c.failures.front() > kRestartWindowS) c.failures.erase(c.failures.begin());
+      if (static_cast<int>(c.failures.size()) >= kRestartLimit) {
+        stop_reason = c.role + " died " + std::to_string(kRestartLimit) + " times in " +
+                      std::to_string(static_cast<int>(kRestartWindowS)) + " s; giving up";
+        exit_code = kExitFailure;
+        break;
+      }
+      // Back off a little more after each recent failure (0, 100, 200 ... ms).
+      std::this_thread::sleep_for(std::chrono::milliseconds(100 * (c.failures.size() - 1)));
+      map.Process(c.slot).restarts.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
+      start(c);
+      ZF_LOG(WARN) << "restarted " << c.role << " as pid " << c.process.pid();
+    }
+    if (!stop_reason.empty()) break;
+    if (const int sig = g_signal.load(std::memory_order_relaxed)) {
+      stop_reason = std::string("signal ") + strsignal(sig);
+    } else if (config.duration > 0 && MonotonicSeconds() - started >= config.duration) {
+      stop_reason = "duration reached";
+    } else if (config.games > 0 && status.GamesFinished() >= static_cast<uint64_t>(config.games)) {
+      stop_reason = "game budget reached";
+    } else {
+      bool all_done = true;
+      for (const auto& c : children)
+        if (c.role.rfind("worker-", 0) == 0 && !c.finished) all_done = false;
+      if (all_done) stop_reason = "every worker finished";
+    }
+    status.Tick(false);
+    if (stop_reason.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ZF_LOG(INFO) << "stopping: " << stop_reason;
+
+  // ---- orderly stop -----------------------------------------------------------
+  map.RequestStop(kStopWorkers);
+  for (auto& c : children)
+    if (c.role != "writer" && c.process.running() && !c.process.WaitFor(10000, nullptr)) {
+      ZF_LOG(WARN) << c.role << " did not stop in 10 s; killing it";
+      c.process.Stop(1000);
+    }
+  map.RequestStop(kStopWriter);
+  for (auto& c : children)
+    if (c.role == "writer" && c.process.running()) {
+      int st = 0;
+      if (!c.process.WaitFor(120000, &st)) {
+        ZF_LOG(ERROR) << "the writer did not finish in 120 s; killing it";
+        c.process.Stop(1000);
+        exit_code = kExitFailure;
+      } else if (!(WIFEXITED(st) && WEXITSTATUS(st) == kExitOk)) {
+        ZF_LOG(ERROR) << "the writer failed while draining: " << DescribeWaitStatus(st);
+        exit_code = WIFEXITED(st) && WEXITSTATUS(st) == kExitNoSpace ? kExitNoSpace : kExitFailure;
+      }
+    }
+  status.Tick(true);
+  status.PrintSummary(stop_reason);
+  return exit_code;
+}
+
+}  // namespace zerofarm::proc

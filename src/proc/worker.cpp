@@ -1,0 +1,190 @@
+// zf-worker-N: one worker process of the farm.
+//
+// Threads: one. It plays K games at once (root parallelism), each with its
+// own tree, writing the features of every leaf straight into a slot of its
+// shared-memory leaf ring and publishing them in bursts (one doorbell per
+// burst, never one per leaf). Results come back in the same slots; the worker
+// backs them up and selects the next leaves without sleeping while any
+// result is ready. Finished games go to the writer through the worker's game
+// queue in shared memory.
+//
+// Stops when the supervisor sets the stop flag (in-flight games are dropped
+// and counted), when the run's game budget is spent, or when the supervisor
+// is gone (PR_SET_PDEATHSIG; also checked on every timed-out wait).
+#include <signal.h>
+#include <unistd.h>
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "zerofarm/core/clock.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/exit_codes.h"
+#include "zerofarm/core/log.h"
+#include "zerofarm/mcts/selfplay_game.h"
+#include "zerofarm/proc/game_codec.h"
+#include "zerofarm/proc/roles.h"
+#include "zerofarm/shm/layout.h"
+
+namespace zerofarm::proc {
+namespace {
+
+constexpr uint64_t kWaitNs = 100'000'000;  // longest sleep before re-checking peers and flags
+
+struct SlotOwner {
+  int game = -1;   // index into the worker's games
+  int token = -1;  // the search's leaf token
+};
+
+}  // namespace
+
+int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker) {
+  const auto game = game::MakeGame(config.game);
+  shm::SegmentHeader& header = map.header();
+  shm::WorkerBlock& stats = map.Worker(worker);
+  shm::ProcessSlot& me = map.WorkerProcess(worker);
+  shm::LeafRingProducer ring = map.MakeLeafProducer(worker);
+  shm::MessageQueueProducer queue = map.MakeGameProducer(worker);
+  const pid_t supervisor = getppid();
+  const int k = config.games_per_worker;
+  const int per_game = config.search.leaves_per_round;
+  ZF_CHECK(ring.FeatureBytes() == static_cast<uint32_t>(game->Shape().FeatureBytes()));
+
+  if (ring.Ghosts().size() > 0)
+    ZF_LOG(INFO) << "resuming ring with " << ring.Ghosts().size() << " leaves of a previous worker in flight";
+
+  std::vector<std::unique_ptr<mcts::SelfPlayGame>> games(k);
+  std::vector<SlotOwner> owners(ring.Slots());
+  std::deque<mcts::GameRecord> outbox;  // finished, not yet in the queue
+  std::vector<mcts::LeafRequest> leaves;
+  std::vector<uint8_t> message;
+  bool budget_left = true;
+  uint64_t last_beat = 0;
+
+  // Claims one game of the run's budget (--games); false once it is spent.
+  auto claim_game = [&]() {
+    if (!budget_left) return false;
+    if (config.games == 0) return true;
+    // relaxed: a counter; no data is published through it.
+    if (header.games_claimed.fetch_add(1, std::memory_order_relaxed) < static_cast<uint64_t>(config.games))
+      return true;
+    budget_left = false;
+    return false;
+  };
+  auto in_flight_games = [&]() {
+    int n = 0;
+    for (const auto& g : games) n += g != nullptr;
+    return n;
+  };
+
+  while (true) {
+    const uint64_t now = MonotonicNs();
+    if (now - last_beat > 50'000'000) {
+      // relaxed: a timestamp compared with a deadline; it publishes nothing.
+      me.heartbeat_ns.store(now, std::memory_order_relaxed);
+      // relaxed: statistics read by the supervisor's status line.
+      stats.games_in_flight.store(in_flight_games(), std::memory_order_relaxed);
+      last_beat = now;
+    }
+    if (map.StopRequested() != 0) break;
+
+    bool progressed = false;
+    // 1. Results: back them up.
+    const uint64_t done = ring.PollCompleted();
+    for (uint64_t seq = ring.Consumed(); seq < done; ++seq) {
+      if (ring.IsGhost(seq)) continue;  // a leaf of the worker we replaced
+      const SlotOwner& o = owners[seq % ring.Slots()];
+      const shm::LeafResult r = ring.Result(seq);
+      games[o.game]->OnResult(o.token, r.policy, r.value, r.model_version);
+      progressed = true;
+    }
+    ring.Consume(done);
+
+    // 2. New leaves, written in place; one publish for the whole burst.
+    uint64_t burst = 0;
+    const uint64_t free_slots = ring.FreeSlots();
+    for (int g = 0; g < k; ++g) {
+      if (!games[g]) {
+        if (!claim_game()) continue;
+        const uint64_t id = (static_cast<uint64_t>(worker) << 40) | queue.NextSequence();
+        games[g] = std::make_unique<mcts::SelfPlayGame>(*game, config.search, id,
+                                                        MixSeed(config.seed, id), static_cast<int>(worker));
+      }
+      mcts::SelfPlayGame& sp = *games[g];
+      const int room = std::min<int64_t>(per_game - sp.InFlight(), free_slots - burst);
+      if (room > 0) {
+        leaves.clear();
+        sp.NextLeaves(room, &leaves);
+        for (const auto& leaf : leaves) {
+          const uint64_t seq = ring.Head() + burst;
+          leaf.state->EncodeFeatures(ring.SlotFeatures(seq));
+          owners[seq % ring.Slots()] = SlotOwner{g, leaf.token};
+          ++burst;
+        }
+      }
+      if (sp.Finished()) {
+        mcts::GameRecord record = sp.TakeRecord();
+        // relaxed: statistics only.
+        stats.games_finished.fetch_add(1, std::memory_order_relaxed);
+        stats.positions.fetch_add(record.Positions(), std::memory_order_relaxed);
+        outbox.push_back(std::move(record));
+        games[g].reset();
+        progressed = true;
+      }
+    }
+    if (burst > 0) {
+      ring.Publish(burst);
+      progressed = true;
+    }
+
+    // 3. Finished games to the writer.
+    while (!outbox.empty()) {
+      EncodeGame(outbox.front(), *game, &message);
+      const shm::PushResult pr = queue.TryPush(message.data(), static_cast<uint32_t>(message.size()));
+      ZF_CHECK(pr != shm::PushResult::kTooLarge) << "a game message of " << message.size() << " bytes";
+      if (pr == shm::PushResult::kFull) break;
+      outbox.pop_front();
+      progressed = true;
+    }
+
+    if (!budget_left && in_flight_games() == 0 && outbox.empty()) {
+      ZF_LOG(INFO) << "game budget spent; worker done";
+      return kExitOk;
+    }
+    if (progressed) continue;
+    // 4. Nothing to do until the evaluator answers or the writer makes room.
+    if (getppid() != supervisor) return kExitPeerGone;
+    if (ring.InFlight() > 0) {
+      // On a timeout the loop re-checks the stop flag and the supervisor; a
+      // dead evaluator is the supervisor's to restart, and its successor
+      // evaluates the leaves it had taken.
+      ring.WaitForResults(kWaitNs);
+    } else if (!outbox.empty()) {
+      queue.WaitForSpace(kWaitNs);
+    } else {
+      usleep(1000);  // no games and no budget yet: rare (only at the very end)
+    }
+  }
+
+  // Stopped: push what finished, drop what is in flight, and say how many.
+  const int dropped = in_flight_games();
+  // relaxed: statistics only.
+  stats.games_dropped.fetch_add(dropped, std::memory_order_relaxed);
+  const uint64_t deadline = MonotonicNs() + 5'000'000'000ULL;
+  while (!outbox.empty() && MonotonicNs() < deadline) {
+    EncodeGame(outbox.front(), *game, &message);
+    if (queue.TryPush(message.data(), static_cast<uint32_t>(message.size())) == shm::PushResult::kOk)
+      outbox.pop_front();
+    else
+      queue.WaitForSpace(kWaitNs);
+  }
+  if (!outbox.empty()) {
+    stats.games_dropped.fetch_add(outbox.size(), std::memory_order_relaxed);
+    ZF_LOG(WARN) << outbox.size() << " finished games could not be queued before the deadline";
+  }
+  ZF_LOG(INFO) << "stopped; dropped " << dropped << " games in flight";
+  return kExitOk;
+}
+
+}  // namespace zerofarm::proc

@@ -1,0 +1,142 @@
+// zf-writer: the writer process of the farm.
+//
+// Threads: one. It reads finished games from every worker's game queue in
+// shared memory and writes them into HDF5 shards of --shard-positions
+// positions (NAME.h5.tmp, fsync, rename to NAME.h5, fsync the directory).
+// A game leaves its queue (Commit) only after the shard holding it is renamed,
+// so a writer that dies loses nothing: its replacement re-reads every game
+// not yet committed. Each shard records the queue positions it commits
+// through (worker_commit), and a replacement skips games an already renamed
+// shard holds, so none is written twice.
+//
+// Exits when the supervisor asks it to drain (kStopWriter) and every queue is
+// empty, after writing the last, partial shard.
+#include <unistd.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "zerofarm/core/clock.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/exit_codes.h"
+#include "zerofarm/core/log.h"
+#include "zerofarm/core/rng.h"
+#include "zerofarm/io/shard.h"
+#include "zerofarm/proc/game_codec.h"
+#include "zerofarm/proc/roles.h"
+#include "zerofarm/shm/layout.h"
+
+namespace zerofarm::proc {
+namespace {
+
+constexpr uint64_t kIdleWaitNs = 100'000'000;
+constexpr double kMaxShardAgeSeconds = 300.0;  // a slow farm still writes a shard this often
+constexpr const char* kShardPrefix = "shard";
+
+}  // namespace
+
+int RunWriter(const FarmConfig& config, const shm::SegmentMap& map) {
+  const auto game = game::MakeGame(config.game);
+  const uint32_t workers = map.params().num_workers;
+  shm::ProcessSlot& me = map.WriterProcess();
+  shm::WriterBlock& stats = map.Writer();
+  const std::string dir = ShardDir(config);
+
+  io::ShardMeta meta = io::ShardMetaForGame(*game);
+  meta.search = config.search.Describe();
+  meta.config = config.ToText();
+  meta.run_id = std::to_string(map.header().run_id);
+  io::Compression compression;
+  compression.deflate_level = config.compression;
+  io::ShardWriter writer(dir, kShardPrefix, meta, compression);
+  uint64_t shard_index = io::NextShardIndex(dir, kShardPrefix);
+
+  std::vector<shm::MessageQueueConsumer> queues;
+  for (uint32_t w = 0; w < workers; ++w) queues.push_back(map.MakeGameConsumer(w));
+
+  // A shard renamed by a predecessor that died before committing: skip the
+  // games it already holds (each queue's messages up to its worker_commit).
+  std::vector<uint64_t> already_written(workers, 0);
+  if (shard_index > 0) {
+    const std::string last = writer.ShardPath(shard_index - 1);
+    if (std::filesystem::exists(last)) {
+      io::ShardReader reader(last);
+      if (reader.meta().run_id == meta.run_id && reader.meta().worker_commit.size() == workers)
+        already_written = reader.meta().worker_commit;
+    }
+  }
+  for (uint32_t w = 0; w < workers; ++w) {
+    while (queues[w].ReadCursor() < already_written[w] && queues[w].ReadNext()) {
+    }
+    if (queues[w].ReadCursor() > queues[w].Committed()) {
+      ZF_LOG(INFO) << "worker " << w << ": " << queues[w].ReadCursor() - queues[w].Committed()
+                   << " games were already in the last shard; committing them";
+      queues[w].Commit(queues[w].ReadCursor());
+    }
+  }
+
+  double shard_started = MonotonicSeconds();
+  auto flush = [&]() {
+    if (writer.PendingGames() == 0) return;
+    std::vector<uint64_t> commit(workers);
+    for (uint32_t w = 0; w < workers; ++w) commit[w] = queues[w].ReadCursor();
+    const uint64_t games = writer.PendingGames(), positions = writer.PendingPositions();
+    const std::string path = writer.Flush(shard_index++, commit);
+    for (uint32_t w = 0; w < workers; ++w) queues[w].Commit(commit[w]);
+    // relaxed: statistics read by the supervisor.
+    stats.games_written.fetch_add(games, std::memory_order_relaxed);
+    stats.positions_written.fetch_add(positions, std::memory_order_relaxed);
+    stats.shards_written.fetch_add(1, std::memory_order_relaxed);
+    std::error_code ec;
+    stats.bytes_written.fetch_add(std::filesystem::file_size(path, ec), std::memory_order_relaxed);
+    ZF_LOG(INFO) << "wrote " << path << " (" << games << " games, " << positions << " positions)";
+    shard_started = MonotonicSeconds();
+  };
+
+  uint64_t last_beat = 0;
+  const pid_t supervisor = getppid();
+  while (true) {
+    const uint64_t now = MonotonicNs();
+    if (now - last_beat > 50'000'000) {
+      // relaxed: a timestamp compared with a deadline; it publishes nothing.
+      me.heartbeat_ns.store(now, std::memory_order_relaxed);
+      last_beat = now;
+    }
+    bool progressed = false;
+    bool queue_pressure = false;
+    for (uint32_t w = 0; w < workers; ++w) {
+      while (auto m = queues[w].ReadNext()) {
+        auto record = DecodeGame(m->data, m->size, *game);
+        if (!record) {
+          stats.corrupt_messages.fetch_add(1, std::memory_order_relaxed);
+          ZF_LOG(ERROR) << "worker " << w << ": a malformed game message of " << m->size << " bytes; skipped";
+        } else {
+          writer.Add(*record);
+        }
+        progressed = true;
+      }
+      if (queues[w].Pending() * 4 >= queues[w].Depth() * 3) queue_pressure = true;
+    }
+    const bool draining = map.StopRequested() == kStopWriter;
+    if (writer.PendingPositions() >= static_cast<uint64_t>(config.shard_positions) || queue_pressure ||
+        (writer.PendingGames() > 0 && MonotonicSeconds() - shard_started > kMaxShardAgeSeconds))
+      flush();
+    if (draining && !progressed) {
+      flush();
+      ZF_LOG(INFO) << "drained; writer done";
+      return kExitOk;
+    }
+    if (!progressed) {
+      if (getppid() != supervisor) return kExitPeerGone;
+      map.WriterDoorbell().SleepUnless(
+          [&]() {
+            for (auto& q : queues)
+              if (q.Unread() > 0) return true;
+            return false;
+          },
+          kIdleWaitNs);
+    }
+  }
+}
+
+}  // namespace zerofarm::proc

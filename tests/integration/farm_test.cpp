@@ -1,0 +1,235 @@
+// The farm end to end: the real binary, real processes, real shared memory,
+// real HDF5 files. Only this (parent) process asserts.
+#include <catch2/catch.hpp>
+
+#include <dirent.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "spawn.h"
+#include "test_paths.h"
+#include "zerofarm/game/game.h"
+#include "zerofarm/io/shard.h"
+
+using namespace zerofarm;
+using testing::ScratchDir;
+using testing::Spawned;
+
+namespace {
+
+std::vector<std::string> FarmArgs(const std::string& out, std::vector<std::string> extra) {
+  std::vector<std::string> args = {ZF_BINARY, "run", "--game", "connect4", "--workers", "2", "--gpus", "0",
+                                   "--games-per-worker", "8", "--simulations", "12", "--blocks", "1",
+                                   "--filters", "8", "--out", out, "--no-status", "--seed", "11"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// Names of /dev/shm segments created by process `pid`.
+std::vector<std::string> SegmentsOf(pid_t pid) {
+  std::vector<std::string> out;
+  const std::string prefix = "zf-" + std::to_string(pid) + "-";
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm"))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path().string());
+  return out;
+}
+
+std::vector<std::string> FilesWithSuffix(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string p = e.path().string();
+    if (p.size() >= suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Process names (comm) of the children of `parent`.
+std::multiset<std::string> ChildNames(pid_t parent) {
+  std::multiset<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (!std::all_of(pid.begin(), pid.end(), ::isdigit)) continue;
+    const std::string stat = testing::Slurp(e.path().string() + "/stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state;
+    pid_t ppid;
+    rest >> state >> ppid;
+    if (ppid == parent) {
+      std::string comm = testing::Slurp(e.path().string() + "/comm");
+      if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+      names.insert(comm);
+    }
+  }
+  return names;
+}
+
+struct ShardCheck {
+  std::set<uint64_t> game_ids;
+  uint64_t games = 0, positions = 0, duplicate_ids = 0;
+};
+
+// Reads every shard and checks every position's targets against a replay.
+ShardCheck CheckShards(const std::string& dir) {
+  ShardCheck out;
+  auto g = game::MakeGame("connect4");
+  const size_t fb = g->Shape().FeatureBytes();
+  std::vector<uint8_t> features(fb);
+  std::vector<int> legal;
+  for (const auto& path : io::ListShards(dir)) {
+    io::ShardReader shard(path);
+    REQUIRE(shard.meta().game == "connect4");
+    const auto games = shard.ReadGames();
+    const auto rows = shard.ReadAllPositions();
+    out.games += games.size();
+    out.positions += rows.count;
+    for (const auto& game : games) {
+      if (!out.game_ids.insert(game.game_id).second) ++out.duplicate_ids;
+      auto state = g->NewInitialState();
+      REQUIRE(game.position_count == game.length);
+      for (int i = 0; i < game.position_count; ++i) {
+        const size_t row = game.first_position + i;
+        REQUIRE(rows.game_id[row] == game.game_id);
+        REQUIRE(rows.ply[row] == i);
+        state->EncodeFeatures(features.data());
+        REQUIRE(std::equal(features.begin(), features.end(), rows.features.begin() + row * fb));
+        state->LegalActions(&legal);
+        float sum = 0;
+        for (int a = 0; a < g->ActionCount(); ++a) {
+          const float p = rows.policy[row * g->ActionCount() + a];
+          if (std::find(legal.begin(), legal.end(), a) == legal.end()) REQUIRE(p == 0.0f);
+          sum += p;
+        }
+        REQUIRE(sum == Approx(1.0f).epsilon(1e-4));
+        const int mover = state->CurrentPlayer();
+        const float z = game.result < 0 ? 0.0f : (game.result == mover ? 1.0f : -1.0f);
+        REQUIRE(rows.z[row] == z);
+        REQUIRE(state->IsLegal(game.moves[i]));
+        state->Apply(game.moves[i]);
+      }
+      REQUIRE(state->IsTerminal());
+      REQUIRE(state->Winner() == game.result);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a farm of 2 workers and a CPU evaluator writes 50 games exactly once", "[multiprocess][farm]") {
+  ScratchDir dir("zf-farm");
+  const std::string out = dir / "run";
+  Spawned farm(FarmArgs(out, {"--games", "50", "--shard-positions", "300", "--simulations", "24"}),
+               dir / "farm");
+  // Roles are visible to ps while it runs.
+  std::multiset<std::string> names;
+  auto all_named = [&]() {
+    return names.count("zf-worker-0") && names.count("zf-worker-1") && names.count("zf-eval-0") &&
+           names.count("zf-writer");
+  };
+  for (int i = 0; i < 400 && !all_named(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    names = ChildNames(farm.pid());
+  }
+  const int code = farm.Wait(300);
+  INFO(farm.Stderr());
+  REQUIRE(code == 0);
+  CHECK(names.count("zf-worker-0") == 1);
+  CHECK(names.count("zf-worker-1") == 1);
+  CHECK(names.count("zf-eval-0") == 1);
+  CHECK(names.count("zf-writer") == 1);
+  const std::string summary = farm.Stdout();
+  CHECK_THAT(summary, Catch::Contains("50 games finished, 50 written"));
+
+  const ShardCheck check = CheckShards(out + "/shards");
+  CHECK(check.games == 50);
+  CHECK(check.duplicate_ids == 0);
+  CHECK(check.game_ids.size() == 50);
+  CHECK(io::ListShards(out + "/shards").size() >= 2);  // 300-position shards
+  CHECK(FilesWithSuffix(out, ".tmp").empty());
+  CHECK(SegmentsOf(farm.pid()).empty());
+}
+
+TEST_CASE("SIGINT stops the farm cleanly: finished games kept, in-flight games reported", "[multiprocess][farm]") {
+  ScratchDir dir("zf-farm-int");
+  const std::string out = dir / "run";
+  Spawned farm(FarmArgs(out, {"--shard-positions", "100000"}), dir / "farm");
+  // Let it finish some games (the shard is only written at the stop).
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  farm.Signal(SIGINT);
+  const int code = farm.Wait(120);
+  INFO(farm.Stderr());
+  REQUIRE(code == 0);
+  const std::string summary = farm.Stdout();
+  CHECK_THAT(summary, Catch::Contains("signal"));
+  CHECK_THAT(summary, Catch::Contains("in-flight games dropped"));
+  const ShardCheck check = CheckShards(out + "/shards");
+  CHECK(check.games > 0);
+  CHECK(check.duplicate_ids == 0);
+  CHECK_THAT(summary, Catch::Contains(std::to_string(check.games) + " written"));
+  CHECK(FilesWithSuffix(out, ".tmp").empty());
+  CHECK(SegmentsOf(farm.pid()).empty());
+}
+
+TEST_CASE("bad command-line values give one line on stderr and exit code 2", "[multiprocess][cli]") {
+  ScratchDir dir("zf-badargs");
+  const std::vector<std::vector<std::string>> cases = {
+      {"--workers", "0"},          {"--workers", "abc"},       {"--simulations", "-5"},
+      {"--game", "chess"},         {"--max-batch", "0"},       {"--gpus", "-1"},
+      {"--compression", "12"},     {"--dirichlet-fraction", "2"}, {"--no-such-option"},
+      {"--games-per-worker", "0"}, {"--duration", "-1"},       {"stray"},
+      {"--weights", dir / "missing.h5"},
+  };
+  for (const auto& extra : cases) {
+    std::vector<std::string> args = {ZF_BINARY, "run", "--out", dir / "run"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Spawned p(args, dir / "bad");
+    const int code = p.Wait(60);
+    const std::string err = p.Stderr();
+    INFO(extra.front() << " -> " << err);
+    CHECK(code == 2);
+    CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+    CHECK(p.Stdout().empty());
+  }
+  Spawned unknown({ZF_BINARY, "frobnicate"}, dir / "unknown");
+  CHECK(unknown.Wait(30) == 2);
+}
+
+TEST_CASE("inspect summarises shards and refuses a file that is not one", "[multiprocess][cli]") {
+  ScratchDir dir("zf-inspect");
+  const std::string out = dir / "run";
+  Spawned farm(FarmArgs(out, {"--games", "6"}), dir / "farm");
+  REQUIRE(farm.Wait(300) == 0);
+  Spawned inspect({ZF_BINARY, "inspect", out}, dir / "inspect");
+  REQUIRE(inspect.Wait(60) == 0);
+  const std::string text = inspect.Stdout();
+  CHECK_THAT(text, Catch::Contains("total: 1 shard(s), 6 games"));
+  CHECK_THAT(text, Catch::Contains("connect4 3x6x7 -> 7 actions"));
+  // Draw a position of the first game listed.
+  const auto shards = io::ListShards(out + "/shards");
+  REQUIRE(!shards.empty());
+  const auto games = io::ShardReader(shards[0]).ReadGames();
+  Spawned draw({ZF_BINARY, "inspect", shards[0], "--game-id", std::to_string(games[0].game_id), "--ply", "3"},
+               dir / "draw");
+  REQUIRE(draw.Wait(60) == 0);
+  CHECK_THAT(draw.Stdout(), Catch::Contains("position after 3 plies"));
+  CHECK_THAT(draw.Stdout(), Catch::Contains("policy target"));
+  {
+    std::ofstream junk(dir / "junk.h5");
+    junk << "not hdf5 at all";
+  }
+  Spawned bad({ZF_BINARY, "inspect", dir / "junk.h5"}, dir / "bad");
+  CHECK(bad.Wait(60) != 0);
+  const std::string err = bad.Stderr();
+  INFO(err);
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  CHECK_THAT(err, Catch::Contains("junk.h5"));
+}

@@ -1,0 +1,340 @@
+// ShardWriter, ShardReader, ListShards, NextShardIndex, and the Python reader
+// tools/zf_shards.py on a shard written here.
+#include "zerofarm/io/shard.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "test_paths.h"
+#include "zerofarm/core_version.h"
+#include "zerofarm/game/game.h"
+
+namespace zerofarm::io {
+namespace {
+
+using testing::ScratchDir;
+
+ShardMeta TinyMeta() {
+  ShardMeta meta;
+  meta.game = "tictactoe";
+  meta.planes = 3;
+  meta.height = 3;
+  meta.width = 3;
+  meta.actions = 9;
+  meta.plane_names = {"mine", "theirs", "to_move"};
+  meta.search = "simulations=100 c_puct=1.5";
+  meta.config = "workers=2\nshard_positions=1000\n";
+  meta.run_id = "run-test";
+  return meta;
+}
+
+// A game with `n` recorded positions of random content, valid by the schema.
+mcts::GameRecord MakeGame(std::mt19937_64& rng, uint64_t game_id, int n, const ShardMeta& meta) {
+  mcts::GameRecord r;
+  r.game_id = game_id;
+  r.seed = rng();
+  r.worker = static_cast<int32_t>(game_id >> 40);
+  r.winner = static_cast<int32_t>(rng() % 3) - 1;
+  const int plies = n + static_cast<int>(rng() % 3);
+  for (int i = 0; i < plies; ++i) r.moves.push_back(static_cast<int16_t>(rng() % meta.actions));
+  for (int i = 0; i < n; ++i) {
+    for (int b = 0; b < meta.FeatureBytes(); ++b) r.features.push_back(static_cast<uint8_t>(rng() % 2));
+    std::vector<float> p(static_cast<size_t>(meta.actions));
+    float sum = 0;
+    for (float& x : p) sum += (x = static_cast<float>(rng() % 1000) + 1.0f);
+    for (float x : p) r.policy.push_back(x / sum);
+    const int mover = i % 2;
+    r.z.push_back(r.winner < 0 ? 0.0f : (r.winner == mover ? 1.0f : -1.0f));
+    r.root_value.push_back(static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 1000.0f);
+    r.ply.push_back(static_cast<int16_t>(i));
+    r.model_version.push_back(static_cast<uint32_t>(3 + rng() % 3));
+  }
+  return r;
+}
+
+void RequireSame(const mcts::GameRecord& a, const mcts::GameRecord& b) {
+  REQUIRE(a.game_id == b.game_id);
+  CHECK(a.seed == b.seed);
+  CHECK(a.worker == b.worker);
+  CHECK(a.winner == b.winner);
+  CHECK(a.moves == b.moves);
+  CHECK(a.features == b.features);
+  CHECK(a.policy == b.policy);  // exact: float32 in, float32 out
+  CHECK(a.z == b.z);
+  CHECK(a.root_value == b.root_value);
+  CHECK(a.ply == b.ply);
+  CHECK(a.model_version == b.model_version);
+}
+
+bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+TEST_CASE("a shard round trips exactly", "[io]") {
+  ScratchDir dir("zf-io");
+  std::mt19937_64 rng(42);
+  ShardMeta meta = TinyMeta();
+  for (int i = 0; i < 5000; ++i) meta.config += "option_" + std::to_string(i) + " = value\n";
+  REQUIRE(meta.config.size() > 65536);  // more than fits in an object header
+  // Small chunks, so positions span several chunks.
+  ShardWriter writer(dir.path(), "selfplay", meta, Compression{1, true, 512, 4});
+  std::vector<mcts::GameRecord> games;
+  for (uint64_t g = 0; g < 7; ++g) {
+    games.push_back(MakeGame(rng, (uint64_t{g % 2} << 40) | g, 1 + static_cast<int>(g * 3 % 9), meta));
+    writer.Add(games.back());
+  }
+  games.push_back(MakeGame(rng, 99, 0, meta));  // a game with no recorded position
+  writer.Add(games.back());
+  uint64_t n = 0;
+  for (const auto& g : games) n += g.Positions();
+  CHECK(writer.PendingGames() == games.size());
+  CHECK(writer.PendingPositions() == n);
+
+  const std::string path = writer.Flush(5, {11, 22, 33});
+  CHECK(path == dir / "selfplay-000005.h5");
+  CHECK(Exists(path));
+  CHECK_FALSE(Exists(path + ".tmp"));
+  CHECK(writer.PendingGames() == 0);
+  CHECK(writer.PendingPositions() == 0);
+  CHECK(writer.Flush(6, {}).empty());  // nothing buffered: no shard
+  CHECK_FALSE(Exists(dir / "selfplay-000006.h5"));
+
+  ShardReader reader(path);
+  const ShardMeta& m = reader.meta();
+  CHECK(m.schema_version == kShardSchemaVersion);
+  CHECK(m.game == "tictactoe");
+  CHECK((m.planes == 3 && m.height == 3 && m.width == 3 && m.actions == 9));
+  CHECK(m.plane_names == meta.plane_names);
+  CHECK(m.search == meta.search);
+  CHECK(m.config == meta.config);
+  CHECK(m.run_id == "run-test");
+  CHECK(m.zerofarm_version == ZF_VERSION_STRING);
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  CHECK(m.host == host);
+  REQUIRE(m.created.size() == 20);  // 2024-05-01T12:34:56Z
+  CHECK(m.created[10] == 'T');
+  CHECK(m.created.back() == 'Z');
+  CHECK(m.model_version_min == 3);
+  CHECK(m.model_version_max == 5);
+  CHECK(m.shard_index == 5);
+  CHECK(m.worker_commit == std::vector<uint64_t>{11, 22, 33});
+  CHECK(reader.Positions() == n);
+  CHECK(reader.Games() == games.size());
+
+  const std::vector<mcts::GameRecord> back = reader.ReadGameRecords();
+  REQUIRE(back.size() == games.size());
+  for (size_t i = 0; i < games.size(); ++i) RequireSame(games[i], back[i]);
+
+  const std::vector<ShardGame> table = reader.ReadGames();
+  int64_t row = 0;
+  for (size_t i = 0; i < games.size(); ++i) {
+    CHECK(table[i].first_position == row);
+    CHECK(table[i].position_count == static_cast<int32_t>(games[i].Positions()));
+    CHECK(table[i].length == static_cast<int32_t>(games[i].moves.size()));
+    CHECK(table[i].result == games[i].winner);
+    row += table[i].position_count;
+  }
+  // A slice across game boundaries.
+  const PositionRows rows = reader.ReadPositions(2, 5);
+  CHECK(rows.count == 5);
+  CHECK(rows.game_id[0] == games[1].game_id);
+  CHECK(rows.ply[0] == 1);
+  CHECK(std::vector<uint8_t>(rows.features.begin(), rows.features.begin() + 27) ==
+        std::vector<uint8_t>(games[1].features.begin() + 27, games[1].features.begin() + 54));
+  CHECK_THROWS_WITH(reader.ReadPositions(n - 1, 2), Catch::Contains("out of range"));
+}
+
+TEST_CASE("ShardMetaForGame describes the game", "[io]") {
+  const auto game = game::MakeGame("connect4");
+  const ShardMeta meta = ShardMetaForGame(*game);
+  CHECK(meta.game == game->Name());
+  CHECK(meta.planes == game->Shape().planes);
+  CHECK(meta.height == game->Shape().height);
+  CHECK(meta.width == game->Shape().width);
+  CHECK(meta.actions == game->ActionCount());
+  CHECK(meta.plane_names == game->PlaneNames());
+}
+
+TEST_CASE("Add rejects inconsistent records and keeps the buffer", "[io]") {
+  ScratchDir dir("zf-io");
+  std::mt19937_64 rng(1);
+  const ShardMeta meta = TinyMeta();
+  ShardWriter writer(dir.path(), "s", meta);
+  writer.Add(MakeGame(rng, 1, 4, meta));
+  mcts::GameRecord bad = MakeGame(rng, 2, 4, meta);
+  bad.policy.pop_back();
+  CHECK_THROWS_WITH(writer.Add(bad), Catch::StartsWith("game 2 from worker 0: 35 policy values"));
+  bad = MakeGame(rng, 3, 4, meta);
+  bad.z.push_back(0);
+  CHECK_THROWS_AS(writer.Add(bad), Error);
+  CHECK(writer.PendingGames() == 1);
+  CHECK(writer.PendingPositions() == 4);
+
+  ShardMeta no_shape = meta;
+  no_shape.planes = 0;
+  CHECK_THROWS_AS(ShardWriter(dir.path(), "s", no_shape), ConfigError);
+  CHECK_THROWS_AS(ShardWriter(dir.path(), "s", meta, Compression{12}), ConfigError);
+}
+
+TEST_CASE("ListShards and NextShardIndex", "[io]") {
+  ScratchDir dir("zf-io");
+  CHECK(NextShardIndex(dir.path(), "sp") == 0);
+  CHECK(NextShardIndex(dir / "missing", "sp") == 0);
+  CHECK_THROWS_WITH(ListShards(dir / "missing"), Catch::Contains("No such file or directory"));
+  std::mt19937_64 rng(2);
+  const ShardMeta meta = TinyMeta();
+  ShardWriter writer(dir.path(), "sp", meta);
+  for (uint64_t idx : {0, 1, 3}) {
+    writer.Add(MakeGame(rng, idx, 2, meta));
+    writer.Flush(idx, {idx});
+  }
+  CHECK(NextShardIndex(dir.path(), "sp") == 4);
+  std::ofstream(dir / "sp-000009.h5.tmp") << "partial";  // a crashed writer's leftover
+  std::ofstream(dir / "other-000020.h5") << "x";         // another prefix
+  std::ofstream(dir / "sp-notanumber.h5") << "x";
+  CHECK(NextShardIndex(dir.path(), "sp") == 10);
+  CHECK(NextShardIndex(dir.path(), "other") == 21);
+  CHECK(ListShards(dir.path()) == std::vector<std::string>{dir / "other-000020.h5", dir / "sp-000000.h5",
+                                                           dir / "sp-000001.h5", dir / "sp-000003.h5",
+                                                           dir / "sp-notanumber.h5"});
+  // The same index twice would overwrite a shard: refused.
+  writer.Add(MakeGame(rng, 7, 2, meta));
+  CHECK_THROWS_WITH(writer.Flush(3, {}), Catch::Contains("already exists"));
+  CHECK(writer.PendingGames() == 1);
+}
+
+TEST_CASE("non-shard files give one-line errors", "[io]") {
+  ScratchDir dir("zf-io");
+  const std::string text = dir / "text.h5";
+  std::ofstream(text) << "this is not HDF5\n";
+  CHECK_THROWS_WITH(ShardReader(text), text + " is not a zerofarm shard (not an HDF5 file or truncated)");
+  const std::string other = dir / "other.h5";
+  { H5File f = CreateFile(other); }
+  CHECK_THROWS_WITH(ShardReader(other),
+                    other + " is not a zerofarm shard (missing attribute schema_version)");
+  CHECK_THROWS_WITH(ShardReader(dir / "none.h5"), dir / "none.h5" + ": No such file or directory");
+  {
+    H5File f = OpenFile(other, /*writable=*/true);
+    WriteScalarAttr<int32_t>(f.id(), "schema_version", 2);
+  }
+  CHECK_THROWS_WITH(ShardReader(other), Catch::Contains("has shard schema version 2"));
+
+  // A shard cut in half (a copy interrupted half way).
+  std::mt19937_64 rng(3);
+  ShardWriter writer(dir.path(), "s", TinyMeta());
+  writer.Add(MakeGame(rng, 1, 9, TinyMeta()));
+  const std::string path = writer.Flush(0, {});
+  const auto size = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, size / 2);
+  CHECK_THROWS_WITH(ShardReader(path),
+                    Catch::StartsWith(path + " is not a zerofarm shard (not an HDF5 file or truncated"));
+}
+
+TEST_CASE("a failed flush throws, leaves no file and keeps the buffer", "[io]") {
+  ScratchDir dir("zf-io");
+  std::mt19937_64 rng(4);
+  const ShardMeta meta = TinyMeta();
+  SECTION("the directory is a regular file (fails for root too)") {
+    const std::string file = dir / "plain-file";
+    std::ofstream(file) << "x";
+    ShardWriter writer(file, "s", meta);
+    writer.Add(MakeGame(rng, 1, 3, meta));
+    CHECK_THROWS_WITH(writer.Flush(0, {}),
+                      Catch::StartsWith(file + "/s-000000.h5.tmp: create: Not a directory"));
+    CHECK(writer.PendingGames() == 1);
+  }
+  SECTION("the directory is not writable") {
+    if (::geteuid() == 0) {
+      WARN("running as root: permissions do not stop writes; covered by the section above");
+      return;
+    }
+    const std::string ro = dir / "ro";
+    REQUIRE(::mkdir(ro.c_str(), 0500) == 0);
+    ShardWriter writer(ro, "s", meta);
+    writer.Add(MakeGame(rng, 1, 3, meta));
+    CHECK_THROWS_WITH(writer.Flush(0, {}), Catch::Contains("Permission denied"));
+    ::chmod(ro.c_str(), 0700);
+  }
+  SECTION("the disk is full") {
+    // The .tmp name points at /dev/full, where every write fails with ENOSPC.
+    REQUIRE(::symlink("/dev/full", (dir / "s-000002.h5.tmp").c_str()) == 0);
+    ShardWriter writer(dir.path(), "s", meta);
+    for (int g = 0; g < 50; ++g) writer.Add(MakeGame(rng, static_cast<uint64_t>(g), 9, meta));
+    CHECK_THROWS_AS(writer.Flush(2, {}), NoSpaceError);
+    CHECK_FALSE(Exists(dir / "s-000002.h5.tmp"));
+    CHECK_FALSE(Exists(dir / "s-000002.h5"));
+    CHECK(writer.PendingGames() == 50);
+    const std::string path = writer.Flush(2, {});  // the disk has space again
+    CHECK(ShardReader(path).Games() == 50);
+  }
+}
+
+int RunCommand(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_CASE("tools/zf_shards.py checks a shard written here", "[io]") {
+  if (RunCommand("/usr/bin/python3 -c 'import h5py, numpy' >/dev/null 2>&1") != 0) {
+    WARN("skipped: /usr/bin/python3 with h5py and numpy not found");
+    return;
+  }
+  ScratchDir dir("zf-io");
+  std::mt19937_64 rng(5);
+  const ShardMeta meta = TinyMeta();
+  // Small chunks: h5py must decode chunks compressed by our threads.
+  ShardWriter writer(dir.path(), "py", meta, Compression{1, true, 512, 4, 2});
+  for (uint64_t g = 0; g < 5; ++g) writer.Add(MakeGame(rng, g, 5, meta));
+  const std::string path = writer.Flush(0, {5});
+  const std::string tool = "/usr/bin/python3 " + testing::SourceDir() + "/tools/zf_shards.py ";
+  CHECK(RunCommand(tool + path + " --check >/dev/null") == 0);
+  { H5File other = CreateFile(dir / "model-000001.h5"); }  // not a shard: skipped
+  CHECK(RunCommand(tool + "--summary " + dir.path() + " >/dev/null") == 0);
+
+  // The writer stores what it is given; the check catches a policy row that
+  // does not sum to 1 and a z outside {-1, 0, 1}.
+  mcts::GameRecord bad = MakeGame(rng, 9, 5, meta);
+  bad.policy[3] += 0.5f;
+  bad.z[1] = 0.5f;
+  writer.Add(bad);
+  const std::string broken = writer.Flush(1, {6});
+  CHECK(RunCommand(tool + broken + " --check >/dev/null 2>&1") == 1);
+}
+
+TEST_CASE("shard write throughput", "[io][.bench]") {
+  // Connect Four shaped positions (3 x 6 x 7 planes, 7 actions).
+  ScratchDir dir("zf-io");
+  ShardMeta meta = TinyMeta();
+  meta.game = "connect4";
+  meta.height = 6;
+  meta.width = 7;
+  meta.actions = 7;
+  meta.plane_names.clear();
+  std::mt19937_64 rng(6);
+  std::vector<mcts::GameRecord> games;
+  for (int g = 0; g < 64; ++g) games.push_back(MakeGame(rng, static_cast<uint64_t>(g), 30, meta));
+  ShardWriter writer(dir.path(), "bench", meta);
+  const int kShards = 5;
+  const int kGamesPerShard = 3334;  // ~100k positions
+  uint64_t positions = 0;
+  double seconds = 0;
+  for (int s = 0; s < kShards; ++s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int g = 0; g < kGamesPerShard; ++g) writer.Add(games[static_cast<size_t>(g) % games.size()]);
+    positions += writer.PendingPositions();
+    writer.Flush(static_cast<uint64_t>(s), {});
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  WARN("wrote " << positions << " positions in " << seconds << " s: " << positions / seconds
+                << " positions/s");
+}
+
+}  // namespace
+}  // namespace zerofarm::io

@@ -1,0 +1,196 @@
+// WriteWeights, ReadWeights, CheckWeightsMatch.
+#include "zerofarm/io/weights_file.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "test_paths.h"
+#include "zerofarm/io/h5.h"
+
+namespace zerofarm::io {
+namespace {
+
+using testing::ScratchDir;
+
+eval::NamedTensor FloatTensor(const std::string& name, std::vector<int64_t> shape, std::mt19937& rng) {
+  eval::NamedTensor t;
+  t.name = name;
+  t.shape = std::move(shape);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int64_t i = 0; i < t.Elements(); ++i) t.data.push_back(normal(rng));
+  return t;
+}
+
+eval::WeightSet Connect4Weights() {
+  std::mt19937 rng(7);
+  eval::WeightSet w;
+  w.config = {"connect4", 3, 6, 7, 7, 2, 8, 16};
+  w.version = 12;
+  w.tensors.push_back(FloatTensor("stem.conv.weight", {8, 3, 3, 3}, rng));
+  w.tensors.push_back(FloatTensor("stem.bn.running_mean", {8}, rng));
+  eval::NamedTensor tracked;
+  tracked.name = "stem.bn.num_batches_tracked";  // a 0-d int64 buffer
+  tracked.int_data = {123456789012345};
+  w.tensors.push_back(tracked);
+  w.tensors.push_back(FloatTensor("blocks.0.conv1.weight", {8, 8, 3, 3}, rng));
+  w.tensors.push_back(FloatTensor("policy_head.fc.weight", {7, 84}, rng));
+  w.tensors.push_back(FloatTensor("value_head.fc2.bias", {1}, rng));
+  w.tensors.push_back(FloatTensor("a.scalar", {}, rng));  // 0-d float
+  return w;
+}
+
+TEST_CASE("weights round trip exactly", "[io]") {
+  ScratchDir dir("zf-io");
+  const std::string path = dir / "weights.h5";
+  const eval::WeightSet w = Connect4Weights();
+  WriteWeights(path, w);
+  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+  const eval::WeightSet r = ReadWeights(path);
+  CHECK(r.config.SameShape(w.config));
+  CHECK(r.version == 12);
+  REQUIRE(r.tensors.size() == w.tensors.size());
+  for (size_t i = 0; i < w.tensors.size(); ++i) {
+    const eval::NamedTensor& a = w.tensors[i];
+    const eval::NamedTensor& b = r.tensors[i];  // same order as written
+    INFO(a.name);
+    CHECK(a.name == b.name);
+    CHECK(a.shape == b.shape);
+    CHECK(a.is_int() == b.is_int());
+    CHECK(a.int_data == b.int_data);
+    REQUIRE(a.data.size() == b.data.size());
+    CHECK(std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0);
+  }
+  CHECK(r.Find("stem.bn.num_batches_tracked")->int_data[0] == 123456789012345);
+
+  // Rewriting replaces the file atomically.
+  eval::WeightSet w2 = w;
+  w2.version = 13;
+  WriteWeights(path, w2);
+  CHECK(ReadWeights(path).version == 13);
+}
+
+TEST_CASE("WriteWeights rejects bad tensors", "[io]") {
+  ScratchDir dir("zf-io");
+  eval::WeightSet w = Connect4Weights();
+  w.tensors[0].data.pop_back();
+  CHECK_THROWS_WITH(WriteWeights(dir / "w.h5", w), Catch::Contains("stem.conv.weight has 215 values"));
+  w = Connect4Weights();
+  w.tensors.push_back(w.tensors[1]);
+  CHECK_THROWS_WITH(WriteWeights(dir / "w.h5", w), Catch::Contains("duplicate tensor"));
+  w = Connect4Weights();
+  w.tensors[1].name = "a/b";
+  CHECK_THROWS_WITH(WriteWeights(dir / "w.h5", w), Catch::Contains("invalid tensor name 'a/b'"));
+  CHECK_FALSE(std::filesystem::exists(dir / "w.h5"));
+  CHECK_THROWS_WITH(WriteWeights(dir / "nodir/w.h5", Connect4Weights()),
+                    dir / "nodir/w.h5.tmp: create: No such file or directory");
+}
+
+TEST_CASE("bad weights files give one-line errors", "[io]") {
+  ScratchDir dir("zf-io");
+  const std::string missing = dir / "missing.h5";
+  CHECK_THROWS_WITH(ReadWeights(missing), missing + ": No such file or directory");
+  CHECK_THROWS_WITH(ReadWeights(dir.path()), dir.path() + ": Is a directory");
+
+  const std::string text = dir / "text.h5";
+  std::ofstream(text) << "not hdf5";
+  CHECK_THROWS_WITH(ReadWeights(text), text + ": not an HDF5 file or truncated");
+
+  const std::string good = dir / "good.h5";
+  WriteWeights(good, Connect4Weights());
+  const std::string half = dir / "half.h5";
+  std::filesystem::copy_file(good, half);
+  std::filesystem::resize_file(half, std::filesystem::file_size(good) / 2);
+  CHECK_THROWS_WITH(ReadWeights(half), half + ": not an HDF5 file or truncated");
+
+  const std::string plain = dir / "plain.h5";
+  { H5File f = CreateFile(plain); }
+  CHECK_THROWS_WITH(ReadWeights(plain), plain + ": not a zerofarm weights file");
+  {
+    H5File f = OpenFile(plain, /*writable=*/true);
+    WriteStringAttr(f.id(), "format", kWeightsFormat);
+    WriteScalarAttr<int32_t>(f.id(), "format_version", 1);
+  }
+  CHECK_THROWS_WITH(ReadWeights(plain), plain + ": not a zerofarm weights file (missing attribute game)");
+  {
+    H5File f = OpenFile(good, /*writable=*/true);
+    WriteScalarAttr<int32_t>(f.id(), "format_version", 2);
+  }
+  CHECK_THROWS_WITH(ReadWeights(good), good + ": weights format version 2; this zerofarm reads up to 1");
+}
+
+TEST_CASE("CheckWeightsMatch names both configs", "[io]") {
+  eval::WeightSet w;
+  w.config = {"connect4", 3, 6, 7, 7, 6, 64, 64};
+  eval::NetConfig same = w.config;
+  CHECK_NOTHROW(CheckWeightsMatch(w, same, "weights.h5"));
+
+  eval::NetConfig ttt{"tictactoe", 3, 3, 3, 9, 6, 64, 64};
+  CHECK_THROWS_AS(CheckWeightsMatch(w, ttt, "weights.h5"), ConfigError);
+  CHECK_THROWS_WITH(CheckWeightsMatch(w, ttt, "weights.h5"),
+                    "weights.h5 is for connect4 3x6x7 (6 blocks x 64 filters) but this run "
+                    "plays tictactoe 3x3x3");
+
+  eval::NetConfig more_actions = w.config;
+  more_actions.actions = 8;
+  CHECK_THROWS_WITH(CheckWeightsMatch(w, more_actions, "w.h5"),
+                    "w.h5 is for connect4 3x6x7 with 7 actions (6 blocks x 64 filters) but this "
+                    "run plays connect4 3x6x7 with 8 actions");
+
+  eval::NetConfig bigger = w.config;
+  bigger.blocks = 10;
+  bigger.filters = 128;
+  CHECK_THROWS_WITH(CheckWeightsMatch(w, bigger, "w.h5"),
+                    "w.h5 has 6 blocks x 64 filters (value head 64) but this run expects 10 "
+                    "blocks x 128 filters (value head 64)");
+  eval::NetConfig any_tower = bigger;
+  any_tower.blocks = any_tower.filters = any_tower.value_hidden = 0;
+  CHECK_NOTHROW(CheckWeightsMatch(w, any_tower, "w.h5"));
+}
+
+int RunCommand(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_CASE("weights files written by tools/h5_weights.py and by C++ agree", "[io]") {
+  if (RunCommand("/usr/bin/python3 -c 'import h5py, numpy' >/dev/null 2>&1") != 0) {
+    WARN("skipped: /usr/bin/python3 with h5py and numpy not found");
+    return;
+  }
+  ScratchDir dir("zf-io");
+  const std::string tools = testing::SourceDir() + "/tools";
+  const std::string from_py = dir / "py.h5";
+  const std::string script =
+      "import sys; sys.path.insert(0, '" + tools +
+      "'); import numpy as np, h5_weights; "
+      "cfg = dict(game='connect4', planes=3, height=6, width=7, actions=7, blocks=2, filters=8, "
+      "value_hidden=16); "
+      "h5_weights.save_weights('" +
+      from_py +
+      "', {'z.w': np.arange(6, dtype=np.float64)"
+      ".reshape(2, 3) / 4, 'a.num_batches_tracked': np.array(5)}, cfg, 9)";
+  REQUIRE(RunCommand("/usr/bin/python3 -c \"" + script + "\"") == 0);
+  const eval::WeightSet w = ReadWeights(from_py);
+  CHECK(w.config.SameShape(eval::NetConfig{"connect4", 3, 6, 7, 7, 2, 8, 16}));
+  CHECK(w.version == 9);
+  REQUIRE(w.tensors.size() == 2);
+  CHECK(w.tensors[0].name == "z.w");  // creation order, not name order
+  CHECK(w.tensors[0].shape == std::vector<int64_t>{2, 3});
+  CHECK(w.tensors[0].data == std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1, 1.25f});
+  CHECK(w.tensors[1].int_data == std::vector<int64_t>{5});
+  CHECK(w.tensors[1].shape.empty());
+
+  const std::string from_cpp = dir / "cpp.h5";
+  WriteWeights(from_cpp, Connect4Weights());
+  CHECK(RunCommand("/usr/bin/python3 " + tools + "/h5_weights.py --show " + from_cpp + " >/dev/null") == 0);
+}
+
+}  // namespace
+}  // namespace zerofarm::io

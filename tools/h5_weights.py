@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Read and write zerofarm weights files (HDF5) from Python: h5py and numpy,
+torch optional.
+
+Layout (docs/schema.md, "Weights files"): root attributes format =
+"zerofarm-weights", format_version = 1, game (str), planes, height, width,
+actions, blocks, filters, value_hidden (int), version (uint32 model version);
+one dataset per tensor at the root, named as in PyTorch's state_dict
+("stem.conv.weight"), float32 or int64, in the tensor's shape.
+
+    import h5_weights
+    h5_weights.save_weights("models/model-000007.h5", model.state_dict(), cfg, version=7)
+    state, cfg, version = h5_weights.load_weights("models/model-000007.h5", torch=True)
+    model.load_state_dict(state)
+
+CLI: h5_weights.py --show FILE   (attributes and tensor shapes)
+"""
+
+import argparse
+import os
+import sys
+
+import h5py
+import numpy as np
+
+FORMAT = "zerofarm-weights"
+FORMAT_VERSION = 1
+CONFIG_KEYS = ("game", "planes", "height", "width", "actions", "blocks", "filters", "value_hidden")
+
+
+def _to_numpy(t):
+    if hasattr(t, "detach"):  # a torch.Tensor
+        t = t.detach().cpu().numpy()
+    a = np.asarray(t)
+    return a.astype(np.int64) if a.dtype.kind in "iub" else a.astype(np.float32)
+
+
+def save_weights(path, state_dict, config, version):
+    """Writes `state_dict` (name -> tensor or array) with `config` (a dict with
+    CONFIG_KEYS) and model `version`, atomically: PATH.tmp, fsync, rename."""
+    missing = [k for k in CONFIG_KEYS if k not in config]
+    if missing:
+        raise ValueError(f"config lacks {', '.join(missing)}")
+    tmp = path + ".tmp"
+    try:
+        with h5py.File(tmp, "w", track_order=True) as f:
+            f.attrs["format"] = FORMAT
+            f.attrs["format_version"] = np.int32(FORMAT_VERSION)
+            f.attrs["game"] = str(config["game"])
+            for k in CONFIG_KEYS[1:]:
+                f.attrs[k] = np.int32(config[k])
+            f.attrs["version"] = np.uint32(version)
+            for name, t in state_dict.items():
+                f.create_dataset(name, data=_to_numpy(t))
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def load_weights(path, torch=False):
+    """Returns (state_dict, config, version); tensors are numpy arrays, or
+    torch tensors with torch=True. Raises ValueError for a non-weights file."""
+    with h5py.File(path, "r") as f:
+        fmt = f.attrs.get("format")
+        if isinstance(fmt, bytes):
+            fmt = fmt.decode()
+        if fmt != FORMAT:
+            raise ValueError(f"{path}: not a zerofarm weights file")
+        if int(f.attrs["format_version"]) > FORMAT_VERSION:
+            raise ValueError(f"{path}: weights format version {int(f.attrs['format_version'])}; "
+                             f"this reader reads up to {FORMAT_VERSION}")
+        config = {k: (f.attrs[k] if k == "game" else int(f.attrs[k])) for k in CONFIG_KEYS}
+        if isinstance(config["game"], bytes):
+            config["game"] = config["game"].decode()
+        version = int(f.attrs["version"])
+        state = {name: f[name][()] for name, obj in f.items() if isinstance(obj, h5py.Dataset)}
+    if torch:
+        import torch as _torch
+        state = {k: _torch.from_numpy(np.array(v)) for k, v in state.items()}
+    return state, config, version
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Show a zerofarm weights file.")
+    parser.add_argument("--show", metavar="FILE", required=True)
+    args = parser.parse_args(argv)
+    try:
+        state, config, version = load_weights(args.show)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"{args.show}: {e}", file=sys.stderr)
+        return 1
+    print(f"{args.show}: {config['game']} {config['planes']}x{config['height']}x{config['width']} "
+          f"-> {config['actions']}, {config['blocks']} blocks x {config['filters']} filters, "
+          f"value head {config['value_hidden']}, version {version}")
+    for name, a in state.items():
+        print(f"  {name:40s} {str(a.dtype):8s} {list(a.shape)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages zerofarm needs, only those that are missing.
+# Idempotent: a second run installs nothing and says so. Runs `apt-get update`
+# only when a missing package is unknown to apt's current lists.
+# Needs root, or sudo.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache
+  libboost-dev                       # Boost.Interprocess (header-only)
+  libtorch-dev libopenblas0-pthread  # LibTorch; OpenBLAS (the reference BLAS is ~12x slower)
+  libhdf5-dev hdf5-tools             # HDF5 shards and weights; h5dump
+  libcxxopts-dev catch2              # command line; tests
+  python3 python3-h5py python3-numpy python3-matplotlib  # reader, plots
+)
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+missing=()
+for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+
+known=1
+for p in "${missing[@]}"; do
+  apt-cache show "$p" >/dev/null 2>&1 || { known=0; break; }
+done
+if [ $known -eq 0 ]; then
+  echo "setup: apt-get update (package lists are missing or old)"
+  $sudo apt-get update -qq
+fi
+echo "setup: installing ${#missing[@]} missing package(s): ${missing[*]}"
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
