@@ -54,7 +54,8 @@ void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& 
       ("filters", "Filters of the random net", cxxopts::value<int>()->default_value(Str(d.filters)))
       ("eval-threads", "LibTorch intra-op threads per evaluator",
        cxxopts::value<int>()->default_value(Str(d.eval_threads)))
-      ("bf16", "Run the network in bfloat16");
+      ("bf16", "Run the network in bfloat16")
+      ("fp16", "Run the network in float16 (GPU evaluators only)");
 }
 
 void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c) {
@@ -73,6 +74,7 @@ void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c
   c->filters = r["filters"].as<int>();
   c->eval_threads = r["eval-threads"].as<int>();
   c->bf16 = r.count("bf16") > 0;
+  c->fp16 = r.count("fp16") > 0;
 }
 
 }  // namespace zerofarm::cli

@@ -33,7 +33,8 @@ int RunCommand(int argc, char** argv) {
   AddGameAndSearchOptions(options, d);
   options.add_options("farm")
       ("workers", "Worker processes P", cxxopts::value<int>()->default_value(Str(d.workers)))
-      ("gpus", "Evaluators on GPUs; 0 = one CPU evaluator", cxxopts::value<int>()->default_value(Str(d.gpus)))
+      ("gpus", "Evaluators on GPUs; 0 = one CPU evaluator; -1 = one per GPU found (CUDA builds)",
+       cxxopts::value<int>()->default_value(Str(d.gpus)))
       ("games-per-worker", "Concurrent games K per worker",
        cxxopts::value<int>()->default_value(Str(d.games_per_worker)))
       ("ring-slots", "Leaf slots per worker ring (0 = games-per-worker x leaves-per-round)",
@@ -70,6 +71,7 @@ int RunCommand(int argc, char** argv) {
   c.duration = r["duration"].as<double>();
   c.status_line = r.count("no-status") == 0;
   c.Validate();
+  c.ResolveGpus();
   return proc::RunFarm(c);
 }
 

@@ -26,6 +26,7 @@ int SelfplayCommand(int argc, char** argv) {
   proc::FarmConfig c;
   ReadGameAndSearchOptions(r, &c);
   c.out = r["out"].as<std::string>().empty() ? "." : r["out"].as<std::string>();
+  c.gpus = 0;
   c.Validate();
   eval::SelfPlayOptions sp;
   sp.total_games = r["games"].as<int>();

@@ -7,6 +7,7 @@ namespace zerofarm::eval {
 
 bool TorchAvailable() { return false; }
 bool CudaBuilt() { return false; }
+int CudaDeviceCount() { return 0; }
 
 WeightSet RandomWeights(const NetConfig&, uint64_t) {
   throw Error("this zerofarm was built without LibTorch (ZF_WITH_TORCH=OFF)");

@@ -6,6 +6,14 @@
 
 #include <mutex>
 
+#ifdef ZF_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#include <torch/cuda.h>
+#endif
+
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/log.h"
 #include "torch_net.h"
@@ -205,9 +213,105 @@ class TorchEvaluator final : public Evaluator {
   uint32_t version_;
 };
 
+#ifdef ZF_WITH_CUDA
+// The GPU evaluator. The process sees one device (CUDA_VISIBLE_DEVICES was
+// set before exec), so it uses device 0. The shared-memory segment is
+// registered (pinned) once, so the copies of features in and of outputs back
+// are DMAs straight from and to the ring slots, asynchronous on a side
+// stream; Evaluate returns only after a CUDA event recorded after the last
+// copy has passed, so the caller may hand the slots back at once.
+class CudaTorchEvaluator final : public Evaluator {
+ public:
+  CudaTorchEvaluator(const WeightSet& weights, const TorchOptions& options)
+      : options_(options),
+        net_(weights.config),
+        version_(weights.version),
+        device_(torch::kCUDA, 0),
+        stream_(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, 0)) {
+    if (torch::cuda::device_count() < 1) throw Error("no CUDA device is visible to this evaluator");
+    ImportWeights(net_, weights);
+    net_->eval();
+    dtype_ = options.bf16 ? torch::kBFloat16 : options.fp16 ? torch::kHalf : torch::kFloat;
+    net_->to(device_, dtype_);
+  }
+  ~CudaTorchEvaluator() override {
+    for (void* p : registered_) cudaHostUnregister(p);
+  }
+
+  void RegisterHostMemory(void* base, size_t bytes) override {
+    const cudaError_t err = cudaHostRegister(base, bytes, cudaHostRegisterDefault);
+    if (err != cudaSuccess)
+      throw Error(std::string("cudaHostRegister of ") + std::to_string(bytes) +
+                  " bytes of shared memory failed: " + cudaGetErrorString(err));
+    registered_.push_back(base);
+  }
+
+  void Evaluate(const LeafChunk* chunks, int num_chunks) override {
+    c10::InferenceMode guard;
+    c10::cuda::CUDAStreamGuard on_side_stream(stream_);
+    const NetConfig& c = net_->config();
+    int64_t n = 0;
+    for (int i = 0; i < num_chunks; ++i) n += chunks[i].count;
+    if (n == 0) return;
+    // uint8 planes go over the bus; the cast happens on the GPU.
+    auto input = torch::empty({n, c.planes, c.height, c.width}, torch::dtype(torch::kUInt8).device(device_));
+    int64_t row = 0;
+    for (int i = 0; i < num_chunks; ++i) {
+      const LeafChunk& ch = chunks[i];
+      if (ch.count == 0) continue;
+      auto blob = torch::from_blob(const_cast<uint8_t*>(ch.features), {ch.count, c.planes, c.height, c.width},
+                                   torch::kUInt8);
+      input.narrow(0, row, ch.count).copy_(blob, /*non_blocking=*/true);
+      row += ch.count;
+    }
+    auto [policy, value] = net_->forward(input.to(dtype_));
+    policy = policy.to(torch::kFloat);
+    value = value.to(torch::kFloat);
+    row = 0;
+    for (int i = 0; i < num_chunks; ++i) {
+      const LeafChunk& ch = chunks[i];
+      if (ch.count == 0) continue;
+      torch::from_blob(ch.policy, {ch.count, c.actions}, torch::kFloat)
+          .copy_(policy.narrow(0, row, ch.count), /*non_blocking=*/true);
+      torch::from_blob(ch.value, {ch.count}, torch::kFloat).copy_(value.narrow(0, row, ch.count), true);
+      row += ch.count;
+    }
+    // Hand the slots back only once the copies into them have landed.
+    at::cuda::CUDAEvent copied;
+    copied.record(stream_);
+    copied.synchronize();
+  }
+
+  uint32_t ModelVersion() const override { return version_; }
+  const NetConfig& Config() const override { return net_->config(); }
+  std::string Describe() const override {
+    return "LibTorch CUDA " +
+           std::string(options_.bf16 ? "bf16" : options_.fp16 ? "fp16" : "fp32") + ", " +
+           net_->config().Describe() + ", model version " + std::to_string(version_);
+  }
+
+ private:
+  TorchOptions options_;
+  ZeroNet net_;
+  uint32_t version_;
+  torch::Device device_;
+  c10::cuda::CUDAStream stream_;
+  torch::ScalarType dtype_ = torch::kFloat;
+  std::vector<void*> registered_;
+};
+#endif  // ZF_WITH_CUDA
+
 }  // namespace
 
 bool TorchAvailable() { return true; }
+
+int CudaDeviceCount() {
+#ifdef ZF_WITH_CUDA
+  return static_cast<int>(torch::cuda::device_count());
+#else
+  return 0;
+#endif
+}
 
 bool CudaBuilt() {
 #ifdef ZF_WITH_CUDA
@@ -224,6 +328,14 @@ WeightSet RandomWeights(const NetConfig& config, uint64_t seed) {
 }
 
 std::unique_ptr<Evaluator> MakeTorchEvaluator(const WeightSet& weights, const TorchOptions& options) {
+  if (options.cuda) {
+#ifdef ZF_WITH_CUDA
+    return std::make_unique<CudaTorchEvaluator>(weights, options);
+#else
+    throw Error("this zerofarm was built without CUDA (its LibTorch is CPU-only)");
+#endif
+  }
+  if (options.fp16) throw ConfigError("fp16 runs on a GPU only; use bf16 on the CPU");
   return std::make_unique<TorchEvaluator>(weights, options);
 }
 

@@ -39,9 +39,11 @@ std::string ReadFile(const std::string& path) {
   return os.str();
 }
 
-int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, uint32_t index) {
+int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::ShmView& view, uint32_t index) {
   const auto game = game::MakeGame(config.game);
-  std::unique_ptr<eval::Evaluator> net = MakeEvaluatorFor(*game, config);
+  std::unique_ptr<eval::Evaluator> net = MakeEvaluatorFor(*game, config, config.gpus > 0);
+  // A GPU evaluator pins the whole segment once: the rings' copies are DMAs.
+  net->RegisterHostMemory(view.data(), view.size());
   ZF_LOG(INFO) << "serving workers of evaluator " << index << " with " << net->Describe();
   shm::EvaluatorBlock& block = map.Evaluator(index);
   shm::ProcessSlot& me = map.EvaluatorProcess(index);
@@ -131,7 +133,7 @@ int RunEvaluatorProcess(const std::string& segment_name, uint32_t index, const s
   shm::SegmentMap map(view.data(), view.size());
   if (index >= map.params().num_evaluators)
     throw Error("evaluator index " + std::to_string(index) + " out of range");
-  return ServeRings(config, map, index);
+  return ServeRings(config, map, view, index);
 }
 
 }  // namespace zerofarm::proc

@@ -1,10 +1,14 @@
 #include "zerofarm/proc/farm_config.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <sstream>
 
 #include "zerofarm/core/error.h"
+#include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/game.h"
 
 namespace zerofarm::proc {
@@ -73,6 +77,7 @@ const std::vector<Field>& Fields() {
       ZF_FIELD("max_wait_us", max_wait_us),
       ZF_FIELD("eval_threads", eval_threads),
       ZF_FIELD("bf16", bf16),
+      ZF_FIELD("fp16", fp16),
       ZF_FIELD("blocks", blocks),
       ZF_FIELD("filters", filters),
       ZF_FIELD("shard_positions", shard_positions),
@@ -86,10 +91,30 @@ const std::vector<Field>& Fields() {
 
 }  // namespace
 
+void FarmConfig::ResolveGpus() {
+  if (gpus >= 0) return;
+  gpus = 0;
+  if (!eval::CudaBuilt()) return;
+  int found = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+    (void)e;
+    ++found;
+  }
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    const std::string v = visible;
+    const int listed = v.empty() ? 0 : 1 + static_cast<int>(std::count(v.begin(), v.end(), ','));
+    found = std::min(found, listed);
+  }
+  gpus = found;
+}
+
 void FarmConfig::Validate() const {
   game::MakeGame(game);  // throws ConfigError for an unknown game
   CheckRange("workers", workers, 1, 1024);
-  CheckRange("gpus", gpus, 0, 64);
+  CheckRange("gpus", gpus, -1, 64);
+  if (fp16 && bf16) throw ConfigError("--fp16 and --bf16 exclude each other");
+  if (fp16 && gpus == 0) throw ConfigError("--fp16 needs a GPU evaluator (--gpus >= 1); use --bf16 on the CPU");
   CheckRange("games-per-worker", games_per_worker, 1, 100000);
   CheckRange("ring-slots", ring_slots, 0, 1 << 20);
   CheckRange("max-batch", max_batch, 1, 65536);

@@ -21,10 +21,13 @@ eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config) {
   return c;
 }
 
-std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config) {
+std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config,
+                                                  bool on_gpu) {
   eval::TorchOptions options;
+  options.cuda = on_gpu;
   options.intra_op_threads = config.eval_threads;
   options.bf16 = config.bf16;
+  options.fp16 = config.fp16;
   if (!config.weights.empty()) {
     eval::WeightSet weights = io::ReadWeights(config.weights);
     eval::NetConfig expected = NetConfigFor(game, config);

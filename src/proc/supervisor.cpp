@@ -93,6 +93,18 @@ void PrepareOutput(const FarmConfig& config) {
   }
 }
 
+// The device evaluator e runs on: the e-th entry of the supervisor's own
+// CUDA_VISIBLE_DEVICES when it has one, else e.
+std::string GpuForEvaluator(uint32_t e) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!visible || !*visible) return std::to_string(e);
+  std::istringstream list(visible);
+  std::string item;
+  for (uint32_t i = 0; std::getline(list, item, ','); ++i)
+    if (i == e) return item;
+  return std::to_string(e);
+}
+
 uint32_t GameQueueDepth(const FarmConfig& config) {
   // Games leave a queue only when their shard is written, so a queue holds
   // about a shard's worth of games of its worker, plus room to keep playing.
@@ -103,8 +115,10 @@ uint32_t GameQueueDepth(const FarmConfig& config) {
 
 }  // namespace
 
-int RunFarm(const FarmConfig& config) {
+int RunFarm(const FarmConfig& requested) {
+  FarmConfig config = requested;
   config.Validate();
+  config.ResolveGpus();
   SetLogRole("supervisor");
   SetProcessTitle("zf-supervisor");
   const auto game = game::MakeGame(config.game);
@@ -173,7 +187,7 @@ int RunFarm(const FarmConfig& config) {
     } else if (c.role.rfind("eval-", 0) == 0) {
       const uint32_t e = c.slot - workers;
       // The GPU is chosen before exec, so before any CUDA call in the child.
-      const std::string devices = config.gpus > 0 ? std::to_string(e) : "";
+      const std::string devices = config.gpus > 0 ? GpuForEvaluator(e) : "";
       c.process = ChildProcess::Exec(c.role, self,
                                      {"zf-eval-" + std::to_string(e), "__evaluator", "--shm", segment.name(),
                                       "--index", std::to_string(e), "--config", ConfigPath(config)},

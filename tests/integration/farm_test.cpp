@@ -11,8 +11,10 @@
 #include <set>
 #include <thread>
 
+#include "skip.h"
 #include "spawn.h"
 #include "test_paths.h"
+#include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/io/shard.h"
 
@@ -183,7 +185,7 @@ TEST_CASE("bad command-line values give one line on stderr and exit code 2", "[m
   ScratchDir dir("zf-badargs");
   const std::vector<std::vector<std::string>> cases = {
       {"--workers", "0"},          {"--workers", "abc"},       {"--simulations", "-5"},
-      {"--game", "chess"},         {"--max-batch", "0"},       {"--gpus", "-1"},
+      {"--game", "chess"},         {"--max-batch", "0"},       {"--gpus", "-2"},
       {"--compression", "12"},     {"--dirichlet-fraction", "2"}, {"--no-such-option"},
       {"--games-per-worker", "0"}, {"--duration", "-1"},       {"stray"},
       {"--weights", dir / "missing.h5"},
@@ -232,4 +234,23 @@ TEST_CASE("inspect summarises shards and refuses a file that is not one", "[mult
   INFO(err);
   CHECK(std::count(err.begin(), err.end(), '\n') == 1);
   CHECK_THAT(err, Catch::Contains("junk.h5"));
+}
+
+TEST_CASE("a farm with one GPU evaluator writes valid games", "[multiprocess][farm][gpu]") {
+  if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
+  if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
+  ScratchDir dir("zf-farm-gpu");
+  const std::string out = dir / "run";
+  std::vector<std::string> args = FarmArgs(out, {"--games", "40"});
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--gpus") args[i + 1] = "1";
+  Spawned farm(args, dir / "farm");
+  const int code = farm.Wait(300);
+  INFO(farm.Stderr());
+  REQUIRE(code == 0);
+  CHECK_THAT(farm.Stderr(), Catch::Contains("LibTorch CUDA"));
+  const ShardCheck check = CheckShards(out + "/shards");
+  CHECK(check.games == 40);
+  CHECK(check.duplicate_ids == 0);
+  CHECK(SegmentsOf(farm.pid()).empty());
 }

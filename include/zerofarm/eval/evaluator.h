@@ -9,6 +9,7 @@
 // value     count float in [-1, 1] from the point of view of the player to
 //           move, written in place.
 // No copies beyond the one conversion of the features to the network's dtype.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,6 +30,10 @@ class Evaluator {
   virtual ~Evaluator() = default;
   // Evaluates every leaf of every chunk. Not thread-safe: one caller at a time.
   virtual void Evaluate(const LeafChunk* chunks, int num_chunks) = 0;
+  // Memory that chunks will point into (a shared-memory segment), so a GPU
+  // evaluator can pin it (cudaHostRegister) and copy straight from and to it
+  // by DMA. Optional; a CPU evaluator ignores it. Call once, before Evaluate.
+  virtual void RegisterHostMemory(void* base, size_t bytes) {}
   // The version of the weights in use (recorded with every position).
   virtual uint32_t ModelVersion() const = 0;
   virtual const NetConfig& Config() const = 0;

@@ -15,12 +15,17 @@ namespace zerofarm::eval {
 struct TorchOptions {
   int intra_op_threads = 1;  // the cores belong to the workers
   bool bf16 = false;         // run the network in bfloat16 (CPU with AVX512_BF16, or GPU)
+  bool fp16 = false;         // run the network in float16 (GPU only)
+  bool cuda = false;         // run on CUDA device 0 (the evaluator's CUDA_VISIBLE_DEVICES)
 };
 
 bool TorchAvailable();
 // True when this build's LibTorch has CUDA. A compile-time fact: asking it
 // initialises nothing (the supervisor may call it).
 bool CudaBuilt();
+// CUDA devices this process sees. Initialises CUDA: call it only in an
+// evaluator or a test, never in the supervisor. 0 when !CudaBuilt().
+int CudaDeviceCount();
 
 // Fresh weights for `config` with PyTorch's default initialisation, seeded.
 // version 0 means "random".

@@ -18,13 +18,14 @@ struct FarmConfig {
 
   // ---- processes -------------------------------------------------------------
   int workers = 2;                  // P worker processes
-  int gpus = 0;                     // G evaluators on GPUs; 0 = one CPU evaluator
+  int gpus = -1;                    // G evaluators on GPUs; 0 = one CPU evaluator; -1 = the GPUs found
   int games_per_worker = 32;        // K concurrent games per worker
   int ring_slots = 0;               // leaf slots per worker; 0 = K x L
   int max_batch = 256;              // most leaves per network call
   int max_wait_us = 2000;           // longest wait for more leaves after the first
   int eval_threads = 1;             // LibTorch intra-op threads per evaluator
   bool bf16 = false;                // run the network in bfloat16
+  bool fp16 = false;                // run the network in float16 (GPU only)
 
   // ---- the network -------------------------------------------------------------
   std::string weights;              // HDF5 weights file; empty = random net from seed
@@ -43,6 +44,9 @@ struct FarmConfig {
     return ring_slots > 0 ? ring_slots : games_per_worker * search.leaves_per_round;
   }
   int Evaluators() const { return gpus > 0 ? gpus : 1; }
+  // gpus = -1 resolved: the GPUs this machine has (CUDA builds only), else 0.
+  // Reads /proc/driver/nvidia and CUDA_VISIBLE_DEVICES; never initialises CUDA.
+  void ResolveGpus();
 
   // Throws ConfigError naming the first invalid value.
   void Validate() const;

@@ -37,7 +37,9 @@ int RunEvaluatorProcess(const std::string& segment_name, uint32_t evaluator,
 eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config);
 // The evaluator a run asks for: --weights (checked against the game), else a
 // random LibTorch net from --seed, else (no LibTorch) the random evaluator.
-std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config);
+// on_gpu: CUDA device 0 of this process (an evaluator of a --gpus run).
+std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config,
+                                                  bool on_gpu = false);
 
 // Where the run's files go.
 std::string ShardDir(const FarmConfig& config);   // OUT/shards
