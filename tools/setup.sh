@@ -12,6 +12,7 @@ packages=(
   libhdf5-dev hdf5-tools             # HDF5 shards and weights; h5dump
   libcxxopts-dev catch2              # command line; tests
   python3 python3-h5py python3-numpy python3-matplotlib  # reader, plots
+  python3-torch                      # the Python Dataset and weights converter (tests)
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }

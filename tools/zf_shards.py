@@ -36,6 +36,18 @@ Module use::
     x = data["features"].astype("float32")            # [N, planes, H, W]
     pi, z = data["policy"], data["z"]
 
+    data = zf_shards.load_run("runs/run1", last_shards=20)   # the same, for a run
+
+    # With PyTorch (the class exists only when ``import torch`` works; the
+    # rest of the module never imports torch):
+    ds = zf_shards.ShardDataset("runs/run1", augment=True)   # (x, pi, z) float32
+    loader = torch.utils.data.DataLoader(ds, batch_size=256, shuffle=True)
+
+Symmetries (the same permutations as the C++ Game::CellMap / ActionMap):
+``symmetry_count(game)``, ``symmetry_maps(game, height, width)`` and
+``apply_symmetry(features, policy, game, s)``. Training with shards is
+described in docs/training.md.
+
 CLI::
 
     zf_shards.py SHARD.h5 --check     # validate; exit 0 if fine, 1 if not
@@ -170,6 +182,331 @@ def game_positions(shard, i):
         b = int(f["games/first_position"][i])
         e = b + int(f["games/position_count"][i])
         return {name: f["positions"][name][b:e] for name in POSITION_FIELDS}
+
+
+# ---- runs as arrays ----------------------------------------------------------
+
+TRAINING_FIELDS = ("features", "policy", "z")
+
+
+def _shard_shape(meta):
+    return (meta["game"], int(meta["planes"]), int(meta["height"]), int(meta["width"]),
+            int(meta["actions"]))
+
+
+def _select_shards(source, last_shards=None):
+    """Shard paths from a run directory, a directory, one file or a list of paths,
+    optionally only the newest `last_shards` of them."""
+    if isinstance(source, (str, bytes, os.PathLike)):
+        paths = iter_shards(os.fsdecode(source))
+    else:
+        paths = [os.fspath(p) for p in source]
+    if last_shards is not None:
+        if last_shards <= 0:
+            raise ValueError(f"last_shards must be positive, not {last_shards}")
+        paths = paths[-last_shards:]
+    return paths
+
+
+def _scan(paths):
+    """(metas, counts, shape) of shards that must share one game and board shape."""
+    metas, counts, shape = [], [], None
+    for path in paths:
+        meta = read_meta(path)
+        this = _shard_shape(meta)
+        if shape is None:
+            shape = this
+        elif this != shape:
+            raise ValueError(f"{path} is {this[0]} {this[1]}x{this[2]}x{this[3]} with {this[4]} actions, "
+                             f"the shards before it are {shape[0]} {shape[1]}x{shape[2]}x{shape[3]} "
+                             f"with {shape[4]} actions")
+        metas.append(meta)
+        counts.append(int(meta["positions"]))
+    return metas, counts, shape
+
+
+def load_run(run_dir, fields=TRAINING_FIELDS, last_shards=None):
+    """The positions of every complete shard of a run, concatenated in shard
+    order: a dict field -> numpy array (``features`` uint8 [N, planes, H, W],
+    ``policy`` float32 [N, actions], ``z`` float32 [N], and any other
+    /positions field asked for in `fields`), plus ``meta``: the game, the
+    board shape and the shards read.
+
+    `run_dir` is a run directory (searched recursively, like iter_shards), a
+    shard file or a list of shard paths; `last_shards` keeps only the newest
+    ones (a sliding window). Memory: the result is allocated once from the
+    shards' position counts and filled one shard at a time, so the peak is
+    the result plus one shard. Raises ValueError when there is no shard or the
+    shards disagree on game or shape."""
+    fields = tuple(fields)
+    unknown = [f for f in fields if f not in POSITION_FIELDS]
+    if unknown:
+        raise ValueError(f"unknown position field(s) {', '.join(unknown)}; known: {', '.join(POSITION_FIELDS)}")
+    paths = _select_shards(run_dir, last_shards)
+    if not paths:
+        raise ValueError(f"no shards under {run_dir}")
+    metas, counts, shape = _scan(paths)
+    total = sum(counts)
+    out = {}
+    with h5py.File(paths[0], "r") as f:
+        for name in fields:
+            ds = f["positions"][name]
+            out[name] = np.empty((total,) + ds.shape[1:], dtype=ds.dtype)
+    at = 0
+    for path, n in zip(paths, counts):
+        with h5py.File(path, "r") as f:
+            for name in fields:
+                ds = f["positions"][name]
+                if ds.shape[0] != n:
+                    raise ValueError(f"{path}: /positions/{name} has {ds.shape[0]} rows, "
+                                     f"the positions attribute says {n}")
+                if n:
+                    ds.read_direct(out[name], dest_sel=np.s_[at:at + n])
+        at += n
+    game, planes, height, width, actions = shape
+    out["meta"] = {"game": game, "planes": planes, "height": height, "width": width,
+                   "actions": actions, "positions": total, "shards": list(paths)}
+    return out
+
+
+# ---- symmetries --------------------------------------------------------------
+
+# Board shape (planes, height, width) and policy length of the games the C++
+# side knows (game::MakeGame); used to build networks and check files.
+GAME_SHAPES = {
+    "connect4": {"planes": 3, "height": 6, "width": 7, "actions": 7},
+    "tictactoe": {"planes": 3, "height": 3, "width": 3, "actions": 9},
+}
+
+_SYMMETRY_COUNTS = {"connect4": 2, "tictactoe": 8}
+
+
+def symmetry_count(game):
+    """How many symmetries `game` has (1 = the identity only, for a game this
+    module does not know)."""
+    return _SYMMETRY_COUNTS.get(game, 1)
+
+
+def _cell_map(game, s, height, width):
+    cells = np.arange(height * width)
+    r, c = cells // width, cells % width
+    if s == 0:
+        return cells
+    if game == "connect4":  # 1: mirror left-right (Connect4Game::CellMap)
+        return r * width + (width - 1 - c)
+    if game == "tictactoe":  # TicTacToeGame::CellMap: mirror if s >= 4, then s % 4 clockwise turns
+        if height != width:
+            raise ValueError(f"tictactoe board {height}x{width} is not square")
+        if s >= 4:
+            c = width - 1 - c
+        for _ in range(s % 4):
+            r, c = c, height - 1 - r
+        return r * width + c
+    raise ValueError(f"{game} has no symmetry {s}")
+
+
+def symmetry_maps(game, height, width):
+    """[(cell_map, action_map)] for every symmetry of `game` (index 0 = identity):
+    cell c (row * width + col) goes to cell_map[c] and action a to
+    action_map[a], exactly as Game::CellMap / Game::ActionMap in C++. A game
+    this module does not know has only the identity, with action_map None."""
+    maps = []
+    for s in range(symmetry_count(game)):
+        cmap = _cell_map(game, s, height, width)
+        if game == "connect4":  # actions are columns
+            amap = np.arange(width) if s == 0 else width - 1 - np.arange(width)
+        elif game == "tictactoe":  # actions are cells
+            amap = cmap
+        else:
+            amap = None  # an unknown game: only the identity, whatever its action count
+        maps.append((cmap, amap))
+    return maps
+
+
+def apply_symmetry(features, policy, game, s):
+    """Symmetry `s` of `game` applied to features [..., planes, H, W] and a
+    policy [..., actions] (one position or a batch): returns new arrays
+    (features, policy); C++ TransformFeatures / TransformPolicy."""
+    features = np.asarray(features)
+    policy = np.asarray(policy)
+    if s == 0:
+        return features.copy(), policy.copy()
+    height, width = features.shape[-2:]
+    maps = symmetry_maps(game, height, width)
+    if not 0 <= s < len(maps):
+        raise ValueError(f"{game} has {len(maps)} symmetries, not {s + 1}")
+    return _permute(features, policy, *maps[s])
+
+
+def _permute(features, policy, cmap, amap):
+    height, width = features.shape[-2:]
+    flat = features.reshape(features.shape[:-2] + (height * width,))
+    out_f = np.empty_like(flat)
+    out_f[..., cmap] = flat
+    out_p = np.empty_like(policy)
+    out_p[..., amap] = policy
+    return out_f.reshape(features.shape), out_p
+
+
+# ---- PyTorch: defined on first use, only when torch imports -------------------
+
+_TORCH_NAMES = ("ShardDataset", "ShardGroupedSampler")
+
+
+def torch_available():
+    """True if ``import torch`` works (ShardDataset exists only then)."""
+    try:
+        import torch  # noqa: F401
+    except Exception:  # ImportError, or a broken install (OSError, ...)
+        return False
+    return True
+
+
+def _define_torch_classes():
+    import torch
+    import collections
+
+    class ShardDataset(torch.utils.data.Dataset):
+        """A ``torch.utils.data.Dataset`` over the shards of a run.
+
+        Item i is ``(features, policy, z)``: float32 tensors of shape
+        [planes, height, width], [actions] and [] (0-d), so a DataLoader
+        batches them to [B, planes, H, W], [B, actions], [B].
+
+        source        run directory (searched like iter_shards), shard file, or list of shard paths
+        augment       apply a random symmetry of the game to each item (off by default);
+                      drawn with torch's RNG, so DataLoader workers draw differently
+        last_shards   use only the newest N shards (a sliding window)
+        cache_shards  None (default): hold every shard's rows in memory (compact: features
+                      stay uint8 and become float32 per item). An int: hold at most that
+                      many shards, loading a shard whole when a row of it is asked for
+                      (least recently used dropped); pair it with ShardGroupedSampler,
+                      which visits the rows shard by shard.
+
+        The index is a table of cumulative row counts: item i is row
+        ``i - offsets[s]`` of shard s (``locate(i)``). The shard list is fixed
+        when the dataset is made; make a new one to pick up new shards.
+        Attributes: paths, offsets, game, planes, height, width, actions,
+        config (a dict for zf_weights_torch.ZeroNet).
+        """
+
+        def __init__(self, source, augment=False, last_shards=None, cache_shards=None):
+            paths = _select_shards(source, last_shards)
+            if not paths:
+                raise ValueError(f"no shards under {source}")
+            _, counts, shape = _scan(paths)
+            keep = [i for i, n in enumerate(counts) if n > 0]
+            self.paths = [paths[i] for i in keep]
+            counts = [counts[i] for i in keep]
+            self.offsets = np.concatenate(([0], np.cumsum(counts, dtype=np.int64))).astype(np.int64)
+            self.game, self.planes, self.height, self.width, self.actions = shape
+            self.config = {"game": self.game, "planes": self.planes, "height": self.height,
+                           "width": self.width, "actions": self.actions}
+            self.augment = bool(augment)
+            self._maps = symmetry_maps(self.game, self.height, self.width)
+            if self.augment and len(self._maps) == 1:
+                print(f"zf_shards: {self.game} has no known symmetries; augment does nothing",
+                      file=sys.stderr)
+            if cache_shards is not None and cache_shards < 1:
+                raise ValueError(f"cache_shards must be None or at least 1, not {cache_shards}")
+            self.cache_shards = cache_shards
+            self._cache = collections.OrderedDict()
+            if cache_shards is None:
+                for s in range(len(self.paths)):
+                    self._cache[s] = self._read(s)
+
+        def __len__(self):
+            return int(self.offsets[-1])
+
+        def locate(self, i):
+            """(shard number, row in that shard) of item i."""
+            n = len(self)
+            if i < 0:
+                i += n
+            if not 0 <= i < n:
+                raise IndexError(f"index {i} out of range for {n} positions")
+            s = int(np.searchsorted(self.offsets, i, side="right")) - 1
+            return s, int(i - self.offsets[s])
+
+        def shard_ranges(self):
+            """[(first item, end item)] of every shard, in order."""
+            return [(int(a), int(b)) for a, b in zip(self.offsets[:-1], self.offsets[1:])]
+
+        def _read(self, s):
+            with h5py.File(self.paths[s], "r") as f:
+                pos = f["positions"]
+                return (pos["features"][()], pos["policy"][()].astype(np.float32, copy=False),
+                        pos["z"][()].astype(np.float32, copy=False))
+
+        def _shard(self, s):
+            data = self._cache.get(s)
+            if data is None:
+                data = self._read(s)
+                self._cache[s] = data
+                while len(self._cache) > self.cache_shards:
+                    self._cache.popitem(last=False)
+            elif self.cache_shards is not None:
+                self._cache.move_to_end(s)
+            return data
+
+        def __getitem__(self, i):
+            s, row = self.locate(int(i))
+            features, policy, z = self._shard(s)
+            x, pi = features[row], policy[row]
+            if self.augment and len(self._maps) > 1:
+                k = int(torch.randint(len(self._maps), ()))
+                if k:
+                    x, pi = _permute(x, pi, *self._maps[k])
+            return (torch.from_numpy(np.asarray(x, dtype=np.float32)),
+                    torch.from_numpy(np.array(pi, dtype=np.float32)),
+                    torch.tensor(float(z[row]), dtype=torch.float32))
+
+    class ShardGroupedSampler(torch.utils.data.Sampler):
+        """Indices of a ShardDataset one shard at a time: shards in random
+        order, rows shuffled within each (shuffle=True), so a dataset with
+        ``cache_shards`` reads each shard once per epoch. ``set_epoch(e)``
+        changes the order; the same seed and epoch give the same order."""
+
+        def __init__(self, dataset, shuffle=True, seed=0):
+            self.ranges = dataset.shard_ranges()
+            self.shuffle = shuffle
+            self.seed = seed
+            self.epoch = 0
+
+        def set_epoch(self, epoch):
+            self.epoch = epoch
+
+        def __len__(self):
+            return sum(b - a for a, b in self.ranges)
+
+        def __iter__(self):
+            rng = np.random.default_rng((self.seed, self.epoch))
+            order = rng.permutation(len(self.ranges)) if self.shuffle else range(len(self.ranges))
+            for s in order:
+                a, b = self.ranges[s]
+                rows = np.arange(a, b)
+                if self.shuffle:
+                    rng.shuffle(rows)
+                yield from (int(r) for r in rows)
+
+    classes = {"ShardDataset": ShardDataset, "ShardGroupedSampler": ShardGroupedSampler}
+    for name, cls in classes.items():  # picklable as zf_shards.NAME (DataLoader workers)
+        cls.__module__ = __name__
+        cls.__qualname__ = name
+    return classes
+
+
+def __getattr__(name):
+    """Defines ShardDataset and ShardGroupedSampler on first access, so that
+    the module (and its CLI) never pays for, or needs, ``import torch``."""
+    if name in _TORCH_NAMES:
+        try:
+            classes = _define_torch_classes()
+        except Exception as e:
+            raise AttributeError(f"zf_shards.{name} needs PyTorch, and import torch failed: {e}") from e
+        globals().update(classes)
+        return classes[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_shard(path):

@@ -1,5 +1,6 @@
 // zerofarm selfplay: single-process self-play, K games batched into one
 // evaluator, through the same leaf API as the farm. Optionally writes one shard.
+#include <filesystem>
 #include <iostream>
 
 #include "commands.h"
@@ -41,6 +42,9 @@ int SelfplayCommand(int argc, char** argv) {
   auto evaluator = proc::MakeEvaluatorFor(*game, c);
   std::unique_ptr<io::ShardWriter> writer;
   if (!r["out"].as<std::string>().empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(c.out, ec);
+    if (ec) throw Error("cannot create " + c.out + ": " + ec.message());
     io::ShardMeta meta = io::ShardMetaForGame(*game);
     meta.search = c.search.Describe();
     meta.config = c.ToText();

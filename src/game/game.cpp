@@ -7,6 +7,9 @@
 
 #include "zerofarm/core/error.h"
 #include "zerofarm/game/connect4.h"
+#include "zerofarm/game/go.h"
+#include "zerofarm/game/gomoku.h"
+#include "zerofarm/game/othello.h"
 #include "zerofarm/game/tictactoe.h"
 
 namespace zerofarm::game {
@@ -29,6 +32,12 @@ const std::vector<Registered>& Registry() {
   static const std::vector<Registered> registry = {
       {"connect4", [] { return std::unique_ptr<Game>(new Connect4Game()); }},
       {"tictactoe", [] { return std::unique_ptr<Game>(new TicTacToeGame()); }},
+      {"gomoku", [] { return std::unique_ptr<Game>(new GomokuGame(/*standard=*/false)); }},
+      {"gomoku-standard", [] { return std::unique_ptr<Game>(new GomokuGame(/*standard=*/true)); }},
+      {"othello", [] { return std::unique_ptr<Game>(new OthelloGame()); }},
+      {"go", [] { return std::unique_ptr<Game>(new GoGame(9, 7.5, "go")); }},
+      {"go9", [] { return std::unique_ptr<Game>(new GoGame(9, 7.5, "go9")); }},
+      {"go7", [] { return std::unique_ptr<Game>(new GoGame(7, 4.5, "go7")); }},
   };
   return registry;
 }

@@ -51,7 +51,8 @@ void SelfPlayGame::PlayMove() {
   const int action = search_.ChooseAction(temperature, rng_);
   record_.moves.push_back(static_cast<int16_t>(action));
   search_.Advance(action);
-  search_model_version_ = 0;
+  // search_model_version_ carries over: a search that needs no new network
+  // call (reused tree, terminal leaves) was still guided by that model.
 
   const game::State& next = search_.RootState();
   if (next.IsTerminal()) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -44,6 +45,13 @@ void BecomeChild(const std::string& role, pid_t expected_parent) {
   if (getppid() != expected_parent) _exit(kExitPeerGone);  // parent died before prctl
   SetLogRole(role);
   SetProcessTitle("zf-" + role);
+  // Test hook for the fault tests: ZF_FAULT_CRASH=worker (or eval, writer,
+  // worker-1 ...) makes every matching child crash at start, as a bug would.
+  if (const char* fault = std::getenv("ZF_FAULT_CRASH"))
+    if (*fault && role.rfind(fault, 0) == 0) {
+      ZF_LOG(ERROR) << "ZF_FAULT_CRASH=" << fault << ": crashing on purpose";
+      std::abort();
+    }
   // Children start with default signal handling; the supervisor owns SIGINT:
   // a terminal's Ctrl-C reaches the whole process group, and children stop
   // through the shared stop flag instead.

@@ -50,6 +50,7 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
   // relaxed: read by the status line only.
   block.model_version.store(net->ModelVersion(), std::memory_order_relaxed);
   shm::Doorbell bell = map.EvaluatorDoorbell(index);
+  bell.CancelSleep();  // a predecessor killed in its sleep left the flag set
   std::vector<shm::LeafRingConsumer> rings;
   for (uint32_t w : map.WorkersOf(index)) rings.push_back(map.MakeLeafConsumer(w));
   const uint64_t max_batch = static_cast<uint64_t>(config.max_batch);
@@ -88,6 +89,14 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
     runs.clear();
     batch = 0;
     gather();
+    for (size_t i = 0; i < rings.size(); ++i)
+      if (rings[i].Corrupt()) {
+        ZF_LOG(ERROR) << "the ring of worker " << map.WorkersOf(index)[i]
+                      << " has impossible counters; no longer serving it";
+        rings.erase(rings.begin() + static_cast<long>(i));
+        if (rings.empty()) return kExitFailure;
+        break;
+      }
     if (batch == 0) {
       bell.SleepUnless(any_ready, kIdleWaitNs);
       if (getppid() != supervisor) return kExitPeerGone;

@@ -84,6 +84,7 @@ const std::vector<Field>& Fields() {
       ZF_FIELD("compression", compression),
       ZF_FIELD("games", games),
       ZF_FIELD("duration", duration),
+      ZF_FIELD("epoch", epoch),
   };
   return fields;
 }

@@ -23,7 +23,12 @@ StatusReporter::Totals StatusReporter::Read() const {
   double occupancy = 0;
   for (uint32_t w = 0; w < p.num_workers; ++w) {
     const shm::WorkerBlock& b = map_.Worker(w);
-    t.games += b.games_finished.load(std::memory_order_relaxed);
+    // Games: the queues' own counters, exact whatever dies when: a game is
+    // finished once it is in its queue (head) and written once its shard is
+    // renamed and the writer committed it (committed_tail).
+    const shm::MessageQueueControl& q = map_.GameQueue(w);
+    t.games += q.head.load(std::memory_order_relaxed);
+    t.games_written += q.committed_tail.load(std::memory_order_relaxed);
     t.positions += b.positions.load(std::memory_order_relaxed);
     t.dropped += b.games_dropped.load(std::memory_order_relaxed);
     const shm::LeafRingCounts c = shm::ReadCounts(map_.Ring(w));
@@ -37,7 +42,6 @@ StatusReporter::Totals StatusReporter::Read() const {
     t.busy_ns += b.busy_ns.load(std::memory_order_relaxed);
   }
   const shm::WriterBlock& wb = map_.Writer();
-  t.games_written = wb.games_written.load(std::memory_order_relaxed);
   t.positions_written = wb.positions_written.load(std::memory_order_relaxed);
   t.shards = wb.shards_written.load(std::memory_order_relaxed);
   t.bytes = wb.bytes_written.load(std::memory_order_relaxed);
@@ -87,6 +91,9 @@ void StatusReporter::PrintSummary(const std::string& stop_reason) {
       occupancy_samples_ ? 100.0 * occupancy_sum_ / occupancy_samples_ : 0,
       secs > 0 ? 100.0 * t.busy_ns * 1e-9 / secs / map_.params().num_evaluators : 0,
       static_cast<unsigned long long>(t.restarts));
+  if (t.games > t.games_written)
+    std::printf("zerofarm run: %llu finished games were NOT written (see the errors above)\n",
+                static_cast<unsigned long long>(t.games - t.games_written));
   std::fflush(stdout);
 }
 

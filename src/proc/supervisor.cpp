@@ -10,6 +10,8 @@
 // workers first (their in-flight games are dropped and counted), then the
 // evaluators, then the writer, which drains every finished game into shards.
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,8 +50,12 @@ void OnSignal(int sig) {
   g_signal.store(sig, std::memory_order_relaxed);
 }
 
-constexpr int kRestartLimit = 5;           // failures of one role ...
-constexpr double kRestartWindowS = 30.0;   // ... within this window stop the run
+// A child that dies is restarted at once, then with 100 ms more back-off per
+// recent failure (never more than 1 s in all); kRestartLimit failures of one
+// child within kRestartWindowS stop the run with an error: a crash loop is a
+// bug or a broken machine, not something to retry forever.
+constexpr int kRestartLimit = 10;
+constexpr double kRestartWindowS = 30.0;
 
 struct Child {
   std::string role;          // "worker-3", "eval-0", "writer"
@@ -67,6 +73,35 @@ void RemoveStaleSegments() {
       ZF_LOG(WARN) << "removed the segment " << seg.name << " of a dead run (pid " << *seg.creator_pid << ")";
   }
 }
+
+// Holds OUT/.zerofarm.lock (flock) for the supervisor's lifetime, so two runs
+// never write into one directory. The lock dies with the process.
+class RunDirLock {
+ public:
+  explicit RunDirLock(const std::string& dir) {
+    const std::string path = dir + "/.zerofarm.lock";
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw Error(ErrnoMessage("cannot open " + path, errno));
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      char pid[32] = {0};
+      ssize_t n = pread(fd_, pid, sizeof pid - 1, 0);
+      (void)n;
+      close(fd_);
+      throw ConfigError("another zerofarm run (pid " + std::string(pid) + ") is writing into " + dir);
+    }
+    const std::string me = std::to_string(getpid());
+    if (ftruncate(fd_, 0) != 0 || pwrite(fd_, me.data(), me.size(), 0) < 0) {
+    }
+  }
+  ~RunDirLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+  RunDirLock(const RunDirLock&) = delete;
+  RunDirLock& operator=(const RunDirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 
 void WriteFileAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
@@ -105,6 +140,16 @@ std::string GpuForEvaluator(uint32_t e) {
   return std::to_string(e);
 }
 
+// Counts the runs that wrote into `dir` (OUT/epoch), under the run lock.
+uint32_t NextEpoch(const std::string& dir) {
+  uint32_t epoch = 0;
+  std::ifstream in(dir + "/epoch");
+  if (in >> epoch) ++epoch;
+  if (epoch >= (1u << 16)) throw Error(dir + ": more than 65535 runs wrote into this directory");
+  WriteFileAtomically(dir + "/epoch", std::to_string(epoch) + "\n");
+  return epoch;
+}
+
 uint32_t GameQueueDepth(const FarmConfig& config) {
   // Games leave a queue only when their shard is written, so a queue holds
   // about a shard's worth of games of its worker, plus room to keep playing.
@@ -138,6 +183,11 @@ int RunFarm(const FarmConfig& requested) {
       throw ConfigError(std::string("--weights: ") + e.what());
     }
   }
+  std::error_code dir_error;
+  std::filesystem::create_directories(config.out, dir_error);
+  if (dir_error) throw Error("cannot create the run directory " + config.out + ": " + dir_error.message());
+  RunDirLock lock(config.out);
+  config.epoch = NextEpoch(config.out);
   PrepareOutput(config);
   RemoveStaleSegments();
 
@@ -210,13 +260,24 @@ int RunFarm(const FarmConfig& requested) {
     map.header().supervisor_heartbeat_ns.store(MonotonicNs(), std::memory_order_relaxed);
     for (auto& c : children) {
       int st = 0;
+      const pid_t pid = c.process.pid();
       if (!c.process.running() || !c.process.TryReap(&st)) continue;
       const bool clean = WIFEXITED(st) && WEXITSTATUS(st) == kExitOk;
       if (clean && c.role.rfind("worker-", 0) == 0) {
         c.finished = true;
         continue;
       }
-      ZF_LOG(ERROR) << c.role << " (pid " << c.process.pid() << ") died: " << DescribeWaitStatus(st);
+      ZF_LOG(ERROR) << c.role << " (pid " << pid << ") died: " << DescribeWaitStatus(st);
+      if (c.slot < workers) {
+        // Its games in flight are lost: count them, and give them back to
+        // the --games budget so the run still reaches it. relaxed: the
+        // worker is reaped, so its last stores are visible (waitpid).
+        shm::WorkerBlock& wb = map.Worker(c.slot);
+        const uint64_t lost = wb.games_in_flight.exchange(0, std::memory_order_relaxed);
+        wb.games_dropped.fetch_add(lost, std::memory_order_relaxed);
+        if (config.games > 0) map.header().games_claimed.fetch_sub(lost, std::memory_order_relaxed);
+        ZF_LOG(WARN) << c.role << " lost " << lost << " games in flight";
+      }
       if (WIFEXITED(st) && (WEXITSTATUS(st) == kExitUsage || WEXITSTATUS(st) == kExitNoSpace ||
                             WEXITSTATUS(st) == kExitFailure)) {
         stop_reason = c.role + " failed (" + DescribeWaitStatus(st) + "); see its log line above";

@@ -72,19 +72,26 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
     budget_left = false;
     return false;
   };
+  // Games this worker would lose if it died now: playing, or finished but
+  // not yet in the queue. Kept exact, so the supervisor can count a dead
+  // worker's losses and return them to the budget.
   auto in_flight_games = [&]() {
-    int n = 0;
+    uint64_t n = outbox.size();
     for (const auto& g : games) n += g != nullptr;
     return n;
   };
+  auto publish_in_flight = [&]() {
+    // relaxed: a statistic; the supervisor reads it after this process died
+    // (waitpid orders it) or for the status line.
+    stats.games_in_flight.store(in_flight_games(), std::memory_order_relaxed);
+  };
+  publish_in_flight();
 
   while (true) {
     const uint64_t now = MonotonicNs();
     if (now - last_beat > 50'000'000) {
       // relaxed: a timestamp compared with a deadline; it publishes nothing.
       me.heartbeat_ns.store(now, std::memory_order_relaxed);
-      // relaxed: statistics read by the supervisor's status line.
-      stats.games_in_flight.store(in_flight_games(), std::memory_order_relaxed);
       last_beat = now;
     }
     if (map.StopRequested() != 0) break;
@@ -107,9 +114,11 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
     for (int g = 0; g < k; ++g) {
       if (!games[g]) {
         if (!claim_game()) continue;
-        const uint64_t id = (static_cast<uint64_t>(worker) << 40) | queue.NextSequence();
+        const uint64_t id = (static_cast<uint64_t>(config.epoch) << 48) | (static_cast<uint64_t>(worker) << 32) |
+                            (queue.NextSequence() & 0xFFFFFFFFULL);
         games[g] = std::make_unique<mcts::SelfPlayGame>(*game, config.search, id,
                                                         MixSeed(config.seed, id), static_cast<int>(worker));
+        publish_in_flight();
       }
       mcts::SelfPlayGame& sp = *games[g];
       const int room = std::min<int64_t>(per_game - sp.InFlight(), free_slots - burst);
@@ -124,11 +133,7 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
         }
       }
       if (sp.Finished()) {
-        mcts::GameRecord record = sp.TakeRecord();
-        // relaxed: statistics only.
-        stats.games_finished.fetch_add(1, std::memory_order_relaxed);
-        stats.positions.fetch_add(record.Positions(), std::memory_order_relaxed);
-        outbox.push_back(std::move(record));
+        outbox.push_back(sp.TakeRecord());
         games[g].reset();
         progressed = true;
       }
@@ -144,7 +149,12 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
       const shm::PushResult pr = queue.TryPush(message.data(), static_cast<uint32_t>(message.size()));
       ZF_CHECK(pr != shm::PushResult::kTooLarge) << "a game message of " << message.size() << " bytes";
       if (pr == shm::PushResult::kFull) break;
+      // A game counts as finished once it is in the queue: from there the
+      // writer keeps it even if this worker dies. relaxed: statistics only.
+      stats.games_finished.fetch_add(1, std::memory_order_relaxed);
+      stats.positions.fetch_add(outbox.front().Positions(), std::memory_order_relaxed);
       outbox.pop_front();
+      publish_in_flight();
       progressed = true;
     }
 
@@ -168,21 +178,26 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
   }
 
   // Stopped: push what finished, drop what is in flight, and say how many.
-  const int dropped = in_flight_games();
-  // relaxed: statistics only.
-  stats.games_dropped.fetch_add(dropped, std::memory_order_relaxed);
+  uint64_t dropped = 0;
+  for (auto& g : games) dropped += g != nullptr;
+  games.clear();
   const uint64_t deadline = MonotonicNs() + 5'000'000'000ULL;
   while (!outbox.empty() && MonotonicNs() < deadline) {
     EncodeGame(outbox.front(), *game, &message);
-    if (queue.TryPush(message.data(), static_cast<uint32_t>(message.size())) == shm::PushResult::kOk)
+    if (queue.TryPush(message.data(), static_cast<uint32_t>(message.size())) == shm::PushResult::kOk) {
+      stats.games_finished.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
+      stats.positions.fetch_add(outbox.front().Positions(), std::memory_order_relaxed);
       outbox.pop_front();
-    else
+    } else {
       queue.WaitForSpace(kWaitNs);
+    }
   }
-  if (!outbox.empty()) {
-    stats.games_dropped.fetch_add(outbox.size(), std::memory_order_relaxed);
-    ZF_LOG(WARN) << outbox.size() << " finished games could not be queued before the deadline";
-  }
+  if (!outbox.empty()) ZF_LOG(WARN) << outbox.size() << " finished games could not be queued before the deadline";
+  dropped += outbox.size();
+  outbox.clear();
+  // relaxed: statistics only; the supervisor reads them after reaping us.
+  stats.games_dropped.fetch_add(dropped, std::memory_order_relaxed);
+  stats.games_in_flight.store(0, std::memory_order_relaxed);
   ZF_LOG(INFO) << "stopped; dropped " << dropped << " games in flight";
   return kExitOk;
 }

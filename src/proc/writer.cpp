@@ -35,7 +35,23 @@ constexpr const char* kShardPrefix = "shard";
 
 }  // namespace
 
+namespace {
+int WriteShards(const FarmConfig& config, const shm::SegmentMap& map);
+}  // namespace
+
 int RunWriter(const FarmConfig& config, const shm::SegmentMap& map) {
+  try {
+    return WriteShards(config, map);
+  } catch (const io::NoSpaceError& e) {
+    // Restarting cannot help: stop the run. Every renamed shard is complete;
+    // the games not yet written stay uncommitted in shared memory.
+    ZF_LOG(ERROR) << "the output disk is full, the writer stops: " << e.what();
+    return kExitNoSpace;
+  }
+}
+
+namespace {
+int WriteShards(const FarmConfig& config, const shm::SegmentMap& map) {
   const auto game = game::MakeGame(config.game);
   const uint32_t workers = map.params().num_workers;
   shm::ProcessSlot& me = map.WriterProcess();
@@ -51,6 +67,17 @@ int RunWriter(const FarmConfig& config, const shm::SegmentMap& map) {
   io::ShardWriter writer(dir, kShardPrefix, meta, compression);
   uint64_t shard_index = io::NextShardIndex(dir, kShardPrefix);
 
+  map.WriterDoorbell().CancelSleep();  // a predecessor killed in its sleep left the flag set
+  // A predecessor killed while writing leaves NAME.h5.tmp: never complete, and
+  // its games are still uncommitted in the queues. Remove it.
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) {
+      ZF_LOG(WARN) << "removing the incomplete " << e.path().string();
+      std::error_code ec;
+      std::filesystem::remove(e.path(), ec);
+    }
+  }
   std::vector<shm::MessageQueueConsumer> queues;
   for (uint32_t w = 0; w < workers; ++w) queues.push_back(map.MakeGameConsumer(w));
 
@@ -139,4 +166,5 @@ int RunWriter(const FarmConfig& config, const shm::SegmentMap& map) {
   }
 }
 
+}  // namespace
 }  // namespace zerofarm::proc

@@ -53,7 +53,7 @@ class SelfPlayGame {
   Rng rng_;
   GameRecord record_;
   std::vector<float> policy_scratch_;
-  uint32_t search_model_version_ = 0;  // newest version that answered this search
+  uint32_t search_model_version_ = 0;  // newest version that answered this game's searches
   bool finished_ = false;
 };
 

@@ -40,6 +40,11 @@ struct FarmConfig {
   double duration = 0.0;            // stop after this many seconds (0 = no limit)
   bool status_line = true;          // live status on a terminal
 
+  // Set by the supervisor, not by users: how many runs wrote into `out`
+  // before this one. Game ids are (epoch << 48) | (worker << 32) | sequence,
+  // so a run that continues a directory never repeats an id.
+  uint32_t epoch = 0;
+
   int EffectiveRingSlots() const {
     return ring_slots > 0 ? ring_slots : games_per_worker * search.leaves_per_round;
   }

@@ -239,7 +239,14 @@ class LeafRingConsumer {
   uint64_t Available() noexcept {
     // acquire: pairs with the worker's release of head, so the features of
     // every slot below it are visible before Take() hands them out.
-    head_ = ring_->head.load(std::memory_order_acquire);
+    const uint64_t head = ring_->head.load(std::memory_order_acquire);
+    // Never trust shared memory: a head below what we took, or more than a
+    // ring's worth ahead of done, is a corrupt (or hostile) ring. Refuse it.
+    if (head < taken_ || head - done_ > slots_) {
+      corrupt_ = true;
+      return 0;
+    }
+    head_ = head;
     return head_ - taken_;
   }
 
@@ -280,6 +287,8 @@ class LeafRingConsumer {
   void CompleteAllTaken() noexcept { Complete(taken_); }
 
   uint64_t Taken() const noexcept { return taken_; }
+  // True once Available() saw an impossible head; the ring is then ignored.
+  bool Corrupt() const noexcept { return corrupt_; }
   uint64_t Done() const noexcept { return done_; }
   LeafRingControl* control() const noexcept { return ring_; }
 
@@ -293,6 +302,7 @@ class LeafRingConsumer {
   uint64_t head_ = 0;   // last acquired value of ring_->head
   uint64_t taken_ = 0;  // done_ <= taken_ <= head_
   uint64_t done_ = 0;   // == ring_->done (we are its only writer)
+  bool corrupt_ = false;
 };
 
 }  // namespace zerofarm::shm

@@ -1,0 +1,84 @@
+#pragma once
+// An exact Connect Four solver: negamax with alpha-beta pruning on Pascal
+// Pons's bitboards, a transposition table, move ordering (centre first, then
+// by the number of winning cells a move creates), anticipation of the
+// opponent's immediate wins, and a null-window binary search on the score.
+// The method follows Pons's tutorial "Solving Connect 4: how to build a
+// perfect AI" (blog.gamesolver.org); the code is this project's own. There
+// is no opening book, so positions with few stones can take seconds to
+// minutes; positions past about 14 stones take milliseconds.
+//
+// Scores are Pons's, always from the point of view of the side to move, with
+// both sides playing perfectly (win as fast as possible, lose as slowly as
+// possible):
+//   * positive when the side to move wins: 22 - k when it wins with its k-th
+//     stone, so (43 - n) / 2 for a win with the very next stone after n stones;
+//   * 0 for a draw;
+//   * negative when it loses: k - 22 when the opponent wins with its k-th
+//     stone, so -(42 - n) / 2 when the opponent wins with its next stone.
+// Examples (Pons's blog): "4455" scores 18, "44455554221" scores -15.
+//
+// A terminal state is accepted too: a full board scores 0, and a position the
+// previous mover has just won scores -(44 - n) / 2 (the opponent won with its
+// last stone). So ScoreMoves(s)[a] == -Solve(s after a) for every legal a.
+//
+// Not thread-safe: one solver per thread. The transposition table keeps exact
+// bounds across calls (they never depend on the root), so solving related
+// positions with one solver is faster than with fresh ones.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "zerofarm/game/connect4.h"
+
+namespace zerofarm::game {
+
+class Connect4Solver {
+ public:
+  // ScoreMoves' value for a full column (no legal move there).
+  static constexpr int kIllegal = -1000;
+  // Bounds of every score.
+  static constexpr int kMinScore = -21;
+  static constexpr int kMaxScore = 22;
+
+  // The transposition table holds 2^tt_log2 entries of 8 bytes (23: 64 MiB).
+  // Entries store the whole position key, so any size gives exact results;
+  // small tables only search more. Throws ConfigError unless 4 <= tt_log2 <= 30.
+  explicit Connect4Solver(int tt_log2 = 23);
+
+  // The exact score of `s` (see the file comment).
+  int Solve(const Connect4State& s);
+  // Only the sign of Solve(s): 1 win, 0 draw, -1 loss for the side to move.
+  // Much faster than Solve for a won or lost position.
+  int SolveWeak(const Connect4State& s);
+  // For each column a (action 0..6), the exact score of playing a, from the
+  // point of view of the side to move in `s`: (43 - n) / 2 for an immediate
+  // win, else -Solve(s after a); kIllegal for a full column, and all kIllegal
+  // when `s` is terminal. The best moves are those with the maximum, which
+  // equals Solve(s) when `s` is not terminal.
+  std::array<int, Connect4Game::kWidth> ScoreMoves(const Connect4State& s);
+
+  // Positions searched (negamax calls) since construction or Reset().
+  uint64_t NodeCount() const { return node_count_; }
+  // Clears the transposition table and the node count.
+  void Reset();
+
+ private:
+  struct Position;  // bitboards of the side to move; defined in the .cpp
+
+  int SolvePosition(const Position& p, bool weak);
+  // Precondition: alpha < beta and the side to move cannot win at once.
+  // Returns the exact score if it lies in (alpha, beta), an upper bound
+  // <= alpha if the score is <= alpha, a lower bound >= beta if >= beta.
+  int Negamax(const Position& p, int alpha, int beta);
+
+  // The transposition table entry for `key` (see Pack in the .cpp).
+  uint64_t& Slot(uint64_t key);
+
+  int tt_log2_;
+  std::vector<uint64_t> table_;
+  uint64_t node_count_ = 0;
+  int history_[2][64] = {};
+};
+
+}  // namespace zerofarm::game

@@ -1,0 +1,303 @@
+#include "zerofarm/game/connect4_solver.h"
+
+#include <algorithm>
+#include <string>
+#include <cstdio>
+
+#include "zerofarm/core/error.h"
+
+namespace zerofarm::game {
+namespace {
+
+constexpr int kWidth = Connect4Game::kWidth;
+constexpr int kHeight = Connect4Game::kHeight;
+constexpr int kCells = Connect4Game::kCells;
+constexpr int kStride = kHeight + 1;  // bits per column, the top one an always-empty sentinel
+
+constexpr uint64_t BottomRow() {
+  uint64_t b = 0;
+  for (int c = 0; c < kWidth; ++c) b |= 1ULL << (c * kStride);
+  return b;
+}
+constexpr uint64_t kBottom = BottomRow();                         // lowest cell of each column
+constexpr uint64_t kBoard = kBottom * ((1ULL << kHeight) - 1);    // every playable cell
+constexpr uint64_t kColumn0 = (1ULL << kStride) - 1;             // column 0 with its sentinel
+constexpr uint64_t ColumnMask(int col) { return ((1ULL << kHeight) - 1) << (col * kStride); }
+
+// Columns in the order they are tried when move scores tie: centre first.
+#ifndef MIRROR
+#define MIRROR 1
+#endif
+constexpr bool kUseMirror = MIRROR;
+#ifndef ORDER
+#define ORDER 0
+#endif
+constexpr uint64_t kOddRows = kBottom * 0x15;   // rows 1, 3, 5 counted from the bottom
+constexpr uint64_t kEvenRows = kBottom * 0x2A;  // rows 2, 4, 6
+constexpr int kColumnOrder[kWidth] = {3, 2, 4, 1, 5, 0, 6};
+
+// A table entry packs the position key (49 bits) with what is known about
+// its score: a lower and an upper bound (6 bits each, as score - kMinScore)
+// and the column of the last move that refuted a window (3 bits, 7 = none).
+// A fresh entry holds key 0 (the empty board) with no information.
+constexpr int kInfoBits = 15;
+constexpr int kNoMove = 7;
+constexpr uint64_t Pack(uint64_t key, int lower, int upper, int move) {
+  return key << kInfoBits | static_cast<uint64_t>(lower - Connect4Solver::kMinScore) << 9 |
+         static_cast<uint64_t>(upper - Connect4Solver::kMinScore) << 3 | static_cast<uint64_t>(move);
+}
+constexpr uint64_t kEmptyEntry = Pack(0, Connect4Solver::kMinScore, Connect4Solver::kMaxScore, kNoMove);
+constexpr int EntryLower(uint64_t e) { return static_cast<int>((e >> 9) & 63) + Connect4Solver::kMinScore; }
+constexpr int EntryUpper(uint64_t e) { return static_cast<int>((e >> 3) & 63) + Connect4Solver::kMinScore; }
+constexpr int EntryMove(uint64_t e) { return static_cast<int>(e & 7); }
+
+inline int PopCount(uint64_t x) {  // SWAR; the build targets baseline x86-64 (no POPCNT)
+  x = x - ((x >> 1) & 0x5555555555555555ULL);
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+}
+
+// Empty cells (playable now or later) where `stones` would complete a four.
+// The empty sentinel cell atop each column stops lines from wrapping.
+inline uint64_t WinningCells(uint64_t stones, uint64_t mask) {
+  uint64_t r = (stones << 1) & (stones << 2) & (stones << 3);  // vertical: three below
+  for (int s : {kStride, kStride - 1, kStride + 1}) {       // horizontal, both diagonals
+    const uint64_t up2 = (stones << s) & (stones << 2 * s);  // two stones on the low side
+    r |= up2 & (stones << 3 * s);
+    r |= up2 & (stones >> s);
+    const uint64_t down2 = (stones >> s) & (stones >> 2 * s);  // two on the high side
+    r |= down2 & (stones >> 3 * s);
+    r |= down2 & (stones << s);
+  }
+  return r & (kBoard ^ mask);
+}
+
+// The key with its columns in mirrored order (a key is column-local).
+inline uint64_t MirrorKey(uint64_t key) {
+  uint64_t m = 0;
+  for (int c = 0; c < kWidth; ++c) {
+    m |= ((key >> (c * kStride)) & kColumn0) << ((kWidth - 1 - c) * kStride);
+  }
+  return m;
+}
+
+}  // namespace
+
+// The position from the side to move's point of view (Pons's representation).
+struct Connect4Solver::Position {
+  uint64_t current;  // stones of the side to move
+  uint64_t mask;     // all stones
+  int moves;         // stones on the board
+
+  // Exact and column-local: in each column, current + mask is the side to
+  // move's stones plus a marker just above the column's stones, less one.
+  uint64_t Key() const { return current + mask; }
+  uint64_t Playable() const { return (mask + kBottom) & kBoard; }
+  bool CanWinNext() const { return (WinningCells(current, mask) & Playable()) != 0; }
+  // Playable cells that do not hand the opponent an immediate win: if the
+  // opponent threatens a playable cell, that cell (or nothing, against two);
+  // never the cell just below an opponent's winning cell.
+  uint64_t NonLosingMoves() const {
+    uint64_t playable = Playable();
+    const uint64_t opponent_wins = WinningCells(current ^ mask, mask);
+    const uint64_t forced = playable & opponent_wins;
+    if (forced) {
+      if (forced & (forced - 1)) return 0;
+      playable = forced;
+    }
+    return playable & ~(opponent_wins >> 1);
+  }
+  // Winning cells the side to move would own after playing `move`.
+  int MoveScore(uint64_t move) const {
+#if ORDER == 0
+    return PopCount(WinningCells(current | move, mask | move));
+#else
+    const uint64_t w = WinningCells(current | move, mask | move);
+    const uint64_t good = (moves & 1) ? kEvenRows : kOddRows;
+    return ORDER * PopCount(w & good) + PopCount(w & ~good);
+#endif
+  }
+  Position Play(uint64_t move) const { return Position{current ^ mask, mask | move, moves + 1}; }
+};
+
+Connect4Solver::Connect4Solver(int tt_log2) : tt_log2_(tt_log2) {
+  if (tt_log2 < 4 || tt_log2 > 30) {
+    throw ConfigError("connect4 solver: transposition table log2 size " + std::to_string(tt_log2) +
+                      " is out of range [4, 30]");
+  }
+  table_.assign(size_t{1} << tt_log2_, kEmptyEntry);
+}
+
+void Connect4Solver::Reset() {
+  std::fill(table_.begin(), table_.end(), kEmptyEntry);
+  node_count_ = 0;
+  for (auto& h : history_) std::fill(h, h + 64, 0);
+}
+
+uint64_t& Connect4Solver::Slot(uint64_t key) {
+  return table_[(key * 0x9E3779B97F4A7C15ULL) >> (64 - tt_log2_)];
+}
+
+int Connect4Solver::Negamax(const Position& p, int alpha, int beta) {
+  ZF_DCHECK(alpha < beta);
+  ZF_DCHECK(!p.CanWinNext());
+  ++node_count_;
+  const uint64_t next = p.NonLosingMoves();
+  if (next == 0) return -(kCells - p.moves) / 2;  // the opponent wins with its next stone
+  if (p.moves >= kCells - 2) return 0;            // neither side can complete a four any more
+  // Neither side wins at its next stone: the opponent's earliest win is its
+  // second stone from now, ours our second.
+  int lower = -(kCells - 2 - p.moves) / 2;
+  int upper = (kCells - 1 - p.moves) / 2;
+#if DEADLINES
+  // A side with no line of four left free of the other's stones cannot win.
+  if (!Connect4State::HasFour(kBoard & ~(p.current ^ p.mask))) upper = std::min(upper, 0);
+  if (!Connect4State::HasFour(kBoard & ~p.current)) lower = std::max(lower, 0);
+#endif
+  const uint64_t key = kUseMirror ? std::min(p.Key(), MirrorKey(p.Key())) : p.Key();
+  uint64_t& slot = Slot(key);
+  int hint = kNoMove;
+  if (slot >> kInfoBits == key) {
+    lower = std::max(lower, EntryLower(slot));
+    upper = std::min(upper, EntryUpper(slot));
+    hint = EntryMove(slot);
+  }
+  if (alpha < lower) {
+    alpha = lower;
+    if (alpha >= beta) return alpha;
+  }
+  if (beta > upper) {
+    beta = upper;
+    if (alpha >= beta) return beta;
+  }
+
+  // Order the non-losing moves: the table's refutation first, then by the
+  // number of winning cells they leave us, ties in centre-first order
+  // (insertion sort keeps it stable).
+  uint64_t moves[kWidth];
+  int cols[kWidth];
+  int scores[kWidth];
+  int count = 0;
+  for (int col : kColumnOrder) {
+    const uint64_t move = next & ColumnMask(col);
+    if (!move) continue;
+#if HISTORY
+    const int score = col == hint ? (1 << 30) : (p.MoveScore(move) << 22) + std::min(history_[p.moves & 1][__builtin_ctzll(move)], (1 << 22) - 1);
+#else
+    const int score = col == hint ? 1000 : p.MoveScore(move);
+#endif
+    int j = count++;
+    for (; j > 0 && scores[j - 1] < score; --j) {
+      moves[j] = moves[j - 1];
+      cols[j] = cols[j - 1];
+      scores[j] = scores[j - 1];
+    }
+    moves[j] = move;
+    cols[j] = col;
+    scores[j] = score;
+  }
+
+#if ETC
+  if (p.moves < ETC_MAX)
+  // Enhanced transposition cutoff: a child the table already refutes.
+  for (int i = 0; i < count; ++i) {
+    const Position child = p.Play(moves[i]);
+    const uint64_t child_key = child.Key();
+    const uint64_t e = Slot(child_key);
+    if (e >> kInfoBits == child_key && -EntryUpper(e) >= beta) return -EntryUpper(e);
+  }
+#endif
+  for (int i = 0; i < count; ++i) {
+    const int score = -Negamax(p.Play(moves[i]), -beta, -alpha);
+    if (score >= beta) {  // a lower bound
+#if HISTORY
+      history_[p.moves & 1][__builtin_ctzll(moves[i])] += HISTORY;
+#endif
+      uint64_t& s = Slot(key);
+      s = s >> kInfoBits == key ? Pack(key, std::max(score, EntryLower(s)), EntryUpper(s), cols[i])
+                                : Pack(key, score, kMaxScore, cols[i]);
+      return score;
+    }
+    alpha = std::max(alpha, score);
+  }
+  uint64_t& s = Slot(key);  // alpha is an upper bound
+  s = s >> kInfoBits == key ? Pack(key, EntryLower(s), std::min(alpha, EntryUpper(s)), EntryMove(s))
+                            : Pack(key, kMinScore, alpha, kNoMove);
+  return alpha;
+}
+
+int Connect4Solver::SolvePosition(const Position& p, bool weak) {
+  if (p.CanWinNext()) return weak ? 1 : (kCells + 1 - p.moves) / 2;
+  // Null-window searches, bisecting [lo, hi] towards 0 first (small
+  // |score| windows are the cheap ones to refute).
+  int lo = -(kCells - p.moves) / 2;
+  int hi = (kCells - 1 - p.moves) / 2;
+  if (weak) {
+    lo = std::max(lo, -1);
+    hi = std::min(hi, 1);
+  }
+  while (lo < hi) {
+    int med = lo + (hi - lo) / 2;
+    if (med <= 0 && lo / 2 < med) {
+      med = lo / 2;
+    } else if (med >= 0 && hi / 2 > med) {
+      med = hi / 2;
+    }
+#ifdef TRACE
+    const uint64_t n0 = node_count_;
+#endif
+    const int r = Negamax(p, med, med + 1);
+#ifdef TRACE
+    fprintf(stderr, "  window %d: r=%d nodes %llu\n", med, r, (unsigned long long)(node_count_ - n0));
+#endif
+    if (r <= med) {
+      hi = r;
+    } else {
+      lo = r;
+    }
+  }
+  return weak ? (lo > 0) - (lo < 0) : lo;
+}
+
+namespace {
+bool Finished(const Connect4State& s, int* score) {
+  if (s.Winner() >= 0) {
+    *score = -(kCells + 2 - s.MoveNumber()) / 2;  // the opponent won with its last stone
+    return true;
+  }
+  if (s.MoveNumber() == kCells) {
+    *score = 0;
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+int Connect4Solver::Solve(const Connect4State& s) {
+  int score = 0;
+  if (Finished(s, &score)) return score;
+  const int me = s.CurrentPlayer();
+  return SolvePosition(Position{s.Stones(me), s.Stones(0) | s.Stones(1), s.MoveNumber()}, false);
+}
+
+int Connect4Solver::SolveWeak(const Connect4State& s) {
+  int score = 0;
+  if (Finished(s, &score)) return (score > 0) - (score < 0);
+  const int me = s.CurrentPlayer();
+  return SolvePosition(Position{s.Stones(me), s.Stones(0) | s.Stones(1), s.MoveNumber()}, true);
+}
+
+std::array<int, Connect4Game::kWidth> Connect4Solver::ScoreMoves(const Connect4State& s) {
+  std::array<int, kWidth> scores;
+  scores.fill(kIllegal);
+  for (int a = 0; a < kWidth; ++a) {
+    if (!s.IsLegal(a)) continue;  // false for every column of a terminal state
+    Connect4State child = s;
+    child.Apply(a);
+    scores[a] = -Solve(child);
+  }
+  return scores;
+}
+
+}  // namespace zerofarm::game

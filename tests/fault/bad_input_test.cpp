@@ -1,0 +1,206 @@
+// Bad input and a hostile environment: each gets one clear line and an exit
+// code, and nothing already finished is lost or left half-written.
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "farm_check.h"
+#include "skip.h"
+#include "test_paths.h"
+#include "zerofarm/core/exit_codes.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/weights_file.h"
+
+using namespace zerofarm;
+using namespace zerofarm::testing;
+
+namespace {
+
+int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+// ERROR lines of a log.
+std::vector<std::string> ErrorLines(const std::string& log) {
+  std::vector<std::string> out;
+  std::istringstream is(log);
+  std::string line;
+  while (std::getline(is, line))
+    if (line.rfind("E ", 0) == 0) out.push_back(line);
+  return out;
+}
+
+eval::NetConfig SmallNet(const std::string& game, int planes, int h, int w, int actions) {
+  eval::NetConfig c;
+  c.game = game;
+  c.planes = planes;
+  c.height = h;
+  c.width = w;
+  c.actions = actions;
+  c.blocks = 1;
+  c.filters = 8;
+  return c;
+}
+
+// A tmpfs of `bytes` mounted on `dir` for the test's lifetime (root only).
+class SmallDisk {
+ public:
+  SmallDisk(const std::string& dir, size_t bytes) : dir_(dir) {
+    std::filesystem::create_directories(dir);
+    const std::string opts = "size=" + std::to_string(bytes);
+    mounted_ = mount("tmpfs", dir.c_str(), "tmpfs", 0, opts.c_str()) == 0;
+  }
+  ~SmallDisk() {
+    if (mounted_) umount2(dir_.c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("weights that are truncated, not HDF5, or for another game fail at start with one line",
+          "[multiprocess][fault]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-bad-weights");
+  io::WriteWeights(dir / "ttt.h5", eval::RandomWeights(SmallNet("tictactoe", 3, 3, 3, 9), 1));
+  io::WriteWeights(dir / "c4.h5", eval::RandomWeights(SmallNet("connect4", 3, 6, 7, 7), 1));
+  std::filesystem::copy_file(dir / "c4.h5", dir / "cut.h5");
+  std::filesystem::resize_file(dir / "cut.h5", std::filesystem::file_size(dir / "c4.h5") / 3);
+  std::ofstream(dir / "text.h5") << "these are not weights\n";
+  for (const std::string name : {"ttt.h5", "cut.h5", "text.h5", "missing.h5"}) {
+    Spawned p(FarmArgs(dir / ("run-" + name), {"--weights", dir / name, "--games", "2"}), dir / "p");
+    const int code = p.Wait(120);
+    const std::string err = p.Stderr();
+    INFO(name << ": " << err);
+    CHECK(code == kExitUsage);
+    CHECK(Lines(err) == 1);
+    CHECK_THAT(err, Catch::Contains(name));
+  }
+  // And the right file works.
+  Spawned ok(FarmArgs(dir / "run-ok", {"--weights", dir / "c4.h5", "--games", "4"}), dir / "ok");
+  CHECK(ok.Wait(300) == 0);
+}
+
+TEST_CASE("a full output disk stops the writer cleanly and every finished shard stays intact",
+          "[multiprocess][fault]") {
+  ScratchDir dir("zf-enospc");
+  const std::string out = dir / "disk";
+  SmallDisk disk(out, 160 * 1024);
+  if (!disk.mounted()) ZF_SKIP("cannot mount a small tmpfs here (needs root)");
+  Spawned farm(FarmArgs(out + "/run", {"--shard-positions", "60", "--compression", "0", "--duration", "120"}),
+               dir / "farm");
+  const int code = farm.Wait(300);
+  const std::string err = farm.Stderr(), summary = farm.Stdout();
+  INFO(err);
+  INFO(summary);
+  CHECK(code == kExitNoSpace);
+  CHECK_THAT(err, Catch::Contains("No space left on device"));
+  CHECK_THAT(summary, Catch::Contains("were NOT written"));
+  const auto shards = io::ListShards(out + "/run/shards");
+  CHECK(shards.size() >= 1);
+  const ShardCheck check = CheckShards(out + "/run/shards");  // each complete shard opens and is valid
+  CHECK(check.duplicate_ids == 0);
+  CHECK(FilesWithSuffix(out, ".tmp").empty());
+  CHECK(SegmentsOf(farm.pid()).empty());
+}
+
+TEST_CASE("rings too big for /dev/shm fail at start with one line and leave no segment",
+          "[multiprocess][fault]") {
+  ScratchDir dir("zf-shm");
+  Spawned p(FarmArgs(dir / "run", {"--workers", "1024", "--ring-slots", "1000000"}), dir / "p");
+  const int code = p.Wait(120);
+  const std::string err = p.Stderr();
+  INFO(err);
+  CHECK(code == kExitFailure);
+  const auto errors = ErrorLines(err);
+  CHECK(Lines(err) == 1);
+  CHECK_THAT(err, Catch::Contains("/dev/shm"));
+  CHECK(SegmentsOf(p.pid()).empty());
+}
+
+TEST_CASE("an output directory that cannot be written fails at start with one line", "[multiprocess][fault]") {
+  ScratchDir dir("zf-unwritable");
+  std::ofstream(dir / "file") << "x";
+  Spawned p(FarmArgs(dir / "file/run", {}), dir / "p");
+  const int code = p.Wait(60);
+  const std::string err = p.Stderr();
+  INFO(err);
+  CHECK(code != 0);
+  CHECK(Lines(err) == 1);
+  CHECK_THAT(err, Catch::Contains(dir / "file/run"));
+  if (geteuid() != 0) {  // root writes anywhere; a read-only directory only stops others
+    std::filesystem::create_directories(dir / "ro");
+    std::filesystem::permissions(dir / "ro", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+    Spawned q(FarmArgs(dir / "ro/run", {}), dir / "q");
+    CHECK(q.Wait(60) != 0);
+    CHECK(Lines(q.Stderr()) == 1);
+  }
+}
+
+TEST_CASE("a crash loop is bounded: the run stops with a clear error", "[multiprocess][fault]") {
+  ScratchDir dir("zf-storm");
+  setenv("ZF_FAULT_CRASH", "worker-1", 1);
+  Spawned p(FarmArgs(dir / "run", {}), dir / "p");
+  unsetenv("ZF_FAULT_CRASH");
+  const int code = p.Wait(120);
+  const std::string err = p.Stderr();
+  INFO(err);
+  CHECK(code == kExitFailure);
+  CHECK_THAT(err, Catch::Contains("worker-1 died 10 times in 30 s; giving up"));
+  CHECK(SegmentsOf(p.pid()).empty());
+  CHECK(FilesWithSuffix(dir / "run", ".tmp").empty());
+}
+
+TEST_CASE("two runs never share an output directory", "[multiprocess][fault]") {
+  ScratchDir dir("zf-lock");
+  Spawned first(FarmArgs(dir / "run", {"--duration", "30"}), dir / "first");
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  Spawned second(FarmArgs(dir / "run", {"--games", "1"}), dir / "second");
+  CHECK(second.Wait(60) == kExitUsage);
+  CHECK_THAT(second.Stderr(), Catch::Contains("another zerofarm run"));
+  first.Signal(SIGINT);
+  CHECK(first.Wait(120) == 0);
+}
+
+TEST_CASE("after a SIGKILLed supervisor: children exit, the next run cleans up and continues numbering",
+          "[multiprocess][fault]") {
+  ScratchDir dir("zf-killed");
+  const std::string out = dir / "run";
+  Spawned first(FarmArgs(out, {"--shard-positions", "60"}), dir / "first");
+  // Wait for a few shards, then kill the supervisor outright.
+  for (int i = 0; i < 600 && (!std::filesystem::exists(out + "/shards") || io::ListShards(out + "/shards").size() < 2);
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto children = ChildPids(first.pid());
+  REQUIRE(children.size() >= 4);
+  const auto segments = SegmentsOf(first.pid());
+  REQUIRE(segments.size() == 1);
+  first.Signal(SIGKILL);
+  first.Wait(30);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  for (pid_t c : children) CHECK_FALSE(ProcessAlive(c));  // PR_SET_PDEATHSIG
+
+  // What a killed run leaves: its segment, perhaps a .tmp shard. Plant one.
+  std::ofstream(out + "/shards/shard-999999.h5.tmp") << "half a shard";
+  const auto before = io::ListShards(out + "/shards");
+  std::map<std::string, uintmax_t> sizes;
+  for (const auto& s : before) sizes[s] = std::filesystem::file_size(s);
+
+  Spawned second(FarmArgs(out, {"--games", "10", "--shard-positions", "60"}), dir / "second");
+  REQUIRE(second.Wait(300) == 0);
+  CHECK(std::filesystem::exists(segments[0]) == false);       // the dead run's segment is gone
+  CHECK(FilesWithSuffix(out, ".tmp").empty());                 // the partial shard is gone
+  const auto after = io::ListShards(out + "/shards");
+  CHECK(after.size() > before.size());
+  for (const auto& s : before) CHECK(std::filesystem::file_size(s) == sizes[s]);  // nothing overwritten
+  const ShardCheck check = CheckShards(out + "/shards");
+  CHECK(check.duplicate_ids == 0);
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs the tests of the Python tools (tools/*.py) with Debian's Python, which
+# has h5py, numpy and matplotlib (python3 on PATH may be another one).
+#
+#   tests/python/run_tests.sh [ZERO_FARM_BINARY]
+#
+# The binary (the argument, else $ZF_BINARY) enables the tests that run a
+# real farm; without it they are skipped. Without PyTorch (import torch
+# fails) the torch tests are skipped and say "SKIPPED: torch not installed".
+# Prints unittest's per-test lines and summary; exits non-zero on a failure.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+python=/usr/bin/python3
+
+if [ $# -gt 1 ]; then
+  echo "usage: $0 [ZERO_FARM_BINARY]" >&2
+  exit 2
+fi
+if [ $# -eq 1 ]; then
+  export ZF_BINARY="$1"
+fi
+if [ -n "${ZF_BINARY:-}" ]; then
+  if [ ! -x "$ZF_BINARY" ]; then
+    echo "run_tests.sh: ZF_BINARY=$ZF_BINARY is not an executable file" >&2
+    exit 2
+  fi
+  ZF_BINARY="$(cd "$(dirname "$ZF_BINARY")" && pwd)/$(basename "$ZF_BINARY")"
+  export ZF_BINARY
+  echo "run_tests.sh: farm tests use $ZF_BINARY"
+else
+  echo "run_tests.sh: ZF_BINARY not set: the farm tests will be skipped"
+fi
+if ! "$python" -c 'import h5py, numpy, matplotlib' 2>/dev/null; then
+  echo "run_tests.sh: $python lacks h5py, numpy or matplotlib (tools/setup.sh installs them)" >&2
+  exit 1
+fi
+if "$python" -c 'import torch' 2>/dev/null; then
+  echo "run_tests.sh: torch $("$python" -c 'import torch; print(torch.__version__)') found: torch tests run"
+else
+  echo "run_tests.sh: SKIPPED: torch not installed (the torch tests are skipped)"
+fi
+
+cd "$repo"
+# Keep the test processes to a few threads: they run beside other tests.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}" MPLBACKEND=Agg
+exec "$python" -m unittest discover -s tests/python -t tests/python -v

@@ -1,0 +1,169 @@
+#pragma once
+// Helpers of the multi-process farm tests: the arguments of a small farm, and
+// checks of what a run left behind (shards, segments, temporary files).
+// Only the test's own (parent) process calls them.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "spawn.h"
+#include "zerofarm/game/game.h"
+#include "zerofarm/io/shard.h"
+
+namespace zerofarm::testing {
+
+inline std::vector<std::string> FarmArgs(const std::string& out, std::vector<std::string> extra) {
+  std::vector<std::string> args = {ZF_BINARY, "run", "--game", "connect4", "--workers", "2", "--gpus", "0",
+                                   "--games-per-worker", "8", "--simulations", "12", "--blocks", "1",
+                                   "--filters", "8", "--out", out, "--no-status", "--seed", "11"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// Names of /dev/shm segments created by process `pid`.
+inline std::vector<std::string> SegmentsOf(pid_t pid) {
+  std::vector<std::string> out;
+  const std::string prefix = "zf-" + std::to_string(pid) + "-";
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm"))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path().string());
+  return out;
+}
+
+inline std::vector<std::string> FilesWithSuffix(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string p = e.path().string();
+    if (p.size() >= suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Process names (comm) of the children of `parent`.
+inline std::multiset<std::string> ChildNames(pid_t parent) {
+  std::multiset<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (!std::all_of(pid.begin(), pid.end(), ::isdigit)) continue;
+    const std::string stat = Slurp(e.path().string() + "/stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state;
+    pid_t ppid;
+    rest >> state >> ppid;
+    if (ppid == parent) {
+      std::string comm = Slurp(e.path().string() + "/comm");
+      if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+      names.insert(comm);
+    }
+  }
+  return names;
+}
+
+struct ShardCheck {
+  std::set<uint64_t> game_ids;
+  uint64_t games = 0, positions = 0, duplicate_ids = 0;
+};
+
+// Reads every shard and checks every position's targets against a replay.
+inline ShardCheck CheckShards(const std::string& dir) {
+  ShardCheck out;
+  auto g = game::MakeGame("connect4");
+  const size_t fb = g->Shape().FeatureBytes();
+  std::vector<uint8_t> features(fb);
+  std::vector<int> legal;
+  for (const auto& path : io::ListShards(dir)) {
+    io::ShardReader shard(path);
+    REQUIRE(shard.meta().game == "connect4");
+    const auto games = shard.ReadGames();
+    const auto rows = shard.ReadAllPositions();
+    out.games += games.size();
+    out.positions += rows.count;
+    for (const auto& game : games) {
+      if (!out.game_ids.insert(game.game_id).second) ++out.duplicate_ids;
+      auto state = g->NewInitialState();
+      REQUIRE(game.position_count == game.length);
+      for (int i = 0; i < game.position_count; ++i) {
+        const size_t row = game.first_position + i;
+        REQUIRE(rows.game_id[row] == game.game_id);
+        REQUIRE(rows.ply[row] == i);
+        state->EncodeFeatures(features.data());
+        REQUIRE(std::equal(features.begin(), features.end(), rows.features.begin() + row * fb));
+        state->LegalActions(&legal);
+        float sum = 0;
+        for (int a = 0; a < g->ActionCount(); ++a) {
+          const float p = rows.policy[row * g->ActionCount() + a];
+          if (std::find(legal.begin(), legal.end(), a) == legal.end()) REQUIRE(p == 0.0f);
+          sum += p;
+        }
+        REQUIRE(sum == Approx(1.0f).epsilon(1e-4));
+        const int mover = state->CurrentPlayer();
+        const float z = game.result < 0 ? 0.0f : (game.result == mover ? 1.0f : -1.0f);
+        REQUIRE(rows.z[row] == z);
+        REQUIRE(state->IsLegal(game.moves[i]));
+        state->Apply(game.moves[i]);
+      }
+      REQUIRE(state->IsTerminal());
+      REQUIRE(state->Winner() == game.result);
+    }
+  }
+  return out;
+}
+
+}  // namespace zerofarm::testing
+
+namespace zerofarm::testing {
+
+// Pids of the children of `parent` (from /proc/*/stat).
+inline std::vector<pid_t> ChildPids(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (!std::all_of(pid.begin(), pid.end(), ::isdigit)) continue;
+    const std::string stat = Slurp(e.path().string() + "/stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state;
+    pid_t ppid;
+    rest >> state >> ppid;
+    if (ppid == parent && state != 'Z') out.push_back(static_cast<pid_t>(std::stoi(pid)));
+  }
+  return out;
+}
+
+inline bool ProcessAlive(pid_t pid) {
+  const std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
+  if (stat.empty()) return false;
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && stat[close + 2] != 'Z';
+}
+
+// A number that follows `label` in `text` ("50 games finished" -> 50 for
+// label " games finished" read backwards): the integer just before it.
+inline long long NumberBefore(const std::string& text, const std::string& label) {
+  const auto at = text.find(label);
+  if (at == std::string::npos) return -1;
+  size_t begin = at;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1]))) --begin;
+  return begin == at ? -1 : std::stoll(text.substr(begin, at - begin));
+}
+
+// The number just after `label` ("restarts 31" -> 31).
+inline long long NumberAfter(const std::string& text, const std::string& label) {
+  const auto at = text.find(label);
+  if (at == std::string::npos) return -1;
+  size_t end = at + label.size();
+  while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+  return end == at + label.size() ? -1 : std::stoll(text.substr(at + label.size(), end - at - label.size()));
+}
+
+}  // namespace zerofarm::testing

@@ -1,0 +1,456 @@
+#!/usr/bin/env python3
+"""zerofarm's network in PyTorch, and its weights files <-> PyTorch state_dicts.
+
+``ZeroNet`` has exactly the module tree of the C++ network (src/eval/torch_net.h),
+so its ``state_dict()`` names are the tensor names of a zerofarm weights file
+(docs/schema.md, "Weights files"):
+
+    stem.conv, stem.bn                      conv3x3 planes->filters (no bias), BatchNorm
+    blocks.N.{conv1,bn1,conv2,bn2}          residual blocks: relu(bn2(conv2(relu(bn1(conv1 x)))) + x)
+    policy_head.{conv,bn,fc}                conv1x1 filters->2, bn, relu, flatten, fc 2*H*W->actions
+    value_head.{conv,bn,fc1,fc2}            conv1x1 filters->1, bn, relu, flatten, fc H*W->value_hidden,
+                                            relu, fc value_hidden->1, tanh
+
+``forward(x)`` takes features [N, planes, H, W] (uint8 as stored in shards, or
+float) and returns (policy logits [N, actions], value [N] in [-1, 1]); the C++
+search applies the softmax over the legal actions itself.
+
+Module use::
+
+    import zf_weights_torch as zw
+    net = zw.load_zerofarm_weights("runs/run1/models/model-000007.h5")   # eval() mode
+    net = zw.ZeroNet.for_game("connect4", blocks=6, filters=64)           # a fresh net
+    zw.save_zerofarm_weights(net, "runs/run1/models/model-000008.h5", "connect4", 8)
+
+CLI (needs torch)::
+
+    zf_weights_torch.py to-state-dict WEIGHTS.h5 OUT.pt
+    zf_weights_torch.py from-state-dict IN.pt WEIGHTS.h5 --game connect4 [--version 8]
+    zf_weights_torch.py init WEIGHTS.h5 --game connect4 [--blocks 6 --filters 64 --seed 0]
+
+``from-state-dict`` reads a plain state_dict or a checkpoint dict holding one
+under "state_dict" or "model" (a "module." or "_orig_mod." prefix from
+DataParallel or torch.compile is dropped); it infers planes, actions, blocks,
+filters and value_hidden from the tensor shapes and takes height and width
+from --game (or --height/--width for a game this tool does not know).
+
+The functions that need no torch (``state_dict_shapes``, ``infer_config``)
+work without it; everything else raises ImportError / exits 1 with a clear
+message when ``import torch`` fails. See docs/training.md.
+"""
+
+import argparse
+import collections
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import h5_weights  # noqa: E402  (tools/h5_weights.py: the file format itself)
+import zf_shards  # noqa: E402   (GAME_SHAPES)
+
+try:
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+    _TORCH_ERROR = None
+except Exception as _e:  # ImportError, or a broken install
+    torch = nn = F = None
+    _TORCH_ERROR = _e
+
+CONFIG_KEYS = h5_weights.CONFIG_KEYS  # game, planes, height, width, actions, blocks, filters, value_hidden
+DEFAULT_BLOCKS = 6
+DEFAULT_FILTERS = 64
+DEFAULT_VALUE_HIDDEN = 64  # what `zerofarm run` uses for its random nets
+
+
+def require_torch():
+    if torch is None:
+        raise ImportError(f"PyTorch is not installed (import torch failed: {_TORCH_ERROR})")
+
+
+# ---- the layout, without torch -----------------------------------------------
+
+def _bn_shapes(prefix, channels):
+    return [(prefix + ".weight", (channels,)), (prefix + ".bias", (channels,)),
+            (prefix + ".running_mean", (channels,)), (prefix + ".running_var", (channels,)),
+            (prefix + ".num_batches_tracked", ())]
+
+
+def state_dict_shapes(config):
+    """The tensors of a ZeroNet with `config` (a dict with planes, height,
+    width, actions, blocks, filters, value_hidden): an OrderedDict name ->
+    shape tuple, in PyTorch's state_dict order. Needs no torch."""
+    p, h, w, a = (int(config[k]) for k in ("planes", "height", "width", "actions"))
+    b, f, vh = (int(config[k]) for k in ("blocks", "filters", "value_hidden"))
+    shapes = [("stem.conv.weight", (f, p, 3, 3))] + _bn_shapes("stem.bn", f)
+    for i in range(b):
+        shapes += [(f"blocks.{i}.conv1.weight", (f, f, 3, 3))] + _bn_shapes(f"blocks.{i}.bn1", f)
+        shapes += [(f"blocks.{i}.conv2.weight", (f, f, 3, 3))] + _bn_shapes(f"blocks.{i}.bn2", f)
+    shapes += [("policy_head.conv.weight", (2, f, 1, 1))] + _bn_shapes("policy_head.bn", 2)
+    shapes += [("policy_head.fc.weight", (a, 2 * h * w)), ("policy_head.fc.bias", (a,))]
+    shapes += [("value_head.conv.weight", (1, f, 1, 1))] + _bn_shapes("value_head.bn", 1)
+    shapes += [("value_head.fc1.weight", (vh, h * w)), ("value_head.fc1.bias", (vh,)),
+               ("value_head.fc2.weight", (1, vh)), ("value_head.fc2.bias", (1,))]
+    return collections.OrderedDict(shapes)
+
+
+def _shape_of(t):
+    return tuple(int(d) for d in (t.shape if hasattr(t, "shape") else np.shape(t)))
+
+
+def strip_prefixes(state):
+    """A state_dict without the "module." (DataParallel) or "_orig_mod."
+    (torch.compile) prefixes on its names."""
+    out = collections.OrderedDict()
+    for name, t in state.items():
+        for prefix in ("module.", "_orig_mod."):
+            while name.startswith(prefix):
+                name = name[len(prefix):]
+        out[name] = t
+    return out
+
+
+def check_state_dict(state, config):
+    """Problems (a list of strings, empty if none) of `state` (name -> tensor
+    or array) as the weights of a ZeroNet with `config`."""
+    want = state_dict_shapes(config)
+    problems = []
+    missing = [n for n in want if n not in state]
+    extra = [n for n in state if n not in want]
+    if missing:
+        problems.append(f"missing {len(missing)} tensor(s): {', '.join(missing[:5])}"
+                        + (" ..." if len(missing) > 5 else ""))
+    if extra:
+        problems.append(f"unexpected {len(extra)} tensor(s): {', '.join(extra[:5])}"
+                        + (" ..." if len(extra) > 5 else ""))
+    for n, shape in want.items():
+        if n in state and _shape_of(state[n]) != shape:
+            problems.append(f"{n} has shape {list(_shape_of(state[n]))}, expected {list(shape)}")
+    return problems
+
+
+def infer_config(state, game, height=None, width=None):
+    """The config of a ZeroNet state_dict: planes, actions, blocks, filters and
+    value_hidden from the tensor shapes; height and width from the arguments,
+    else from `game` (zf_shards.GAME_SHAPES). Raises ValueError if they do
+    not fit together. Needs no torch."""
+    state = strip_prefixes(state)
+    known = zf_shards.GAME_SHAPES.get(game)
+    if height is None or width is None:
+        if known is None:
+            raise ValueError(f"unknown game {game!r} (known: {', '.join(sorted(zf_shards.GAME_SHAPES))}); "
+                             "give its height and width")
+        height = known["height"] if height is None else height
+        width = known["width"] if width is None else width
+    try:
+        filters, planes = _shape_of(state["stem.conv.weight"])[:2]
+        actions = _shape_of(state["policy_head.fc.weight"])[0]
+        value_hidden = _shape_of(state["value_head.fc1.weight"])[0]
+    except KeyError as e:
+        raise ValueError(f"not a ZeroNet state_dict: no tensor {e.args[0]}") from None
+    blocks = 0
+    while f"blocks.{blocks}.conv1.weight" in state:
+        blocks += 1
+    config = {"game": game, "planes": planes, "height": int(height), "width": int(width),
+              "actions": actions, "blocks": blocks, "filters": filters, "value_hidden": value_hidden}
+    if known is not None:
+        for k in ("planes", "height", "width", "actions"):
+            if config[k] != known[k]:
+                raise ValueError(f"{game} has {k} {known[k]}, the network has {config[k]}")
+    problems = check_state_dict(state, config)
+    if problems:
+        raise ValueError("state_dict does not fit " + describe(config) + ": " + "; ".join(problems))
+    return config
+
+
+def describe(config, version=None):
+    """"connect4 3x6x7 -> 7, 6 blocks x 64 filters, value head 64" (as the C++ logs it)."""
+    text = (f"{config.get('game') or '?'} {config['planes']}x{config['height']}x{config['width']} -> "
+            f"{config['actions']}, {config['blocks']} blocks x {config['filters']} filters, "
+            f"value head {config['value_hidden']}")
+    return text if version is None else f"{text}, version {version}"
+
+
+# ---- the network ---------------------------------------------------------------
+
+if torch is not None:
+
+    class _Stem(nn.Module):
+        def __init__(self, planes, filters):
+            super().__init__()
+            self.conv = nn.Conv2d(planes, filters, 3, padding=1, bias=False)
+            self.bn = nn.BatchNorm2d(filters)
+
+        def forward(self, x):
+            return F.relu(self.bn(self.conv(x)))
+
+    class ResidualBlock(nn.Module):
+        def __init__(self, filters):
+            super().__init__()
+            self.conv1 = nn.Conv2d(filters, filters, 3, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(filters)
+            self.conv2 = nn.Conv2d(filters, filters, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(filters)
+
+        def forward(self, x):
+            y = F.relu(self.bn1(self.conv1(x)))
+            y = self.bn2(self.conv2(y))
+            return F.relu(y + x)
+
+    class _PolicyHead(nn.Module):
+        def __init__(self, filters, cells, actions):
+            super().__init__()
+            self.conv = nn.Conv2d(filters, 2, 1, bias=False)
+            self.bn = nn.BatchNorm2d(2)
+            self.fc = nn.Linear(2 * cells, actions)
+
+        def forward(self, h):
+            return self.fc(F.relu(self.bn(self.conv(h))).flatten(1))
+
+    class _ValueHead(nn.Module):
+        def __init__(self, filters, cells, value_hidden):
+            super().__init__()
+            self.conv = nn.Conv2d(filters, 1, 1, bias=False)
+            self.bn = nn.BatchNorm2d(1)
+            self.fc1 = nn.Linear(cells, value_hidden)
+            self.fc2 = nn.Linear(value_hidden, 1)
+
+        def forward(self, h):
+            v = F.relu(self.bn(self.conv(h))).flatten(1)
+            return torch.tanh(self.fc2(F.relu(self.fc1(v)))).squeeze(1)
+
+    class ZeroNet(nn.Module):
+        """The C++ ZeroNet (src/eval/torch_net.h) as a PyTorch module.
+
+        forward(x): x [N, planes, H, W], uint8 or float -> (policy logits
+        [N, actions], value [N]). ``config`` is the dict a weights file
+        stores (game, planes, height, width, actions, blocks, filters,
+        value_hidden); ``version`` the model version (0 for a fresh net).
+        """
+
+        def __init__(self, planes, height, width, actions, blocks=DEFAULT_BLOCKS,
+                     filters=DEFAULT_FILTERS, value_hidden=DEFAULT_VALUE_HIDDEN, game=""):
+            super().__init__()
+            self.config = {"game": game, "planes": int(planes), "height": int(height),
+                           "width": int(width), "actions": int(actions), "blocks": int(blocks),
+                           "filters": int(filters), "value_hidden": int(value_hidden)}
+            self.version = 0
+            cells = int(height) * int(width)
+            self.stem = _Stem(int(planes), int(filters))
+            self.blocks = nn.ModuleList(ResidualBlock(int(filters)) for _ in range(int(blocks)))
+            self.policy_head = _PolicyHead(int(filters), cells, int(actions))
+            self.value_head = _ValueHead(int(filters), cells, int(value_hidden))
+
+        @classmethod
+        def from_config(cls, config):
+            """A fresh net from a dict with planes, height, width, actions (and
+            optionally blocks, filters, value_hidden, game); other keys ignored."""
+            keys = ("planes", "height", "width", "actions", "blocks", "filters", "value_hidden", "game")
+            return cls(**{k: config[k] for k in keys if k in config})
+
+        @classmethod
+        def for_game(cls, game, blocks=DEFAULT_BLOCKS, filters=DEFAULT_FILTERS,
+                     value_hidden=DEFAULT_VALUE_HIDDEN):
+            """A fresh net for a game zerofarm knows ("connect4", "tictactoe")."""
+            if game not in zf_shards.GAME_SHAPES:
+                raise ValueError(f"unknown game {game!r}; known: {', '.join(sorted(zf_shards.GAME_SHAPES))}")
+            return cls(blocks=blocks, filters=filters, value_hidden=value_hidden, game=game,
+                       **zf_shards.GAME_SHAPES[game])
+
+        def forward(self, x):
+            dtype = self.stem.conv.weight.dtype
+            if x.dtype != dtype:
+                x = x.to(dtype)  # the one conversion: uint8 planes -> the network's dtype
+            h = self.stem(x)
+            for block in self.blocks:
+                h = block(h)
+            return self.policy_head(h), self.value_head(h)
+
+        def extra_repr(self):
+            return describe(self.config)
+
+
+def _unwrap(net):
+    """The ZeroNet inside DataParallel / DistributedDataParallel / torch.compile."""
+    while True:
+        if hasattr(net, "_orig_mod"):
+            net = net._orig_mod
+        elif hasattr(net, "module") and isinstance(net.module, nn.Module):
+            net = net.module
+        else:
+            return net
+
+
+def _numpy_state(state):
+    """name -> float32 / int64 numpy array (from CPU or GPU tensors of any dtype)."""
+    out = collections.OrderedDict()
+    for name, t in state.items():
+        if hasattr(t, "detach"):
+            t = t.detach().to("cpu")
+            t = t.to(torch.int64) if not (t.is_floating_point() or t.is_complex()) else t.to(torch.float32)
+            a = t.numpy()
+        else:
+            a = np.asarray(t)
+            a = a.astype(np.int64) if a.dtype.kind in "iub" else a.astype(np.float32)
+        out[name] = a
+    return out
+
+
+def read_zerofarm_weights(path):
+    """(state_dict of numpy arrays, config dict, version) of a weights file,
+    checked against the ZeroNet layout; ValueError if it does not fit. No torch needed."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        state, config, version = h5_weights.load_weights(path)
+    except KeyError as e:
+        raise ValueError(f"{path}: not a zerofarm weights file (missing {e})") from None
+    problems = check_state_dict(state, config)
+    if problems:
+        raise ValueError(f"{path} does not hold a {describe(config)}: " + "; ".join(problems))
+    return state, config, version
+
+
+def load_zerofarm_weights(path, map_location="cpu"):
+    """A ZeroNet holding the weights of a zerofarm weights file, loaded with
+    strict=True, in eval() mode (call .train() to go on training it); its
+    ``config`` and ``version`` are the file's. ValueError for a file that is
+    not a weights file or whose tensors do not fit the network."""
+    require_torch()
+    state, config, version = read_zerofarm_weights(path)
+    net = ZeroNet.from_config(config)
+    net.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()}, strict=True)
+    net.version = version
+    net.to(map_location)
+    return net.eval()
+
+
+def save_zerofarm_weights(net, path, game=None, version=None):
+    """Writes `net` (a ZeroNet, possibly wrapped by DataParallel or
+    torch.compile, on any device and dtype) as a zerofarm weights file that
+    `zerofarm run --weights` reads: float32 / int64 tensors under their
+    state_dict names, the attributes of docs/schema.md; atomically (PATH.tmp,
+    fsync, rename). `game` defaults to net.config["game"], `version` to
+    net.version. Returns the config written."""
+    require_torch()
+    net = _unwrap(net)
+    if not isinstance(getattr(net, "config", None), dict):
+        raise ValueError(f"save_zerofarm_weights needs a ZeroNet, not a {type(net).__name__}; "
+                         "for a bare state_dict use the from-state-dict command or h5_weights.save_weights")
+    config = dict(net.config)
+    if game is not None:
+        config["game"] = game
+    if not config.get("game"):
+        raise ValueError("no game: pass game= (\"connect4\", ...) or build the net with game=")
+    known = zf_shards.GAME_SHAPES.get(config["game"])
+    if known is not None:
+        for k in ("planes", "height", "width", "actions"):
+            if config[k] != known[k]:
+                raise ValueError(f"{config['game']} has {k} {known[k]}, the network has {config[k]}")
+    if version is None:
+        version = getattr(net, "version", 0)
+    if not 0 <= int(version) < 2 ** 32:
+        raise ValueError(f"version {version} does not fit uint32")
+    state = _numpy_state(strip_prefixes(net.state_dict()))
+    problems = check_state_dict(state, config)
+    if problems:
+        raise ValueError(f"the network does not fit {describe(config)}: " + "; ".join(problems))
+    h5_weights.save_weights(path, state, config, int(version))
+    return config
+
+
+# ---- CLI -----------------------------------------------------------------------
+
+def _torch_load(path):
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except TypeError:  # a torch without weights_only
+        return torch.load(path, map_location="cpu")
+
+
+def _state_from_file(obj, path):
+    if isinstance(obj, dict):
+        for key in ("state_dict", "model", "model_state_dict"):
+            if key in obj and isinstance(obj[key], dict):
+                return obj[key]
+        if all(hasattr(v, "shape") for v in obj.values()):
+            return obj
+    raise ValueError(f"{path} holds neither a state_dict nor a checkpoint with one "
+                     "under 'state_dict' or 'model'")
+
+
+def _atomic_torch_save(obj, path):
+    tmp = path + ".tmp"
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _cmd_to_state_dict(args):
+    net = load_zerofarm_weights(args.weights)
+    _atomic_torch_save(net.state_dict(), args.out)
+    print(f"{args.out}: {describe(net.config, net.version)} ({len(net.state_dict())} tensors)")
+
+
+def _cmd_from_state_dict(args):
+    state = strip_prefixes(_state_from_file(_torch_load(args.state_dict), args.state_dict))
+    config = infer_config(state, args.game, args.height, args.width)
+    net = ZeroNet.from_config(config)
+    net.load_state_dict(state, strict=True)
+    save_zerofarm_weights(net, args.weights, args.game, args.version)
+    print(f"{args.weights}: {describe(config, args.version)}")
+
+
+def _cmd_init(args):
+    torch.manual_seed(args.seed)
+    if args.game in zf_shards.GAME_SHAPES:
+        net = ZeroNet.for_game(args.game, args.blocks, args.filters, args.value_hidden)
+    else:
+        raise ValueError(f"unknown game {args.game!r}; known: {', '.join(sorted(zf_shards.GAME_SHAPES))}")
+    save_zerofarm_weights(net, args.weights, args.game, args.version)
+    print(f"{args.weights}: {describe(net.config, args.version)} (random, seed {args.seed})")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description="Convert zerofarm weights files (HDF5) to and from PyTorch state_dicts.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = sub.add_parser("to-state-dict", help="weights file -> torch.save'd state_dict")
+    p.add_argument("weights", metavar="WEIGHTS.h5")
+    p.add_argument("out", metavar="OUT.pt")
+    p.set_defaults(func=_cmd_to_state_dict)
+    p = sub.add_parser("from-state-dict", help="torch.save'd state_dict (or checkpoint) -> weights file")
+    p.add_argument("state_dict", metavar="IN.pt")
+    p.add_argument("weights", metavar="WEIGHTS.h5")
+    p.add_argument("--game", required=True, help="the game it plays (connect4, tictactoe, ...)")
+    p.add_argument("--version", type=int, default=0, help="model version to record (default 0)")
+    p.add_argument("--height", type=int, help="board height, for a game this tool does not know")
+    p.add_argument("--width", type=int, help="board width, for a game this tool does not know")
+    p.set_defaults(func=_cmd_from_state_dict)
+    p = sub.add_parser("init", help="write a randomly initialised network (PyTorch's default init)")
+    p.add_argument("weights", metavar="WEIGHTS.h5")
+    p.add_argument("--game", required=True)
+    p.add_argument("--blocks", type=int, default=DEFAULT_BLOCKS)
+    p.add_argument("--filters", type=int, default=DEFAULT_FILTERS)
+    p.add_argument("--value-hidden", type=int, default=DEFAULT_VALUE_HIDDEN)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--version", type=int, default=0)
+    p.set_defaults(func=_cmd_init)
+    args = parser.parse_args(argv)
+    try:
+        require_torch()
+        args.func(args)
+    except (ImportError, OSError, ValueError, KeyError, RuntimeError) as e:
+        print(f"zf_weights_torch {args.command}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
