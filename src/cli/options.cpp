@@ -59,22 +59,24 @@ void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& 
 }
 
 void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c) {
-  c->game = r["game"].as<std::string>();
-  c->search.simulations = r["simulations"].as<int>();
-  c->search.c_puct = r["c-puct"].as<float>();
-  c->search.fpu_reduction = r["fpu-reduction"].as<float>();
-  c->search.dirichlet_alpha = r["dirichlet-alpha"].as<float>();
-  c->search.dirichlet_fraction = r["dirichlet-fraction"].as<float>();
-  c->search.temperature_plies = r["temperature-plies"].as<int>();
-  c->search.leaves_per_round = r["leaves-per-round"].as<int>();
-  c->search.reuse_tree = r.count("no-tree-reuse") == 0;
-  c->seed = r["seed"].as<uint64_t>();
-  c->weights = r["weights"].as<std::string>();
-  c->blocks = r["blocks"].as<int>();
-  c->filters = r["filters"].as<int>();
-  c->eval_threads = r["eval-threads"].as<int>();
-  c->bf16 = r.count("bf16") > 0;
-  c->fp16 = r.count("fp16") > 0;
+  // Only options given on the command line: they override the config file
+  // (or the built-in defaults, which *c starts with).
+  Override(r, "game", &c->game);
+  Override(r, "simulations", &c->search.simulations);
+  Override(r, "c-puct", &c->search.c_puct);
+  Override(r, "fpu-reduction", &c->search.fpu_reduction);
+  Override(r, "dirichlet-alpha", &c->search.dirichlet_alpha);
+  Override(r, "dirichlet-fraction", &c->search.dirichlet_fraction);
+  Override(r, "temperature-plies", &c->search.temperature_plies);
+  Override(r, "leaves-per-round", &c->search.leaves_per_round);
+  if (r.count("no-tree-reuse")) c->search.reuse_tree = false;
+  Override(r, "seed", &c->seed);
+  Override(r, "weights", &c->weights);
+  Override(r, "blocks", &c->blocks);
+  Override(r, "filters", &c->filters);
+  Override(r, "eval-threads", &c->eval_threads);
+  if (r.count("bf16")) c->bf16 = true;
+  if (r.count("fp16")) c->fp16 = true;
 }
 
 }  // namespace zerofarm::cli

@@ -42,6 +42,9 @@ int RunCommand(int argc, char** argv) {
       ("max-batch", "Most leaves per network call", cxxopts::value<int>()->default_value(Str(d.max_batch)))
       ("max-wait-us", "Longest wait for more leaves after the first, in microseconds",
        cxxopts::value<int>()->default_value(Str(d.max_wait_us)));
+  options.add_options("config")
+      ("config", "Read settings from FILE (key=value lines, the option names without '--'); "
+       "options given on the command line override it", cxxopts::value<std::string>());
   options.add_options("output")
       ("out", "Run directory (default runs/run-DATE-TIME)", cxxopts::value<std::string>()->default_value(""))
       ("shard-positions", "Positions per HDF5 shard (whole games; a shard may hold a few more)",
@@ -56,20 +59,21 @@ int RunCommand(int argc, char** argv) {
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
 
   proc::FarmConfig c;
+  if (r.count("config")) c = proc::FarmConfig::FromFile(r["config"].as<std::string>());
   ReadGameAndSearchOptions(r, &c);
-  c.workers = r["workers"].as<int>();
-  c.gpus = r["gpus"].as<int>();
-  c.games_per_worker = r["games-per-worker"].as<int>();
-  c.ring_slots = r["ring-slots"].as<int>();
-  c.max_batch = r["max-batch"].as<int>();
-  c.max_wait_us = r["max-wait-us"].as<int>();
-  c.out = r["out"].as<std::string>();
+  Override(r, "workers", &c.workers);
+  Override(r, "gpus", &c.gpus);
+  Override(r, "games-per-worker", &c.games_per_worker);
+  Override(r, "ring-slots", &c.ring_slots);
+  Override(r, "max-batch", &c.max_batch);
+  Override(r, "max-wait-us", &c.max_wait_us);
+  Override(r, "out", &c.out);
   if (c.out.empty()) c.out = DefaultRunDir();
-  c.shard_positions = r["shard-positions"].as<int>();
-  c.compression = r["compression"].as<int>();
-  c.games = r["games"].as<int64_t>();
-  c.duration = r["duration"].as<double>();
-  c.status_line = r.count("no-status") == 0;
+  Override(r, "shard-positions", &c.shard_positions);
+  Override(r, "compression", &c.compression);
+  Override(r, "games", &c.games);
+  Override(r, "duration", &c.duration);
+  if (r.count("no-status")) c.status_line = false;
   c.Validate();
   c.ResolveGpus();
   return proc::RunFarm(c);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string>
-#include <cstdio>
 
 #include "zerofarm/core/error.h"
 
@@ -21,35 +20,22 @@ constexpr uint64_t BottomRow() {
 }
 constexpr uint64_t kBottom = BottomRow();                         // lowest cell of each column
 constexpr uint64_t kBoard = kBottom * ((1ULL << kHeight) - 1);    // every playable cell
-constexpr uint64_t kColumn0 = (1ULL << kStride) - 1;             // column 0 with its sentinel
 constexpr uint64_t ColumnMask(int col) { return ((1ULL << kHeight) - 1) << (col * kStride); }
 
 // Columns in the order they are tried when move scores tie: centre first.
-#ifndef MIRROR
-#define MIRROR 1
-#endif
-constexpr bool kUseMirror = MIRROR;
-#ifndef ORDER
-#define ORDER 0
-#endif
-constexpr uint64_t kOddRows = kBottom * 0x15;   // rows 1, 3, 5 counted from the bottom
-constexpr uint64_t kEvenRows = kBottom * 0x2A;  // rows 2, 4, 6
 constexpr int kColumnOrder[kWidth] = {3, 2, 4, 1, 5, 0, 6};
 
-// A table entry packs the position key (49 bits) with what is known about
-// its score: a lower and an upper bound (6 bits each, as score - kMinScore)
-// and the column of the last move that refuted a window (3 bits, 7 = none).
-// A fresh entry holds key 0 (the empty board) with no information.
-constexpr int kInfoBits = 15;
-constexpr int kNoMove = 7;
-constexpr uint64_t Pack(uint64_t key, int lower, int upper, int move) {
-  return key << kInfoBits | static_cast<uint64_t>(lower - Connect4Solver::kMinScore) << 9 |
-         static_cast<uint64_t>(upper - Connect4Solver::kMinScore) << 3 | static_cast<uint64_t>(move);
+// A table entry packs the position key (49 bits) with a lower and an upper
+// bound on its score (6 bits each, as score - kMinScore). A fresh entry
+// holds key 0 (the empty board) with the widest bounds, that is no information.
+constexpr int kBoundBits = 12;
+constexpr uint64_t Pack(uint64_t key, int lower, int upper) {
+  return key << kBoundBits | static_cast<uint64_t>(lower - Connect4Solver::kMinScore) << 6 |
+         static_cast<uint64_t>(upper - Connect4Solver::kMinScore);
 }
-constexpr uint64_t kEmptyEntry = Pack(0, Connect4Solver::kMinScore, Connect4Solver::kMaxScore, kNoMove);
-constexpr int EntryLower(uint64_t e) { return static_cast<int>((e >> 9) & 63) + Connect4Solver::kMinScore; }
-constexpr int EntryUpper(uint64_t e) { return static_cast<int>((e >> 3) & 63) + Connect4Solver::kMinScore; }
-constexpr int EntryMove(uint64_t e) { return static_cast<int>(e & 7); }
+constexpr uint64_t kEmptyEntry = Pack(0, Connect4Solver::kMinScore, Connect4Solver::kMaxScore);
+constexpr int EntryLower(uint64_t e) { return static_cast<int>((e >> 6) & 63) + Connect4Solver::kMinScore; }
+constexpr int EntryUpper(uint64_t e) { return static_cast<int>(e & 63) + Connect4Solver::kMinScore; }
 
 inline int PopCount(uint64_t x) {  // SWAR; the build targets baseline x86-64 (no POPCNT)
   x = x - ((x >> 1) & 0x5555555555555555ULL);
@@ -71,15 +57,6 @@ inline uint64_t WinningCells(uint64_t stones, uint64_t mask) {
     r |= down2 & (stones << s);
   }
   return r & (kBoard ^ mask);
-}
-
-// The key with its columns in mirrored order (a key is column-local).
-inline uint64_t MirrorKey(uint64_t key) {
-  uint64_t m = 0;
-  for (int c = 0; c < kWidth; ++c) {
-    m |= ((key >> (c * kStride)) & kColumn0) << ((kWidth - 1 - c) * kStride);
-  }
-  return m;
 }
 
 }  // namespace
@@ -109,15 +86,7 @@ struct Connect4Solver::Position {
     return playable & ~(opponent_wins >> 1);
   }
   // Winning cells the side to move would own after playing `move`.
-  int MoveScore(uint64_t move) const {
-#if ORDER == 0
-    return PopCount(WinningCells(current | move, mask | move));
-#else
-    const uint64_t w = WinningCells(current | move, mask | move);
-    const uint64_t good = (moves & 1) ? kEvenRows : kOddRows;
-    return ORDER * PopCount(w & good) + PopCount(w & ~good);
-#endif
-  }
+  int MoveScore(uint64_t move) const { return PopCount(WinningCells(current | move, mask | move)); }
   Position Play(uint64_t move) const { return Position{current ^ mask, mask | move, moves + 1}; }
 };
 
@@ -132,7 +101,6 @@ Connect4Solver::Connect4Solver(int tt_log2) : tt_log2_(tt_log2) {
 void Connect4Solver::Reset() {
   std::fill(table_.begin(), table_.end(), kEmptyEntry);
   node_count_ = 0;
-  for (auto& h : history_) std::fill(h, h + 64, 0);
 }
 
 uint64_t& Connect4Solver::Slot(uint64_t key) {
@@ -150,18 +118,14 @@ int Connect4Solver::Negamax(const Position& p, int alpha, int beta) {
   // second stone from now, ours our second.
   int lower = -(kCells - 2 - p.moves) / 2;
   int upper = (kCells - 1 - p.moves) / 2;
-#if DEADLINES
   // A side with no line of four left free of the other's stones cannot win.
   if (!Connect4State::HasFour(kBoard & ~(p.current ^ p.mask))) upper = std::min(upper, 0);
   if (!Connect4State::HasFour(kBoard & ~p.current)) lower = std::max(lower, 0);
-#endif
-  const uint64_t key = kUseMirror ? std::min(p.Key(), MirrorKey(p.Key())) : p.Key();
+  const uint64_t key = p.Key();
   uint64_t& slot = Slot(key);
-  int hint = kNoMove;
-  if (slot >> kInfoBits == key) {
+  if (slot >> kBoundBits == key) {
     lower = std::max(lower, EntryLower(slot));
     upper = std::min(upper, EntryUpper(slot));
-    hint = EntryMove(slot);
   }
   if (alpha < lower) {
     alpha = lower;
@@ -172,58 +136,44 @@ int Connect4Solver::Negamax(const Position& p, int alpha, int beta) {
     if (alpha >= beta) return beta;
   }
 
-  // Order the non-losing moves: the table's refutation first, then by the
-  // number of winning cells they leave us, ties in centre-first order
-  // (insertion sort keeps it stable).
+  // Order the non-losing moves by the number of winning cells they leave
+  // us, ties in centre-first order (insertion sort keeps it stable).
   uint64_t moves[kWidth];
-  int cols[kWidth];
   int scores[kWidth];
   int count = 0;
   for (int col : kColumnOrder) {
     const uint64_t move = next & ColumnMask(col);
     if (!move) continue;
-#if HISTORY
-    const int score = col == hint ? (1 << 30) : (p.MoveScore(move) << 22) + std::min(history_[p.moves & 1][__builtin_ctzll(move)], (1 << 22) - 1);
-#else
-    const int score = col == hint ? 1000 : p.MoveScore(move);
-#endif
+    const int score = p.MoveScore(move);
     int j = count++;
     for (; j > 0 && scores[j - 1] < score; --j) {
       moves[j] = moves[j - 1];
-      cols[j] = cols[j - 1];
       scores[j] = scores[j - 1];
     }
     moves[j] = move;
-    cols[j] = col;
     scores[j] = score;
   }
 
-#if ETC
-  if (p.moves < ETC_MAX)
   // Enhanced transposition cutoff: a child the table already refutes.
   for (int i = 0; i < count; ++i) {
     const Position child = p.Play(moves[i]);
     const uint64_t child_key = child.Key();
     const uint64_t e = Slot(child_key);
-    if (e >> kInfoBits == child_key && -EntryUpper(e) >= beta) return -EntryUpper(e);
+    if (e >> kBoundBits == child_key && -EntryUpper(e) >= beta) return -EntryUpper(e);
   }
-#endif
   for (int i = 0; i < count; ++i) {
     const int score = -Negamax(p.Play(moves[i]), -beta, -alpha);
     if (score >= beta) {  // a lower bound
-#if HISTORY
-      history_[p.moves & 1][__builtin_ctzll(moves[i])] += HISTORY;
-#endif
       uint64_t& s = Slot(key);
-      s = s >> kInfoBits == key ? Pack(key, std::max(score, EntryLower(s)), EntryUpper(s), cols[i])
-                                : Pack(key, score, kMaxScore, cols[i]);
+      s = s >> kBoundBits == key ? Pack(key, std::max(score, EntryLower(s)), EntryUpper(s))
+                                 : Pack(key, score, kMaxScore);
       return score;
     }
     alpha = std::max(alpha, score);
   }
   uint64_t& s = Slot(key);  // alpha is an upper bound
-  s = s >> kInfoBits == key ? Pack(key, EntryLower(s), std::min(alpha, EntryUpper(s)), EntryMove(s))
-                            : Pack(key, kMinScore, alpha, kNoMove);
+  s = s >> kBoundBits == key ? Pack(key, EntryLower(s), std::min(alpha, EntryUpper(s)))
+                             : Pack(key, kMinScore, alpha);
   return alpha;
 }
 
@@ -244,13 +194,7 @@ int Connect4Solver::SolvePosition(const Position& p, bool weak) {
     } else if (med >= 0 && hi / 2 > med) {
       med = hi / 2;
     }
-#ifdef TRACE
-    const uint64_t n0 = node_count_;
-#endif
     const int r = Negamax(p, med, med + 1);
-#ifdef TRACE
-    fprintf(stderr, "  window %d: r=%d nodes %llu\n", med, r, (unsigned long long)(node_count_ - n0));
-#endif
     if (r <= med) {
       hi = r;
     } else {

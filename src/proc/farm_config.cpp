@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -144,23 +145,51 @@ std::string FarmConfig::ToText() const {
   return os.str();
 }
 
-FarmConfig FarmConfig::FromText(const std::string& text) {
+namespace {
+std::string Trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+FarmConfig ParseConfig(const std::string& text, const std::string& source) {
   FarmConfig c;
   std::istringstream is(text);
   std::string line;
-  while (std::getline(is, line)) {
+  for (int n = 1; std::getline(is, line); ++n) {
+    line = Trim(line);
     if (line.empty() || line[0] == '#') continue;
+    const std::string where = source + ":" + std::to_string(n) + ": ";
     const auto eq = line.find('=');
-    if (eq == std::string::npos) throw ConfigError("config line without '=': " + line);
-    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (eq == std::string::npos) throw ConfigError(where + "expected key = value, got '" + line + "'");
+    std::string key = Trim(line.substr(0, eq));
+    std::replace(key.begin(), key.end(), '-', '_');
+    const std::string value = Trim(line.substr(eq + 1));
     bool known = false;
     for (const auto& f : Fields())
       if (key == f.key) {
-        f.set(c, value);
+        try {
+          f.set(c, value);
+        } catch (const ConfigError& e) {
+          throw ConfigError(where + e.what());
+        }
         known = true;
       }
-    if (!known) throw ConfigError("unknown config key '" + key + "'");
+    if (!known) throw ConfigError(where + "unknown key '" + key + "'");
   }
+  return c;
+}
+}  // namespace
+
+FarmConfig FarmConfig::FromText(const std::string& text) { return ParseConfig(text, "config"); }
+
+FarmConfig FarmConfig::FromFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("--config " + path + ": cannot read it");
+  std::ostringstream os;
+  os << in.rdbuf();
+  FarmConfig c = ParseConfig(os.str(), path);
+  if (c.epoch != 0) throw ConfigError(path + ": 'epoch' is set by the supervisor, not by a config file");
   return c;
 }
 

@@ -3,94 +3,234 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <sstream>
 
 #include "zerofarm/core/clock.h"
+#include "zerofarm/core/log.h"
 
 namespace zerofarm::proc {
+namespace {
 
-StatusReporter::StatusReporter(const shm::SegmentMap& map, const FarmConfig& config)
-    : map_(map), config_(config), tty_(config.status_line && isatty(STDERR_FILENO)), start_(MonotonicSeconds()) {
-  last_ = Read();
-  last_print_ = start_;
+constexpr double kLineSeconds = 0.5;
+constexpr double kMetricsSeconds = 2.0;
+
+double Rate(uint64_t now, uint64_t before, double dt) { return dt > 0 ? (now - before) / dt : 0.0; }
+
+}  // namespace
+
+double FarmSnapshot::MeanOccupancy() const {
+  double sum = 0;
+  for (double o : ring_occupancy) sum += o;
+  return ring_occupancy.empty() ? 0 : sum / ring_occupancy.size();
 }
 
-StatusReporter::Totals StatusReporter::Read() const {
-  // Every load below is relaxed: these are statistics, each written by one
-  // process; a slightly stale figure is fine and nothing is published by them.
-  Totals t;
-  t.t = MonotonicSeconds();
-  const auto& p = map_.params();
-  double occupancy = 0;
+FarmSnapshot ReadSnapshot(const shm::SegmentMap& map) {
+  // Every load is relaxed: statistics, each written by one process; a
+  // slightly stale figure is fine and nothing is published by them.
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  FarmSnapshot s;
+  s.t = MonotonicSeconds();
+  const auto& p = map.params();
   for (uint32_t w = 0; w < p.num_workers; ++w) {
-    const shm::WorkerBlock& b = map_.Worker(w);
+    const shm::WorkerBlock& b = map.Worker(w);
     // Games: the queues' own counters, exact whatever dies when: a game is
     // finished once it is in its queue (head) and written once its shard is
     // renamed and the writer committed it (committed_tail).
-    const shm::MessageQueueControl& q = map_.GameQueue(w);
-    t.games += q.head.load(std::memory_order_relaxed);
-    t.games_written += q.committed_tail.load(std::memory_order_relaxed);
-    t.positions += b.positions.load(std::memory_order_relaxed);
-    t.dropped += b.games_dropped.load(std::memory_order_relaxed);
-    const shm::LeafRingCounts c = shm::ReadCounts(map_.Ring(w));
-    occupancy += static_cast<double>(c.head - c.done) / p.ring_slots;
+    const shm::MessageQueueControl& q = map.GameQueue(w);
+    s.games += q.head.load(kRelaxed);
+    s.games_written += q.committed_tail.load(kRelaxed);
+    s.positions += b.positions.load(kRelaxed);
+    s.dropped += b.games_dropped.load(kRelaxed);
+    for (uint32_t i = 0; i < shm::kLatencyBuckets; ++i) s.latency_hist[i] += b.latency_hist[i].load(kRelaxed);
+    const shm::LeafRingCounts c = shm::ReadCounts(map.Ring(w));
+    s.ring_occupancy.push_back(static_cast<double>(c.head - c.done) / p.ring_slots);
+    s.restarts_worker += map.WorkerProcess(w).restarts.load(kRelaxed);
   }
-  t.occupancy = p.num_workers ? occupancy / p.num_workers : 0;
   for (uint32_t e = 0; e < p.num_evaluators; ++e) {
-    const shm::EvaluatorBlock& b = map_.Evaluator(e);
-    t.leaves += b.leaves.load(std::memory_order_relaxed);
-    t.batches += b.batches.load(std::memory_order_relaxed);
-    t.busy_ns += b.busy_ns.load(std::memory_order_relaxed);
+    const shm::EvaluatorBlock& b = map.Evaluator(e);
+    s.eval_leaves.push_back(b.leaves.load(kRelaxed));
+    s.eval_busy_ns.push_back(b.busy_ns.load(kRelaxed));
+    s.leaves += s.eval_leaves.back();
+    s.busy_ns += s.eval_busy_ns.back();
+    s.batches += b.batches.load(kRelaxed);
+    for (uint32_t i = 0; i < shm::kBatchHistogramBuckets; ++i) s.batch_hist[i] += b.batch_size_log2[i].load(kRelaxed);
+    s.restarts_evaluator += map.EvaluatorProcess(e).restarts.load(kRelaxed);
   }
-  const shm::WriterBlock& wb = map_.Writer();
-  t.positions_written = wb.positions_written.load(std::memory_order_relaxed);
-  t.shards = wb.shards_written.load(std::memory_order_relaxed);
-  t.bytes = wb.bytes_written.load(std::memory_order_relaxed);
-  for (uint64_t i = 0; i < map_.layout().num_processes; ++i)
-    t.restarts += map_.Process(static_cast<uint32_t>(i)).restarts.load(std::memory_order_relaxed);
-  return t;
+  const shm::WriterBlock& wb = map.Writer();
+  s.positions_written = wb.positions_written.load(kRelaxed);
+  s.shards = wb.shards_written.load(kRelaxed);
+  s.bytes = wb.bytes_written.load(kRelaxed);
+  s.restarts_writer = map.WriterProcess().restarts.load(kRelaxed);
+  return s;
 }
 
-uint64_t StatusReporter::GamesFinished() const { return Read().games; }
+double LatencyQuantileUs(const FarmSnapshot& now, const FarmSnapshot& before, double q) {
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < shm::kLatencyBuckets; ++i) total += now.latency_hist[i] - before.latency_hist[i];
+  if (total == 0) return 0;
+  const double target = q * static_cast<double>(total);
+  uint64_t seen = 0;
+  for (uint32_t i = 0; i < shm::kLatencyBuckets; ++i) {
+    seen += now.latency_hist[i] - before.latency_hist[i];
+    if (static_cast<double>(seen) >= target) return shm::LatencyBucketUpperUs(i);
+  }
+  return shm::LatencyBucketUpperUs(shm::kLatencyBuckets - 1);
+}
+
+StatusReporter::StatusReporter(const shm::SegmentMap& map, const FarmConfig& config)
+    : map_(map), config_(config), tty_(config.status_line && isatty(STDERR_FILENO)) {
+  first_ = last_line_ = last_metrics_ = ReadSnapshot(map);
+  // One metrics.csv per run; an earlier run's (in a continued directory)
+  // keeps its own file, metrics-EPOCH.csv.
+  const std::string path = config.out + "/metrics.csv";
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && config.epoch > 0)
+    std::filesystem::rename(path, config.out + "/metrics-" + std::to_string(config.epoch - 1) + ".csv", ec);
+  csv_ = std::fopen(path.c_str(), "w");
+  if (!csv_) {
+    ZF_LOG(WARN) << "cannot write " << path << "; no metrics file for this run";
+    return;
+  }
+  {
+    std::fprintf(csv_,
+                 "time_s,games_total,positions_total,leaf_evals_total,batches_total,games_per_s,positions_per_s,"
+                 "leaf_evals_per_s,mean_batch,evaluator_busy,latency_p50_us,latency_p90_us,latency_p99_us,"
+                 "restarts_total,shards_total,bytes_total");
+    for (size_t w = 0; w < first_.ring_occupancy.size(); ++w) std::fprintf(csv_, ",ring_occupancy_w%zu", w);
+    for (size_t e = 0; e < first_.eval_leaves.size(); ++e) std::fprintf(csv_, ",leaf_evals_per_s_e%zu", e);
+    for (uint32_t b = 0; b < shm::kBatchHistogramBuckets; ++b) std::fprintf(csv_, ",batch_hist_%u", b);
+    std::fprintf(csv_, "\n");
+  }
+}
+
+StatusReporter::~StatusReporter() {
+  if (csv_) std::fclose(csv_);
+}
+
+uint64_t StatusReporter::GamesFinished() const { return ReadSnapshot(map_).games; }
 
 void StatusReporter::Tick(bool force) {
-  const Totals now = Read();
-  occupancy_sum_ += now.occupancy;
+  const FarmSnapshot now = ReadSnapshot(map_);
+  occupancy_sum_ += now.MeanOccupancy();
   ++occupancy_samples_;
-  if (!tty_ || (!force && now.t - last_print_ < 0.5)) return;
-  const double dt = now.t - last_.t;
+  if (force || now.t - last_metrics_.t >= kMetricsSeconds) {
+    WriteMetrics(now);
+    last_metrics_ = now;
+  }
+  if (!tty_ || (!force && now.t - last_line_.t < kLineSeconds)) return;
+  const double dt = now.t - last_line_.t;
   if (dt <= 0) return;
-  const double batches = static_cast<double>(now.batches - last_.batches);
-  char line[256];
+  const double batches = static_cast<double>(now.batches - last_line_.batches);
+  char line[320];
   std::snprintf(line, sizeof line,
-                "\r%6.0fs  games %llu (%.1f/s)  pos/s %.0f  evals/s %.0f  batch %.1f  ring %3.0f%%  "
-                "eval busy %3.0f%%  shards %llu\033[K",
-                now.t - start_, static_cast<unsigned long long>(now.games), (now.games - last_.games) / dt,
-                (now.positions - last_.positions) / dt, (now.leaves - last_.leaves) / dt,
-                batches > 0 ? (now.leaves - last_.leaves) / batches : 0.0, 100.0 * now.occupancy,
-                100.0 * (now.busy_ns - last_.busy_ns) * 1e-9 / dt / map_.params().num_evaluators,
-                static_cast<unsigned long long>(now.shards));
+                "\r%6.0fs  games %llu (%.1f/s)  pos/s %.0f  evals/s %.0f  batch %.1f  latency p50 %.0fus  ring %3.0f%%  "
+                "eval busy %3.0f%%  restarts %llu\033[K",
+                now.t - first_.t, static_cast<unsigned long long>(now.games), Rate(now.games, last_line_.games, dt),
+                Rate(now.positions, last_line_.positions, dt), Rate(now.leaves, last_line_.leaves, dt),
+                batches > 0 ? (now.leaves - last_line_.leaves) / batches : 0.0,
+                LatencyQuantileUs(now, last_line_, 0.5), 100.0 * now.MeanOccupancy(),
+                100.0 * (now.busy_ns - last_line_.busy_ns) * 1e-9 / dt / now.eval_leaves.size(),
+                static_cast<unsigned long long>(now.restarts()));
   std::fputs(line, stderr);
   std::fflush(stderr);
-  last_ = now;
-  last_print_ = now.t;
+  last_line_ = now;
+}
+
+void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
+  const FarmSnapshot& b = last_metrics_;
+  const double dt = now.t - b.t;
+  if (dt <= 0) return;
+  const double evaluators = static_cast<double>(now.eval_leaves.size());
+  const double p50 = LatencyQuantileUs(now, b, 0.5), p90 = LatencyQuantileUs(now, b, 0.9),
+               p99 = LatencyQuantileUs(now, b, 0.99);
+  const double busy = (now.busy_ns - b.busy_ns) * 1e-9 / dt / evaluators;
+  if (csv_) {
+    std::fprintf(csv_, "%.3f,%llu,%llu,%llu,%llu,%.3f,%.3f,%.1f,%.3f,%.4f,%.1f,%.1f,%.1f,%llu,%llu,%llu", now.t - first_.t,
+                 static_cast<unsigned long long>(now.games), static_cast<unsigned long long>(now.positions),
+                 static_cast<unsigned long long>(now.leaves), static_cast<unsigned long long>(now.batches),
+                 Rate(now.games, b.games, dt), Rate(now.positions, b.positions, dt), Rate(now.leaves, b.leaves, dt),
+                 now.batches > b.batches ? static_cast<double>(now.leaves - b.leaves) / (now.batches - b.batches) : 0.0,
+                 busy, p50, p90, p99, static_cast<unsigned long long>(now.restarts()),
+                 static_cast<unsigned long long>(now.shards), static_cast<unsigned long long>(now.bytes));
+    for (double o : now.ring_occupancy) std::fprintf(csv_, ",%.4f", o);
+    for (size_t e = 0; e < now.eval_leaves.size(); ++e)
+      std::fprintf(csv_, ",%.1f", Rate(now.eval_leaves[e], b.eval_leaves[e], dt));
+    for (uint64_t h : now.batch_hist) std::fprintf(csv_, ",%llu", static_cast<unsigned long long>(h));
+    std::fprintf(csv_, "\n");
+    std::fflush(csv_);
+  }
+
+  // The Prometheus textfile: counters with _total, units in the names.
+  std::ostringstream m;
+  auto metric = [&](const char* name, const char* type, const char* help) {
+    m << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+  };
+  metric("zerofarm_games_total", "counter", "Games finished (queued for the writer).");
+  m << "zerofarm_games_total " << now.games << "\n";
+  metric("zerofarm_games_written_total", "counter", "Games in renamed HDF5 shards.");
+  m << "zerofarm_games_written_total " << now.games_written << "\n";
+  metric("zerofarm_games_dropped_total", "counter", "Games lost in flight (stops and crashes).");
+  m << "zerofarm_games_dropped_total " << now.dropped << "\n";
+  metric("zerofarm_positions_total", "counter", "Positions of finished games.");
+  m << "zerofarm_positions_total " << now.positions << "\n";
+  metric("zerofarm_leaf_evaluations_total", "counter", "Leaves evaluated by the network.");
+  for (size_t e = 0; e < now.eval_leaves.size(); ++e)
+    m << "zerofarm_leaf_evaluations_total{evaluator=\"" << e << "\"} " << now.eval_leaves[e] << "\n";
+  metric("zerofarm_evaluator_busy_seconds_total", "counter", "Time evaluators spent running the network.");
+  for (size_t e = 0; e < now.eval_busy_ns.size(); ++e)
+    m << "zerofarm_evaluator_busy_seconds_total{evaluator=\"" << e << "\"} " << now.eval_busy_ns[e] * 1e-9 << "\n";
+  metric("zerofarm_evaluator_busy_ratio", "gauge", "Share of the last interval evaluators ran the network.");
+  m << "zerofarm_evaluator_busy_ratio " << busy << "\n";
+  metric("zerofarm_batch_size", "histogram", "Leaves per network call.");
+  uint64_t cumulative = 0;
+  for (uint32_t i = 0; i < shm::kBatchHistogramBuckets; ++i) {
+    cumulative += now.batch_hist[i];
+    m << "zerofarm_batch_size_bucket{le=\"" << ((2ull << i) - 1) << "\"} " << cumulative << "\n";
+  }
+  m << "zerofarm_batch_size_bucket{le=\"+Inf\"} " << cumulative << "\nzerofarm_batch_size_count " << now.batches
+    << "\nzerofarm_batch_size_sum " << now.leaves << "\n";
+  metric("zerofarm_leaf_latency_seconds", "summary", "Leaf written by a worker to its result read, last interval.");
+  m << "zerofarm_leaf_latency_seconds{quantile=\"0.5\"} " << p50 * 1e-6 << "\n"
+    << "zerofarm_leaf_latency_seconds{quantile=\"0.9\"} " << p90 * 1e-6 << "\n"
+    << "zerofarm_leaf_latency_seconds{quantile=\"0.99\"} " << p99 * 1e-6 << "\n";
+  metric("zerofarm_ring_occupancy_ratio", "gauge", "Leaves in flight / ring slots, per worker.");
+  for (size_t w = 0; w < now.ring_occupancy.size(); ++w)
+    m << "zerofarm_ring_occupancy_ratio{worker=\"" << w << "\"} " << now.ring_occupancy[w] << "\n";
+  metric("zerofarm_restarts_total", "counter", "Children restarted after dying, per role.");
+  m << "zerofarm_restarts_total{role=\"worker\"} " << now.restarts_worker << "\n"
+    << "zerofarm_restarts_total{role=\"evaluator\"} " << now.restarts_evaluator << "\n"
+    << "zerofarm_restarts_total{role=\"writer\"} " << now.restarts_writer << "\n";
+  metric("zerofarm_shards_written_total", "counter", "HDF5 shards written.");
+  m << "zerofarm_shards_written_total " << now.shards << "\n";
+  metric("zerofarm_written_bytes_total", "counter", "Bytes of HDF5 shards written.");
+  m << "zerofarm_written_bytes_total " << now.bytes << "\n";
+  const std::string path = config_.out + "/metrics.prom", tmp = path + ".tmp";
+  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+    const std::string text = m.str();
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (std::fclose(f) == 0 && ok) std::rename(tmp.c_str(), path.c_str());
+  }
 }
 
 void StatusReporter::PrintSummary(const std::string& stop_reason) {
-  const Totals t = Read();
-  const double secs = t.t - start_;
+  const FarmSnapshot t = ReadSnapshot(map_);
+  const double secs = t.t - first_.t;
   if (tty_) std::fputs("\n", stderr);
   std::printf(
       "zerofarm run: %s after %.1f s: %llu games finished, %llu written in %llu shards (%llu positions, %.1f MB) "
       "to %s/shards; %llu in-flight games dropped; %.1f games/s, %.1f positions/s, %.0f leaf evals/s, "
-      "mean batch %.1f, mean ring occupancy %.0f%%, evaluator busy %.0f%%, restarts %llu\n",
+      "mean batch %.1f, leaf latency p50 %.0f us p99 %.0f us, mean ring occupancy %.0f%%, evaluator busy %.0f%%, "
+      "restarts %llu\n",
       stop_reason.c_str(), secs, static_cast<unsigned long long>(t.games),
       static_cast<unsigned long long>(t.games_written), static_cast<unsigned long long>(t.shards),
       static_cast<unsigned long long>(t.positions_written), t.bytes / 1e6, config_.out.c_str(),
       static_cast<unsigned long long>(t.dropped), secs > 0 ? t.games / secs : 0, secs > 0 ? t.positions / secs : 0,
       secs > 0 ? t.leaves / secs : 0, t.batches ? static_cast<double>(t.leaves) / t.batches : 0,
+      LatencyQuantileUs(t, first_, 0.5), LatencyQuantileUs(t, first_, 0.99),
       occupancy_samples_ ? 100.0 * occupancy_sum_ / occupancy_samples_ : 0,
-      secs > 0 ? 100.0 * t.busy_ns * 1e-9 / secs / map_.params().num_evaluators : 0,
-      static_cast<unsigned long long>(t.restarts));
+      secs > 0 ? 100.0 * t.busy_ns * 1e-9 / secs / t.eval_leaves.size() : 0,
+      static_cast<unsigned long long>(t.restarts()));
   if (t.games > t.games_written)
     std::printf("zerofarm run: %llu finished games were NOT written (see the errors above)\n",
                 static_cast<unsigned long long>(t.games - t.games_written));

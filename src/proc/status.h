@@ -1,41 +1,64 @@
 #pragma once
-// The supervisor's view of the farm's figures: a live status line on a
-// terminal (a few times a second) and a final summary line, always. Both
-// are built from the same counters in the segment.
+// What the supervisor shows of a running farm. One snapshot of the segment's
+// counters feeds all three outputs, so they always agree:
+//   - a live status line on a terminal (a few times a second),
+//   - RUN/metrics.csv (a row every few seconds) and RUN/metrics.prom (a
+//     Prometheus textfile, rewritten atomically),
+//   - the final summary line, always printed.
+#include <array>
 #include <cstdint>
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "zerofarm/proc/farm_config.h"
 #include "zerofarm/shm/layout.h"
 
 namespace zerofarm::proc {
 
+// Totals since the start of the run, read from the segment (relaxed loads:
+// statistics, each written by one process).
+struct FarmSnapshot {
+  double t = 0;  // MonotonicSeconds()
+  uint64_t games = 0, games_written = 0, positions = 0, positions_written = 0, dropped = 0;
+  uint64_t leaves = 0, batches = 0, busy_ns = 0, shards = 0, bytes = 0;
+  std::vector<double> ring_occupancy;    // per worker: in-flight / slots, now
+  std::vector<uint64_t> eval_leaves;     // per evaluator
+  std::vector<uint64_t> eval_busy_ns;    // per evaluator
+  std::array<uint64_t, shm::kBatchHistogramBuckets> batch_hist{};
+  std::array<uint64_t, shm::kLatencyBuckets> latency_hist{};
+  uint64_t restarts_worker = 0, restarts_evaluator = 0, restarts_writer = 0;
+
+  uint64_t restarts() const { return restarts_worker + restarts_evaluator + restarts_writer; }
+  double MeanOccupancy() const;
+};
+
+FarmSnapshot ReadSnapshot(const shm::SegmentMap& map);
+// Latency quantile q (0..1) in microseconds over the leaves counted in
+// `now - before` (upper edge of the bucket holding it); 0 if none.
+double LatencyQuantileUs(const FarmSnapshot& now, const FarmSnapshot& before, double q);
+
 class StatusReporter {
  public:
   StatusReporter(const shm::SegmentMap& map, const FarmConfig& config);
-  // Samples the counters; prints the status line when due (or when `force`).
+  ~StatusReporter();
+  // Samples the counters; prints the status line when due and appends a
+  // metrics row when due (or both when `force`).
   void Tick(bool force);
   // The one-line summary, printed on stdout.
   void PrintSummary(const std::string& stop_reason);
   uint64_t GamesFinished() const;
 
  private:
-  struct Totals {
-    double t = 0;
-    uint64_t games = 0, positions = 0, leaves = 0, batches = 0, busy_ns = 0, dropped = 0;
-    uint64_t games_written = 0, positions_written = 0, shards = 0, bytes = 0, restarts = 0;
-    double occupancy = 0;  // mean over rings of in-flight / slots, sampled now
-  };
-  Totals Read() const;
+  void WriteMetrics(const FarmSnapshot& now);
 
   const shm::SegmentMap& map_;
   const FarmConfig& config_;
   bool tty_;
-  double start_;
-  double last_print_ = 0;
-  Totals last_;
+  FarmSnapshot first_, last_line_, last_metrics_;
   double occupancy_sum_ = 0;
   uint64_t occupancy_samples_ = 0;
+  std::FILE* csv_ = nullptr;
 };
 
 }  // namespace zerofarm::proc

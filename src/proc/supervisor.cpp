@@ -150,12 +150,16 @@ uint32_t NextEpoch(const std::string& dir) {
   return epoch;
 }
 
-uint32_t GameQueueDepth(const FarmConfig& config) {
-  // Games leave a queue only when their shard is written, so a queue holds
-  // about a shard's worth of games of its worker, plus room to keep playing.
-  const int64_t shortest_game = 5;
-  const int64_t per_worker = config.shard_positions / (shortest_game * config.workers) + 1;
-  return static_cast<uint32_t>(std::clamp<int64_t>(per_worker * 2 + 2 * config.games_per_worker, 64, 1 << 16));
+uint32_t GameQueueDepth(const FarmConfig& config, size_t game_slot_bytes) {
+  // Games leave a queue only when their shard is written, so a queue should
+  // hold about a shard's worth of its worker's games (assuming games of 10
+  // plies), plus room to keep playing. Big games (Gomoku, Go) are capped at
+  // 64 MiB of queue per worker: the writer then flushes a shard early when a
+  // queue fills (see writer.cpp), never blocks.
+  const int64_t per_worker = config.shard_positions / (10 * config.workers) + 1;
+  const int64_t wanted = per_worker * 2 + 2 * config.games_per_worker;
+  const int64_t cap = std::max<int64_t>(4 * config.games_per_worker, (64 << 20) / static_cast<int64_t>(game_slot_bytes));
+  return static_cast<uint32_t>(std::clamp<int64_t>(std::min(wanted, cap), 16, 1 << 16));
 }
 
 }  // namespace
@@ -198,7 +202,7 @@ int RunFarm(const FarmConfig& requested) {
   params.feature_bytes = static_cast<uint32_t>(game->Shape().FeatureBytes());
   params.actions = static_cast<uint32_t>(game->ActionCount());
   params.game_slot_bytes = static_cast<uint32_t>(MaxGameMessageBytes(*game));
-  params.game_queue_depth = GameQueueDepth(config);
+  params.game_queue_depth = GameQueueDepth(config, params.game_slot_bytes);
   const shm::Layout layout = shm::ComputeLayout(params);
   shm::ShmSegment segment = shm::ShmSegment::Create("run", layout.total_bytes);
   uint64_t seed_state = config.seed ^ MonotonicNs() ^ (static_cast<uint64_t>(getpid()) << 32);

@@ -56,6 +56,7 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
 
   std::vector<std::unique_ptr<mcts::SelfPlayGame>> games(k);
   std::vector<SlotOwner> owners(ring.Slots());
+  std::vector<uint64_t> published_ns(ring.Slots());  // when each slot's leaf went out
   std::deque<mcts::GameRecord> outbox;  // finished, not yet in the queue
   std::vector<mcts::LeafRequest> leaves;
   std::vector<uint8_t> message;
@@ -99,8 +100,12 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
     bool progressed = false;
     // 1. Results: back them up.
     const uint64_t done = ring.PollCompleted();
+    const uint64_t results_ns = done > ring.Consumed() ? MonotonicNs() : 0;
     for (uint64_t seq = ring.Consumed(); seq < done; ++seq) {
       if (ring.IsGhost(seq)) continue;  // a leaf of the worker we replaced
+      // relaxed: a statistic for the supervisor's metrics.
+      stats.latency_hist[shm::LatencyBucket(results_ns - published_ns[seq % ring.Slots()])].fetch_add(
+          1, std::memory_order_relaxed);
       const SlotOwner& o = owners[seq % ring.Slots()];
       const shm::LeafResult r = ring.Result(seq);
       games[o.game]->OnResult(o.token, r.policy, r.value, r.model_version);
@@ -139,6 +144,8 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
       }
     }
     if (burst > 0) {
+      const uint64_t t = MonotonicNs();
+      for (uint64_t i = 0; i < burst; ++i) published_ns[(ring.Head() + i) % ring.Slots()] = t;
       ring.Publish(burst);
       progressed = true;
     }

@@ -1,5 +1,7 @@
 #include "zerofarm/shm/layout.h"
 
+#include <cmath>
+
 #include <unistd.h>
 
 #include <cstring>
@@ -110,6 +112,15 @@ Layout ComputeLayout(const LayoutParams& p) {
   l.total_bytes = RoundUp(off, kRingAlign);
   return l;
 }
+
+uint32_t LatencyBucket(uint64_t ns) noexcept {
+  const double us = static_cast<double>(ns) * 1e-3;
+  if (us < 1.0) return 0;
+  const auto b = static_cast<uint32_t>(4.0 * std::log2(us));
+  return b < kLatencyBuckets ? b : kLatencyBuckets - 1;
+}
+
+double LatencyBucketUpperUs(uint32_t bucket) noexcept { return std::exp2((bucket + 1) / 4.0); }
 
 void RecordBatch(EvaluatorBlock& block, uint64_t size, uint64_t busy_ns) noexcept {
   uint32_t bucket = 0;

@@ -39,16 +39,16 @@ class CheckFailure {
 }  // namespace internal
 }  // namespace zerofarm
 
-#define ZF_CHECK(cond)                    \
-  if (__builtin_expect(!!(cond), 1)) {    \
-  } else                                  \
-    ::zerofarm::internal::CheckFailure(__FILE__, __LINE__, #cond).stream()
+// A loop rather than if/else (no dangling else); CheckFailure's destructor
+// aborts, so the body runs at most once.
+#define ZF_CHECK(cond)                       \
+  while (__builtin_expect(!(cond), 0))       \
+  ::zerofarm::internal::CheckFailure(__FILE__, __LINE__, #cond).stream()
 
 #ifdef NDEBUG
 #define ZF_DCHECK(cond) \
-  if (true) {           \
-  } else                \
-    ::zerofarm::internal::CheckFailure(__FILE__, __LINE__, #cond).stream()
+  while (false)         \
+  ::zerofarm::internal::CheckFailure(__FILE__, __LINE__, #cond).stream()
 #else
 #define ZF_DCHECK(cond) ZF_CHECK(cond)
 #endif

@@ -31,7 +31,9 @@ class LogMessage {
 
 }  // namespace zerofarm
 
-#define ZF_LOG(level)                                                  \
-  if (::zerofarm::LogLevel::k##level < ::zerofarm::MinLogLevel()) {    \
-  } else                                                               \
-    ::zerofarm::LogMessage(::zerofarm::LogLevel::k##level, __FILE__, __LINE__).stream()
+// A one-pass loop rather than if/else, so `if (x) ZF_LOG(INFO) << ...;`
+// without braces cannot capture a following else.
+#define ZF_LOG(level)                                                                                 \
+  for (bool zf_log_once_ = ::zerofarm::LogLevel::k##level >= ::zerofarm::MinLogLevel(); zf_log_once_; \
+       zf_log_once_ = false)                                                                          \
+  ::zerofarm::LogMessage(::zerofarm::LogLevel::k##level, __FILE__, __LINE__).stream()

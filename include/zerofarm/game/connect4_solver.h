@@ -78,7 +78,6 @@ class Connect4Solver {
   int tt_log2_;
   std::vector<uint64_t> table_;
   uint64_t node_count_ = 0;
-  int history_[2][64] = {};
 };
 
 }  // namespace zerofarm::game

@@ -100,7 +100,8 @@ class State {
   }
 };
 
-// Games by name: "tictactoe", "connect4". Throws ConfigError for an unknown
+// Games by name: tictactoe, connect4, gomoku, gomoku-standard, othello, go (9x9),
+// go9, go7 (see docs/games.md). Throws ConfigError for an unknown
 // name, listing the known ones.
 std::unique_ptr<Game> MakeGame(const std::string& name);
 std::vector<std::string> GameNames();

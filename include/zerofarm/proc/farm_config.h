@@ -40,7 +40,7 @@ struct FarmConfig {
   double duration = 0.0;            // stop after this many seconds (0 = no limit)
   bool status_line = true;          // live status on a terminal
 
-  // Set by the supervisor, not by users: how many runs wrote into `out`
+  // Set by the supervisor, not by users (a config file may not set it): how many runs wrote into `out`
   // before this one. Game ids are (epoch << 48) | (worker << 32) | sequence,
   // so a run that continues a directory never repeats an id.
   uint32_t epoch = 0;
@@ -59,6 +59,10 @@ struct FarmConfig {
   // keys are a ConfigError).
   std::string ToText() const;
   static FarmConfig FromText(const std::string& text);
+  // FromText of a file: `key = value` lines ('#' comments, blank lines, '-'
+  // or '_' in keys, spaces around '=' allowed). ConfigError names the file
+  // and the line of a bad or unknown key.
+  static FarmConfig FromFile(const std::string& path);
 };
 
 }  // namespace zerofarm::proc

@@ -40,6 +40,12 @@ inline constexpr uint32_t kLayoutVersion = 1;
 inline constexpr uint64_t kRegionAlign = 64;            // every region and array
 inline constexpr uint64_t kRingAlign = 4096;            // each leaf ring (page) and the whole segment
 inline constexpr uint32_t kBatchHistogramBuckets = 16;  // bucket b: batch sizes in [2^b, 2^(b+1))
+// Leaf latency (worker publishes a leaf -> worker reads its result), in
+// quarter-octaves of microseconds: bucket b holds [2^(b/4), 2^((b+1)/4)) us,
+// so 96 buckets reach about 16 s. LatencyBucket()/LatencyBucketUpperUs() map.
+inline constexpr uint32_t kLatencyBuckets = 96;
+uint32_t LatencyBucket(uint64_t ns) noexcept;
+double LatencyBucketUpperUs(uint32_t bucket) noexcept;
 
 // The configuration numbers the layout depends on. Ranges (ConfigError outside):
 // workers 1..4096, evaluators 1..1024, ring_slots 1..2^24, feature_bytes 1..2^24,
@@ -126,7 +132,8 @@ struct WorkerBlock {
   alignas(64) std::atomic<uint64_t> games_finished{0};  // games played to the end
   std::atomic<uint64_t> positions{0};                   // positions of those games
   std::atomic<uint64_t> games_dropped{0};               // in flight at a stop or crash
-  std::atomic<uint64_t> games_in_flight{0};             // sampled every ~50 ms
+  std::atomic<uint64_t> games_in_flight{0};             // playing, or finished and not yet queued
+  std::atomic<uint64_t> latency_hist[kLatencyBuckets]{};  // leaves by latency bucket
 };
 static_assert(std::is_standard_layout_v<WorkerBlock>);
 static_assert(std::is_trivially_destructible_v<WorkerBlock>);
