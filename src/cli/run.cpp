@@ -46,6 +46,8 @@ int RunCommand(int argc, char** argv) {
       ("config", "Read settings from FILE (key=value lines, the option names without '--'); "
        "options given on the command line override it", cxxopts::value<std::string>());
   options.add_options("output")
+      ("models", "Directory watched for new weights (model-N.h5), loaded between batches (default OUT/models)",
+       cxxopts::value<std::string>())
       ("out", "Run directory (default runs/run-DATE-TIME)", cxxopts::value<std::string>()->default_value(""))
       ("shard-positions", "Positions per HDF5 shard (whole games; a shard may hold a few more)",
        cxxopts::value<int>()->default_value(Str(d.shard_positions)))
@@ -68,6 +70,7 @@ int RunCommand(int argc, char** argv) {
   Override(r, "max-batch", &c.max_batch);
   Override(r, "max-wait-us", &c.max_wait_us);
   Override(r, "out", &c.out);
+  Override(r, "models", &c.models);
   if (c.out.empty()) c.out = DefaultRunDir();
   Override(r, "shard-positions", &c.shard_positions);
   Override(r, "compression", &c.compression);

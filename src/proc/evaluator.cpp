@@ -22,6 +22,7 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/core/log.h"
+#include "model_watcher.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/layout.h"
 #include "zerofarm/shm/segment.h"
@@ -41,11 +42,41 @@ std::string ReadFile(const std::string& path) {
 
 int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::ShmView& view, uint32_t index) {
   const auto game = game::MakeGame(config.game);
-  std::unique_ptr<eval::Evaluator> net = MakeEvaluatorFor(*game, config, config.gpus > 0);
-  // A GPU evaluator pins the whole segment once: the rings' copies are DMAs.
+  if (map.params().feature_bytes != static_cast<uint32_t>(game->Shape().FeatureBytes()) ||
+      map.params().actions != static_cast<uint32_t>(game->ActionCount()))
+    throw Error("the segment's leaf shape does not match " + config.game);
+  const bool on_gpu = config.gpus > 0;
+  std::unique_ptr<eval::Evaluator> net = MakeEvaluatorFor(*game, config, on_gpu);
+  // A GPU evaluator pins the whole segment: the rings' copies are DMAs.
   net->RegisterHostMemory(view.data(), view.size());
   ZF_LOG(INFO) << "serving workers of evaluator " << index << " with " << net->Describe();
   shm::EvaluatorBlock& block = map.Evaluator(index);
+  ModelWatcher models(ModelsDir(config));
+  // Between batches: swap in the newest model of the models directory. A file
+  // that cannot be used is refused with one line; the old weights stay.
+  auto maybe_reload = [&](bool at_start) {
+    const std::optional<std::string> path = models.Poll(at_start);
+    if (!path) return;
+    try {
+      eval::WeightSet weights = LoadWeightsFor(*game, *path);
+      if (weights.version <= net->ModelVersion()) {
+        if (!at_start)
+          ZF_LOG(WARN) << "not loading " << *path << ": its model version " << weights.version
+                       << " is not newer than " << net->ModelVersion();
+        return;
+      }
+      auto fresh = eval::MakeTorchEvaluator(weights, TorchOptionsFor(config, on_gpu));
+      net.reset();  // unpins the segment before the new network pins it
+      net = std::move(fresh);
+      net->RegisterHostMemory(view.data(), view.size());
+      // relaxed: read by the status line only.
+      block.model_version.store(net->ModelVersion(), std::memory_order_relaxed);
+      ZF_LOG(INFO) << "loaded model version " << net->ModelVersion() << " from " << *path;
+    } catch (const std::exception& e) {
+      ZF_LOG(ERROR) << "keeping model version " << net->ModelVersion() << ": " << e.what();
+    }
+  };
+  maybe_reload(true);
   shm::ProcessSlot& me = map.EvaluatorProcess(index);
   // relaxed: read by the status line only.
   block.model_version.store(net->ModelVersion(), std::memory_order_relaxed);
@@ -86,6 +117,7 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
       last_beat = now;
     }
     if (map.StopRequested() != 0) return kExitOk;
+    maybe_reload(false);
     runs.clear();
     batch = 0;
     gather();

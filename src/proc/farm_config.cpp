@@ -58,6 +58,8 @@ const std::vector<Field>& Fields() {
        [](FarmConfig& c, const std::string& v) { c.game = v; }},
       {"weights", [](const FarmConfig& c) { return c.weights; },
        [](FarmConfig& c, const std::string& v) { c.weights = v; }},
+      {"models", [](const FarmConfig& c) { return c.models; },
+       [](FarmConfig& c, const std::string& v) { c.models = v; }},
       {"out", [](const FarmConfig& c) { return c.out; },
        [](FarmConfig& c, const std::string& v) { c.out = v; }},
       ZF_FIELD("seed", seed),

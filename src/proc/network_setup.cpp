@@ -21,21 +21,32 @@ eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config) {
   return c;
 }
 
-std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config,
-                                                  bool on_gpu) {
+eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path) {
+  eval::WeightSet weights = io::ReadWeights(path);
+  eval::NetConfig expected = NetConfigFor(game, FarmConfig{});
+  // The file decides the tower's size; the game decides its shape.
+  expected.blocks = expected.filters = expected.value_hidden = 0;
+  io::CheckWeightsMatch(weights, expected, path);
+  return weights;
+}
+
+eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu) {
   eval::TorchOptions options;
   options.cuda = on_gpu;
   options.intra_op_threads = config.eval_threads;
   options.bf16 = config.bf16;
   options.fp16 = config.fp16;
-  if (!config.weights.empty()) {
-    eval::WeightSet weights = io::ReadWeights(config.weights);
-    eval::NetConfig expected = NetConfigFor(game, config);
-    // The file decides the tower's size; the game decides its shape.
-    expected.blocks = expected.filters = expected.value_hidden = 0;
-    io::CheckWeightsMatch(weights, expected, config.weights);
-    return eval::MakeTorchEvaluator(weights, options);
-  }
+  return options;
+}
+
+std::string ModelsDir(const FarmConfig& config) {
+  return config.models.empty() ? config.out + "/models" : config.models;
+}
+
+std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config,
+                                                  bool on_gpu) {
+  const eval::TorchOptions options = TorchOptionsFor(config, on_gpu);
+  if (!config.weights.empty()) return eval::MakeTorchEvaluator(LoadWeightsFor(game, config.weights), options);
   const eval::NetConfig net = NetConfigFor(game, config);
   if (eval::TorchAvailable()) return eval::MakeTorchEvaluator(eval::RandomWeights(net, config.seed), options);
   ZF_LOG(WARN) << "built without LibTorch: using the random evaluator";

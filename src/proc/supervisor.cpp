@@ -178,9 +178,7 @@ int RunFarm(const FarmConfig& requested) {
     // Fail at start with one line: read and check the file here (HDF5 only,
     // no LibTorch), before any child exists.
     try {
-      eval::NetConfig expected = NetConfigFor(*game, config);
-      expected.blocks = expected.filters = expected.value_hidden = 0;
-      io::CheckWeightsMatch(io::ReadWeights(config.weights), expected, config.weights);
+      LoadWeightsFor(*game, config.weights);
     } catch (const ConfigError&) {
       throw;
     } catch (const Error& e) {
@@ -193,6 +191,7 @@ int RunFarm(const FarmConfig& requested) {
   RunDirLock lock(config.out);
   config.epoch = NextEpoch(config.out);
   PrepareOutput(config);
+  std::filesystem::create_directories(ModelsDir(config), dir_error);
   RemoveStaleSegments();
 
   shm::LayoutParams params;

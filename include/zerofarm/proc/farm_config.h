@@ -29,6 +29,7 @@ struct FarmConfig {
 
   // ---- the network -------------------------------------------------------------
   std::string weights;              // HDF5 weights file; empty = random net from seed
+  std::string models;               // directory watched for new weights; empty = OUT/models
   int blocks = 6;
   int filters = 64;
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "zerofarm/eval/evaluator.h"
+#include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/proc/farm_config.h"
 
@@ -37,6 +38,13 @@ int RunEvaluatorProcess(const std::string& segment_name, uint32_t evaluator,
 eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config);
 // The evaluator a run asks for: --weights (checked against the game), else a
 // random LibTorch net from --seed, else (no LibTorch) the random evaluator.
+// Reads a weights file and checks it fits the game (any tower size);
+// ConfigError (one line) when it does not, Error when it is unreadable.
+eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path);
+// LibTorch settings of this run's evaluators.
+eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu);
+// The directory evaluators watch for new weights: --models, else OUT/models.
+std::string ModelsDir(const FarmConfig& config);
 // on_gpu: CUDA device 0 of this process (an evaluator of a --gpus run).
 std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config,
                                                   bool on_gpu = false);

@@ -1,0 +1,75 @@
+// Hot reload: new weights dropped into RUN/models are picked up between
+// batches without stopping the farm; a broken file is refused and the old
+// weights stay. Only the parent asserts.
+#include <catch2/catch.hpp>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "farm_check.h"
+#include "skip.h"
+#include "test_paths.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/shard.h"
+#include "zerofarm/io/weights_file.h"
+
+using namespace zerofarm;
+using namespace zerofarm::testing;
+
+namespace {
+bool WaitForLog(const Spawned& p, const std::string& text, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (p.Stderr().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+}  // namespace
+
+TEST_CASE("new weights are hot-reloaded between batches; a broken file is refused", "[multiprocess][reload]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-reload");
+  const std::string out = dir / "run";
+  Spawned farm(FarmArgs(out, {"--shard-positions", "100000"}), dir / "farm");
+  REQUIRE(WaitForLog(farm, "serving workers", 60));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // some games with the random net (version 0)
+
+  eval::NetConfig c{"connect4", 3, 6, 7, 7, 1, 8, 64};
+  eval::WeightSet v7 = eval::RandomWeights(c, 4242);
+  v7.version = 7;
+  io::WriteWeights(out + "/models/model-000007.h5", v7);
+  REQUIRE(WaitForLog(farm, "loaded model version 7", 30));
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // games searched by version 7
+
+  std::ofstream(out + "/models/model-000008.h5") << "not a weights file";
+  REQUIRE(WaitForLog(farm, "keeping model version 7", 30));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  farm.Signal(SIGINT);
+  REQUIRE(farm.Wait(120) == 0);
+  const std::string err = farm.Stderr();
+  INFO(err.substr(err.size() > 4000 ? err.size() - 4000 : 0));
+  CHECK_THAT(err, Catch::Contains("model-000008.h5"));
+
+  std::set<uint32_t> versions;
+  bool monotonic = true;
+  for (const auto& path : io::ListShards(out + "/shards")) {
+    io::ShardReader shard(path);
+    const auto rows = shard.ReadAllPositions();
+    for (const auto& game : shard.ReadGames()) {
+      uint32_t last = 0;
+      for (int i = 0; i < game.position_count; ++i) {
+        const uint32_t v = rows.model_version[game.first_position + i];
+        versions.insert(v);
+        // Models only get newer: a game never goes back to an older one.
+        if (v < last) monotonic = false;
+        last = v;
+      }
+    }
+    CHECK(shard.meta().model_version_max <= 7);
+  }
+  CHECK(versions == std::set<uint32_t>{0, 7});
+  CHECK(monotonic);
+}
