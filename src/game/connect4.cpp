@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "zerofarm/core/error.h"
+#include "zerofarm/game/board_util.h"
 
 namespace zerofarm::game {
 namespace {
@@ -25,15 +26,6 @@ constexpr uint64_t ColumnMask(int col) { return kColumnBits << (col * kStride); 
 constexpr uint64_t BottomCell(int col) { return 1ULL << (col * kStride); }
 constexpr uint64_t TopCell(int col) { return 1ULL << (col * kStride + kHeight - 1); }
 constexpr int Bit(int col, int row_from_bottom) { return col * kStride + row_from_bottom; }
-
-uint64_t Fmix64(uint64_t k) {  // MurmurHash3's finaliser: a bijection
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
 
 std::string PositionError(const std::string& what) { return "connect4 board: " + what; }
 
@@ -100,37 +92,16 @@ std::vector<int> Connect4Game::ParseMoves(const std::string& text) const {
 }
 
 std::unique_ptr<State> Connect4Game::ParseBoard(const std::string& text) const {
-  // Lines, trailing whitespace (and '\r') dropped, blank lines skipped.
-  std::vector<std::string> rows;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-    if (!line.empty()) rows.push_back(line);
-    start = end + 1;
-  }
+  const std::vector<std::string> rows = BoardLines(text);
   if (rows.size() != static_cast<size_t>(kHeight)) {
     throw Error(PositionError("expected 6 rows, got " + std::to_string(rows.size())));
   }
+  const std::string cells = ReadBoardCells(rows, kHeight, kWidth, PositionError(""));
   uint64_t stones[2] = {0, 0};
   for (int r = 0; r < kHeight; ++r) {  // r = 0 is the top row
-    if (rows[r].size() != static_cast<size_t>(kWidth)) {
-      throw Error(
-          PositionError("row " + std::to_string(r + 1) + " '" + rows[r] + "' is not 7 characters"));
-    }
     for (int c = 0; c < kWidth; ++c) {
-      const char ch = rows[r][c];
-      const uint64_t bit = 1ULL << Bit(c, kHeight - 1 - r);
-      if (ch == 'X' || ch == 'x') {
-        stones[0] |= bit;
-      } else if (ch == 'O' || ch == 'o') {
-        stones[1] |= bit;
-      } else if (ch != '.') {
-        throw Error(PositionError(std::string("bad character '") + ch + "' in row " +
-                                  std::to_string(r + 1)));
-      }
+      const char ch = cells[r * kWidth + c];
+      if (ch != '.') stones[ch == 'X' ? 0 : 1] |= 1ULL << Bit(c, kHeight - 1 - r);
     }
   }
   return std::make_unique<Connect4State>(Connect4State::FromStones(stones[0], stones[1]));
@@ -217,10 +188,7 @@ std::unique_ptr<State> Connect4State::Clone() const {
   return std::make_unique<Connect4State>(*this);
 }
 
-void Connect4State::CopyFrom(const State& other) {
-  ZF_DCHECK(dynamic_cast<const Connect4State*>(&other) != nullptr);
-  *this = static_cast<const Connect4State&>(other);
-}
+void Connect4State::CopyFrom(const State& other) { *this = SameGameState<Connect4State>(other); }
 
 bool Connect4State::Equals(const State& other) const {
   const auto* o = dynamic_cast<const Connect4State*>(&other);
@@ -272,14 +240,10 @@ uint64_t Connect4State::Hash() const { return Fmix64(Key()); }
 
 std::string Connect4State::ToString() const {
   std::string text;
-  text.reserve(kHeight * (kWidth + 1));
-  for (int r = 0; r < kHeight; ++r) {
-    for (int c = 0; c < kWidth; ++c) {
-      const uint64_t bit = 1ULL << Bit(c, kHeight - 1 - r);
-      text += (stones_[0] & bit) ? 'X' : (stones_[1] & bit) ? 'O' : '.';
-    }
-    text += '\n';
-  }
+  AppendBoardRows(kHeight, kWidth, [this](int r, int c) {
+    const uint64_t bit = 1ULL << Bit(c, kHeight - 1 - r);
+    return (stones_[0] & bit) ? 0 : (stones_[1] & bit) ? 1 : -1;
+  }, &text);
   return text;
 }
 

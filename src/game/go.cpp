@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "zerofarm/core/error.h"
-#include "zerofarm/core/rng.h"
+#include "zerofarm/game/board_util.h"
 
 namespace zerofarm::game {
 namespace {
@@ -19,18 +19,9 @@ constexpr uint64_t kSideKey = 0x9E3779B97F4A7C15ULL;  // Hash(): White to move
 constexpr uint64_t kPassKey = 0xC2B2AE3D27D4EB4FULL;  // Hash(): times consecutive passes
 constexpr uint64_t kOverKey = 0x165667B19E3779F9ULL;  // Hash(): the game is over
 
-using ZobristTable = std::array<std::array<uint64_t, kMaxCells>, 2>;
-
-ZobristTable MakeZobrist() {
-  ZobristTable k{};
-  uint64_t s = 0x60D0B0ULL;
-  for (auto& player : k)
-    for (uint64_t& key : player) key = SplitMix64(s);
-  return k;
-}
 // Keys by [colour][cell]: cell = row * size + col for any size, so a board's
 // hash depends on its size only through the cells it uses.
-const ZobristTable kZobrist = MakeZobrist();
+const std::array<std::array<uint64_t, kMaxCells>, 2> kZobrist = MakeZobristKeys<kMaxCells>(0x60D0B0ULL);
 
 // The up to 4 orthogonal neighbours of `cell` on an n x n board.
 inline int Neighbors(int cell, int n, int* out) {
@@ -122,22 +113,6 @@ bool WalkChain(const int8_t* board, int n, int start, int except, uint8_t* seen,
   return liberty;
 }
 
-std::vector<int> DihedralCellMap(int n, int symmetry) {  // as tictactoe.h
-  std::vector<int> map(n * n);
-  for (int cell = 0; cell < n * n; ++cell) {
-    int r = cell / n;
-    int c = cell % n;
-    if (symmetry >= 4) c = n - 1 - c;
-    for (int k = 0; k < symmetry % 4; ++k) {  // (r, c) -> (c, n-1-r)
-      const int nr = c;
-      c = n - 1 - r;
-      r = nr;
-    }
-    map[cell] = r * n + c;
-  }
-  return map;
-}
-
 }  // namespace
 
 // ---- GoGame -----------------------------------------------------------------
@@ -170,7 +145,7 @@ std::unique_ptr<State> GoGame::NewInitialState() const {
 
 std::vector<int> GoGame::CellMap(int symmetry) const {
   ZF_CHECK(symmetry >= 0 && symmetry < 8) << "go symmetry " << symmetry;
-  return DihedralCellMap(size_, symmetry);
+  return SquareSymmetryCellMap(size_, symmetry);
 }
 
 std::vector<int> GoGame::ActionMap(int symmetry) const {
@@ -201,39 +176,14 @@ int GoGame::ParseAction(const std::string& text) const {
 }
 
 std::unique_ptr<State> GoGame::ParseBoard(const std::string& text) const {
-  std::vector<std::string> rows;  // lines, trailing whitespace dropped, blanks skipped
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-    if (!line.empty()) rows.push_back(line);
-    start = end + 1;
-  }
+  const std::vector<std::string> rows = BoardLines(text);
   const std::string where = "go board (" + std::to_string(size_) + "x" + std::to_string(size_) + "): ";
   if (rows.size() != static_cast<size_t>(size_ + 1)) {
     throw Error(where + "expected " + std::to_string(size_) + " rows and a status line, got " +
                 std::to_string(rows.size()) + " lines");
   }
-  std::string cells;
-  for (int r = 0; r < size_; ++r) {
-    if (rows[r].size() != static_cast<size_t>(size_)) {
-      throw Error(where + "row " + std::to_string(r + 1) + " '" + rows[r] + "' is not " +
-                  std::to_string(size_) + " characters");
-    }
-    for (char ch : rows[r]) {
-      if (ch == 'X' || ch == 'x') {
-        cells += 'X';
-      } else if (ch == 'O' || ch == 'o') {
-        cells += 'O';
-      } else if (ch == '.' || ch == '+') {
-        cells += '.';
-      } else {
-        throw Error(where + "bad character '" + ch + "' in row " + std::to_string(r + 1));
-      }
-    }
-  }
+  const std::string cells =  // also OpenSpiel's '+' for empty
+      ReadBoardCells(rows, size_, size_, where, {/*x=*/"", /*o=*/"", /*empty=*/"+"});
   // "X to move" [", 1 pass" | ", 2 passes"] [", game over"]
   const std::string& status = rows[size_];
   const std::string bad_status = where + "bad status line '" + status +
@@ -322,10 +272,7 @@ void GoState::AddHistory(uint64_t board_hash) {
 
 std::unique_ptr<State> GoState::Clone() const { return std::make_unique<GoState>(*this); }
 
-void GoState::CopyFrom(const State& other) {
-  ZF_DCHECK(dynamic_cast<const GoState*>(&other) != nullptr);
-  *this = static_cast<const GoState&>(other);
-}
+void GoState::CopyFrom(const State& other) { *this = SameGameState<GoState>(other); }
 
 bool GoState::Equals(const State& other) const {
   const auto* o = dynamic_cast<const GoState*>(&other);
@@ -499,13 +446,7 @@ std::string GoState::ToString() const {
   const int n = size_;
   std::string text;
   text.reserve(n * (n + 1) + 32);
-  for (int r = 0; r < n; ++r) {
-    for (int c = 0; c < n; ++c) {
-      const int v = board_[r * n + c];
-      text += v == 0 ? 'X' : v == 1 ? 'O' : '.';
-    }
-    text += '\n';
-  }
+  AppendBoardRows(n, n, [this, n](int r, int c) { return board_[r * n + c]; }, &text);
   text += to_move_ == 0 ? "X to move" : "O to move";
   if (passes_ == 1) text += ", 1 pass";
   if (passes_ == 2) text += ", 2 passes";

@@ -4,7 +4,7 @@
 #include <cctype>
 
 #include "zerofarm/core/error.h"
-#include "zerofarm/core/rng.h"
+#include "zerofarm/game/board_util.h"
 
 namespace zerofarm::game {
 namespace {
@@ -16,32 +16,8 @@ constexpr int kDirs[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};  // (d_row, d_col
 
 // Zobrist keys: [player][cell], fixed (a pure function of the cell).
 const std::array<std::array<uint64_t, kCells>, 2>& Zobrist() {
-  static const auto keys = [] {
-    std::array<std::array<uint64_t, kCells>, 2> k{};
-    uint64_t s = 0x60A0C0ULL;
-    for (auto& player : k)
-      for (uint64_t& key : player) key = SplitMix64(s);
-    return k;
-  }();
+  static const auto keys = MakeZobristKeys<kCells>(0x60A0C0ULL);
   return keys;
-}
-
-// The dihedral group of an n x n board: s = 0..3 rotate clockwise by s
-// quarter turns; s = 4..7 mirror left-right first, then rotate by s - 4.
-std::vector<int> DihedralCellMap(int n, int symmetry) {
-  std::vector<int> map(n * n);
-  for (int cell = 0; cell < n * n; ++cell) {
-    int r = cell / n;
-    int c = cell % n;
-    if (symmetry >= 4) c = n - 1 - c;
-    for (int k = 0; k < symmetry % 4; ++k) {  // (r, c) -> (c, n-1-r)
-      const int nr = c;
-      c = n - 1 - r;
-      r = nr;
-    }
-    map[cell] = r * n + c;
-  }
-  return map;
 }
 
 std::string BoardError(const std::string& what) { return "gomoku board: " + what; }
@@ -60,7 +36,7 @@ std::unique_ptr<State> GomokuGame::NewInitialState() const {
 
 std::vector<int> GomokuGame::CellMap(int symmetry) const {
   ZF_CHECK(symmetry >= 0 && symmetry < 8) << "gomoku symmetry " << symmetry;
-  return DihedralCellMap(kSize, symmetry);
+  return SquareSymmetryCellMap(kSize, symmetry);
 }
 
 std::string GomokuGame::ActionToString(int action) const {
@@ -95,16 +71,7 @@ int GomokuGame::ParseAction(const std::string& text) const {
 }
 
 std::unique_ptr<State> GomokuGame::ParseBoard(const std::string& text) const {
-  std::vector<std::string> rows;  // lines, trailing whitespace dropped, blanks skipped
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-    if (!line.empty()) rows.push_back(line);
-    start = end + 1;
-  }
+  std::vector<std::string> rows = BoardLines(text);
   int side_line = -1;  // OpenSpiel's leading "B" / "W"
   if (!rows.empty() && (rows[0] == "B" || rows[0] == "W")) {
     side_line = rows[0] == "B" ? 0 : 1;
@@ -113,25 +80,8 @@ std::unique_ptr<State> GomokuGame::ParseBoard(const std::string& text) const {
   if (rows.size() != static_cast<size_t>(kSize)) {
     throw Error(BoardError("expected 15 rows, got " + std::to_string(rows.size())));
   }
-  std::string cells;
-  for (int r = 0; r < kSize; ++r) {
-    if (rows[r].size() != static_cast<size_t>(kSize)) {
-      throw Error(BoardError("row " + std::to_string(r + 1) + " '" + rows[r] +
-                             "' is not 15 characters"));
-    }
-    for (char ch : rows[r]) {
-      if (ch == 'X' || ch == 'x' || ch == 'b') {
-        cells += 'X';
-      } else if (ch == 'O' || ch == 'o' || ch == 'w') {
-        cells += 'O';
-      } else if (ch == '.') {
-        cells += '.';
-      } else {
-        throw Error(BoardError(std::string("bad character '") + ch + "' in row " +
-                               std::to_string(r + 1)));
-      }
-    }
-  }
+  const std::string cells =  // also OpenSpiel's b / w
+      ReadBoardCells(rows, kSize, kSize, BoardError(""), {/*x=*/"b", /*o=*/"w"});
   auto state = std::make_unique<GomokuState>(GomokuState::FromCells(cells, standard_));
   if (side_line >= 0 && side_line != state->CurrentPlayer() && !state->IsTerminal()) {
     throw Error(BoardError("the side-to-move line disagrees with the stone counts"));
@@ -221,10 +171,7 @@ GomokuState GomokuState::FromCells(const std::string& cells, bool standard) {
 
 std::unique_ptr<State> GomokuState::Clone() const { return std::make_unique<GomokuState>(*this); }
 
-void GomokuState::CopyFrom(const State& other) {
-  ZF_DCHECK(dynamic_cast<const GomokuState*>(&other) != nullptr);
-  *this = static_cast<const GomokuState&>(other);
-}
+void GomokuState::CopyFrom(const State& other) { *this = SameGameState<GomokuState>(other); }
 
 bool GomokuState::Equals(const State& other) const {
   const auto* o = dynamic_cast<const GomokuState*>(&other);
@@ -274,14 +221,7 @@ void GomokuState::EncodeFeatures(uint8_t* out) const {
 
 std::string GomokuState::ToString() const {
   std::string text;
-  text.reserve(kSize * (kSize + 1));
-  for (int r = 0; r < kSize; ++r) {
-    for (int c = 0; c < kSize; ++c) {
-      const int p = At(r * kSize + c);
-      text += p == 0 ? 'X' : p == 1 ? 'O' : '.';
-    }
-    text += '\n';
-  }
+  AppendBoardRows(kSize, kSize, [this](int r, int c) { return At(r * kSize + c); }, &text);
   return text;
 }
 

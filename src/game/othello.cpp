@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "zerofarm/core/error.h"
+#include "zerofarm/game/board_util.h"
 
 namespace zerofarm::game {
 namespace {
@@ -50,31 +51,6 @@ inline uint64_t FlipsInDirection(uint64_t own, uint64_t opp, uint64_t bit) {
   return (x & own) ? flips : 0;
 }
 
-uint64_t Fmix64(uint64_t k) {  // MurmurHash3's finaliser: a bijection
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
-
-std::vector<int> DihedralCellMap(int n, int symmetry) {  // as tictactoe.h
-  std::vector<int> map(n * n);
-  for (int cell = 0; cell < n * n; ++cell) {
-    int r = cell / n;
-    int c = cell % n;
-    if (symmetry >= 4) c = n - 1 - c;
-    for (int k = 0; k < symmetry % 4; ++k) {  // (r, c) -> (c, n-1-r)
-      const int nr = c;
-      c = n - 1 - r;
-      r = nr;
-    }
-    map[cell] = r * n + c;
-  }
-  return map;
-}
-
 }  // namespace
 
 // ---- OthelloGame ------------------------------------------------------------
@@ -89,10 +65,10 @@ std::unique_ptr<State> OthelloGame::NewInitialState() const {
 
 std::vector<int> OthelloGame::CellMap(int symmetry) const {
   ZF_CHECK(symmetry >= 0 && symmetry < 4) << "othello symmetry " << symmetry;
-  // In DihedralCellMap's numbering: identity, half turn, mirror + three
+  // In SquareSymmetryCellMap's numbering: identity, half turn, mirror + three
   // quarter turns = (r, c) -> (c, r), mirror + one quarter turn.
   constexpr int kDihedral[4] = {0, 2, 7, 5};
-  return DihedralCellMap(kSize, kDihedral[symmetry]);
+  return SquareSymmetryCellMap(kSize, kDihedral[symmetry]);
 }
 
 std::vector<int> OthelloGame::ActionMap(int symmetry) const {
@@ -122,38 +98,16 @@ int OthelloGame::ParseAction(const std::string& text) const {
 }
 
 std::unique_ptr<State> OthelloGame::ParseBoard(const std::string& text) const {
-  std::vector<std::string> rows;  // lines, trailing whitespace dropped, blanks skipped
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-    if (!line.empty()) rows.push_back(line);
-    start = end + 1;
-  }
+  const std::vector<std::string> rows = BoardLines(text);
   if (rows.size() != static_cast<size_t>(kSize + 1)) {
     throw Error("othello board: expected 8 rows and a side-to-move line, got " +
                 std::to_string(rows.size()) + " lines");
   }
+  const std::string cells =
+      ReadBoardCells(rows, kSize, kSize, "othello board: ", {/*x=*/"", /*o=*/"", /*empty=*/"-"});
   uint64_t discs[2] = {0, 0};
-  for (int r = 0; r < kSize; ++r) {
-    if (rows[r].size() != static_cast<size_t>(kSize)) {
-      throw Error("othello board: row " + std::to_string(r + 1) + " '" + rows[r] +
-                  "' is not 8 characters");
-    }
-    for (int c = 0; c < kSize; ++c) {
-      const char ch = rows[r][c];
-      const uint64_t bit = 1ULL << (r * kSize + c);
-      if (ch == 'X' || ch == 'x') {
-        discs[0] |= bit;
-      } else if (ch == 'O' || ch == 'o') {
-        discs[1] |= bit;
-      } else if (ch != '.' && ch != '-') {
-        throw Error(std::string("othello board: bad character '") + ch + "' in row " +
-                    std::to_string(r + 1));
-      }
-    }
+  for (int c = 0; c < kCells; ++c) {
+    if (cells[c] != '.') discs[cells[c] == 'X' ? 0 : 1] |= 1ULL << c;
   }
   const std::string& side = rows[kSize];
   if (side != "X to move" && side != "O to move") {
@@ -207,10 +161,7 @@ OthelloState OthelloState::FromDiscs(uint64_t black, uint64_t white, int to_move
 
 std::unique_ptr<State> OthelloState::Clone() const { return std::make_unique<OthelloState>(*this); }
 
-void OthelloState::CopyFrom(const State& other) {
-  ZF_DCHECK(dynamic_cast<const OthelloState*>(&other) != nullptr);
-  *this = static_cast<const OthelloState&>(other);
-}
+void OthelloState::CopyFrom(const State& other) { *this = SameGameState<OthelloState>(other); }
 
 bool OthelloState::Equals(const State& other) const {
   const auto* o = dynamic_cast<const OthelloState*>(&other);
@@ -271,13 +222,10 @@ uint64_t OthelloState::Hash() const {
 std::string OthelloState::ToString() const {
   std::string text;
   text.reserve(kSize * (kSize + 1) + 10);
-  for (int r = 0; r < kSize; ++r) {
-    for (int c = 0; c < kSize; ++c) {
-      const int cell = r * kSize + c;
-      text += ((discs_[0] >> cell) & 1) ? 'X' : ((discs_[1] >> cell) & 1) ? 'O' : '.';
-    }
-    text += '\n';
-  }
+  AppendBoardRows(kSize, kSize, [this](int r, int c) {
+    const int cell = r * kSize + c;
+    return ((discs_[0] >> cell) & 1) ? 0 : ((discs_[1] >> cell) & 1) ? 1 : -1;
+  }, &text);
   text += to_move_ == 0 ? "X to move\n" : "O to move\n";
   return text;
 }

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "zerofarm/core/error.h"
+#include "zerofarm/game/board_util.h"
 
 namespace zerofarm::game {
 namespace {
@@ -20,16 +21,6 @@ constexpr uint32_t kLines[8] = {
 
 int PopCount(uint32_t x) { return __builtin_popcount(x); }
 
-// MurmurHash3's 64-bit finaliser: a bijection, so distinct keys never collide.
-uint64_t Fmix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
-
 }  // namespace
 
 // ---- TicTacToeGame ----------------------------------------------------------
@@ -44,20 +35,7 @@ std::unique_ptr<State> TicTacToeGame::NewInitialState() const {
 
 std::vector<int> TicTacToeGame::CellMap(int symmetry) const {
   ZF_CHECK(symmetry >= 0 && symmetry < 8) << "tictactoe symmetry " << symmetry;
-  std::vector<int> map(kCells);
-  for (int cell = 0; cell < kCells; ++cell) {
-    int r = cell / kSize;
-    int c = cell % kSize;
-    if (symmetry >= 4) c = kSize - 1 - c;     // mirror left-right
-    for (int k = 0; k < symmetry % 4; ++k) {  // rotate clockwise: (r, c) -> (c, n-1-r)
-      const int nr = c;
-      const int nc = kSize - 1 - r;
-      r = nr;
-      c = nc;
-    }
-    map[cell] = r * kSize + c;
-  }
-  return map;
+  return SquareSymmetryCellMap(kSize, symmetry);
 }
 
 std::string TicTacToeGame::ActionToString(int action) const {
@@ -79,38 +57,14 @@ int TicTacToeGame::ParseAction(const std::string& text) const {
 }
 
 std::unique_ptr<State> TicTacToeGame::ParseBoard(const std::string& text) const {
-  // Lines, trailing whitespace (and '\r') dropped, blank lines skipped.
-  std::vector<std::string> rows;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-    if (!line.empty()) rows.push_back(line);
-    start = end + 1;
-  }
+  const std::vector<std::string> rows = BoardLines(text);
   if (rows.size() != static_cast<size_t>(kSize)) {
     throw Error("tictactoe board: expected 3 rows, got " + std::to_string(rows.size()));
   }
+  const std::string cells = ReadBoardCells(rows, kSize, kSize, "tictactoe board: ");
   uint32_t stones[2] = {0, 0};
-  for (int r = 0; r < kSize; ++r) {
-    if (rows[r].size() != static_cast<size_t>(kSize)) {
-      throw Error("tictactoe board: row " + std::to_string(r + 1) + " '" + rows[r] +
-                  "' is not 3 characters");
-    }
-    for (int c = 0; c < kSize; ++c) {
-      const char ch = rows[r][c];
-      const uint32_t bit = 1u << (r * kSize + c);
-      if (ch == 'X' || ch == 'x') {
-        stones[0] |= bit;
-      } else if (ch == 'O' || ch == 'o') {
-        stones[1] |= bit;
-      } else if (ch != '.') {
-        throw Error(std::string("tictactoe board: bad character '") + ch + "' in row " +
-                    std::to_string(r + 1));
-      }
-    }
+  for (int c = 0; c < kCells; ++c) {
+    if (cells[c] != '.') stones[cells[c] == 'X' ? 0 : 1] |= 1u << c;
   }
   return std::make_unique<TicTacToeState>(TicTacToeState::FromStones(stones[0], stones[1]));
 }
@@ -160,10 +114,7 @@ std::unique_ptr<State> TicTacToeState::Clone() const {
   return std::make_unique<TicTacToeState>(*this);
 }
 
-void TicTacToeState::CopyFrom(const State& other) {
-  ZF_DCHECK(dynamic_cast<const TicTacToeState*>(&other) != nullptr);
-  *this = static_cast<const TicTacToeState&>(other);
-}
+void TicTacToeState::CopyFrom(const State& other) { *this = SameGameState<TicTacToeState>(other); }
 
 bool TicTacToeState::Equals(const State& other) const {
   const auto* o = dynamic_cast<const TicTacToeState*>(&other);
@@ -210,14 +161,10 @@ uint64_t TicTacToeState::Hash() const {
 
 std::string TicTacToeState::ToString() const {
   std::string text;
-  text.reserve(kSize * (kSize + 1));
-  for (int r = 0; r < kSize; ++r) {
-    for (int c = 0; c < kSize; ++c) {
-      const int cell = r * kSize + c;
-      text += ((stones_[0] >> cell) & 1u) ? 'X' : ((stones_[1] >> cell) & 1u) ? 'O' : '.';
-    }
-    text += '\n';
-  }
+  AppendBoardRows(kSize, kSize, [this](int r, int c) {
+    const int cell = r * kSize + c;
+    return ((stones_[0] >> cell) & 1u) ? 0 : ((stones_[1] >> cell) & 1u) ? 1 : -1;
+  }, &text);
   return text;
 }
 

@@ -96,7 +96,7 @@ StatusReporter::StatusReporter(const shm::SegmentMap& map, const FarmConfig& con
     std::fprintf(csv_,
                  "time_s,games_total,positions_total,leaf_evals_total,batches_total,games_per_s,positions_per_s,"
                  "leaf_evals_per_s,mean_batch,evaluator_busy,latency_p50_us,latency_p90_us,latency_p99_us,"
-                 "restarts_total,shards_total,bytes_total");
+                 "restarts_total,restarts_worker,restarts_evaluator,restarts_writer,shards_total,bytes_total");
     for (size_t w = 0; w < first_.ring_occupancy.size(); ++w) std::fprintf(csv_, ",ring_occupancy_w%zu", w);
     for (size_t e = 0; e < first_.eval_leaves.size(); ++e) std::fprintf(csv_, ",leaf_evals_per_s_e%zu", e);
     for (uint32_t b = 0; b < shm::kBatchHistogramBuckets; ++b) std::fprintf(csv_, ",batch_hist_%u", b);
@@ -146,13 +146,17 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
                p99 = LatencyQuantileUs(now, b, 0.99);
   const double busy = (now.busy_ns - b.busy_ns) * 1e-9 / dt / evaluators;
   if (csv_) {
-    std::fprintf(csv_, "%.3f,%llu,%llu,%llu,%llu,%.3f,%.3f,%.1f,%.3f,%.4f,%.1f,%.1f,%.1f,%llu,%llu,%llu", now.t - first_.t,
+    std::fprintf(csv_, "%.3f,%llu,%llu,%llu,%llu,%.3f,%.3f,%.1f,%.3f,%.4f,%.1f,%.1f,%.1f,%llu,%llu,%llu,%llu,%llu,%llu",
+                 now.t - first_.t,
                  static_cast<unsigned long long>(now.games), static_cast<unsigned long long>(now.positions),
                  static_cast<unsigned long long>(now.leaves), static_cast<unsigned long long>(now.batches),
                  Rate(now.games, b.games, dt), Rate(now.positions, b.positions, dt), Rate(now.leaves, b.leaves, dt),
                  now.batches > b.batches ? static_cast<double>(now.leaves - b.leaves) / (now.batches - b.batches) : 0.0,
                  busy, p50, p90, p99, static_cast<unsigned long long>(now.restarts()),
-                 static_cast<unsigned long long>(now.shards), static_cast<unsigned long long>(now.bytes));
+                 static_cast<unsigned long long>(now.restarts_worker),
+                 static_cast<unsigned long long>(now.restarts_evaluator),
+                 static_cast<unsigned long long>(now.restarts_writer), static_cast<unsigned long long>(now.shards),
+                 static_cast<unsigned long long>(now.bytes));
     for (double o : now.ring_occupancy) std::fprintf(csv_, ",%.4f", o);
     for (size_t e = 0; e < now.eval_leaves.size(); ++e)
       std::fprintf(csv_, ",%.1f", Rate(now.eval_leaves[e], b.eval_leaves[e], dt));

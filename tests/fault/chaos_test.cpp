@@ -94,6 +94,11 @@ void RunChaos(double seconds, int min_kills) {
   const long long written = NumberBefore(summary, " written in ");
   const long long dropped = NumberBefore(summary, " in-flight games dropped");
   const long long restarts = NumberAfter(summary, "restarts ");
+  // One line for docs/reliability.md, printed whether or not the checks pass.
+  std::printf("chaos result: %.0f s, %d kills (", seconds, kills);
+  for (const auto& [role, n] : kills_by_role) std::printf(" %s %d", role.c_str(), n);
+  std::printf(" ), %lld games finished, %lld written, %lld in-flight games dropped, %lld restarts, "
+              "slowest restart %.3f s\n", finished, written, dropped, restarts, slowest);
   CHECK(finished > 0);
   CHECK(written == finished);          // no finished game lost
   CHECK(dropped > 0);                  // the kills cost in-flight games, and said so

@@ -46,24 +46,14 @@ inline std::vector<std::string> FilesWithSuffix(const std::string& dir, const st
   return out;
 }
 
-// Process names (comm) of the children of `parent`.
+// Process names (comm) of the children of `parent` (ChildPids is below).
+inline std::vector<pid_t> ChildPids(pid_t parent);
 inline std::multiset<std::string> ChildNames(pid_t parent) {
   std::multiset<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string pid = e.path().filename().string();
-    if (!std::all_of(pid.begin(), pid.end(), ::isdigit)) continue;
-    const std::string stat = Slurp(e.path().string() + "/stat");
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    char state;
-    pid_t ppid;
-    rest >> state >> ppid;
-    if (ppid == parent) {
-      std::string comm = Slurp(e.path().string() + "/comm");
-      if (!comm.empty() && comm.back() == '\n') comm.pop_back();
-      names.insert(comm);
-    }
+  for (pid_t pid : ChildPids(parent)) {
+    std::string comm = Slurp("/proc/" + std::to_string(pid) + "/comm");
+    if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    if (!comm.empty()) names.insert(comm);
   }
   return names;
 }

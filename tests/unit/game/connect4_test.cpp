@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "openspiel_trace.h"
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/rng.h"
@@ -20,30 +20,7 @@
 namespace zerofarm::game {
 namespace {
 
-std::vector<std::string> ReadLines(const std::string& path) {
-  std::ifstream in(path);
-  INFO("reading " << path);
-  REQUIRE(in.good());
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-  }
-  return lines;
-}
-
-// "[0, 1, 2]" -> {0, 1, 2}
-std::vector<int> ParseList(const std::string& line) {
-  std::string body = line.substr(line.find('[') + 1);
-  body = body.substr(0, body.find(']'));
-  std::replace(body.begin(), body.end(), ',', ' ');
-  std::istringstream in(body);
-  std::vector<int> v;
-  int x;
-  while (in >> x) v.push_back(x);
-  return v;
-}
+using reference::ReadLines;
 
 const Connect4State& AsC4(const State& s) { return dynamic_cast<const Connect4State&>(s); }
 
@@ -191,35 +168,20 @@ TEST_CASE("connect4 replays every line of Pons's benchmark files", "[game][conne
 }
 
 TEST_CASE("connect4 follows the OpenSpiel playthrough", "[game][connect4]") {
-  // Blocks "# State k", board lines "# ......." (top row first, x / o), then,
-  // for full states only, IsTerminal(), History(), CurrentPlayer(),
-  // LegalActions() (absent when terminal) and Returns(); "action: N" applies.
+  // Board lines "# ......." (top row first, x / o) in full states only.
   const Connect4Game game;
   std::unique_ptr<State> state = game.NewInitialState();
-  std::vector<int> actions, returns;
-  std::vector<std::string> board;
+  std::vector<int> actions;
   int full_states = 0;
-  bool in_state = false;
-  for (const std::string& line : ReadLines(testing::ReferenceFile("connect4/connect_four.txt"))) {
-    INFO("line: " << line << "\nafter moves " << game.FormatMoves(actions));
-    if (line.rfind("# State ", 0) == 0) {
-      REQUIRE(std::stoi(line.substr(8)) == static_cast<int>(actions.size()));
-      in_state = true;
-      board.clear();
-    } else if (line.rfind("# Apply", 0) == 0) {
-      in_state = false;
-    } else if (in_state && line.rfind("# ", 0) == 0) {
-      board.push_back(line.substr(2));
-    } else if (line.rfind("action: ", 0) == 0) {
-      actions.push_back(std::stoi(line.substr(8)));
-      REQUIRE(state->IsLegal(actions.back()));
-      state->Apply(actions.back());
-    } else if (line.rfind("IsTerminal() = ", 0) == 0) {
+  const auto trace = reference::ReadOpenSpielTrace(testing::ReferenceFile("connect4/connect_four.txt"));
+  for (const reference::TraceState& s : trace) {
+    INFO("state " << s.index << " after moves " << game.FormatMoves(actions));
+    REQUIRE(s.index == static_cast<int>(actions.size()));
+    if (s.full()) {
       ++full_states;
-      CHECK(state->IsTerminal() == (line.find("True") != std::string::npos));
-      REQUIRE(board.size() == 6);
-      std::string drawn;
-      for (const std::string& row : board) drawn += row + "\n";
+      CHECK(state->IsTerminal() == *s.is_terminal);
+      REQUIRE(s.board.size() == 6);
+      const std::string drawn = reference::JoinLines(s.board);
       CHECK(game.ParseBoard(drawn)->Equals(*state));
       std::string ours = state->ToString();
       std::transform(ours.begin(), ours.end(), ours.begin(),
@@ -230,18 +192,21 @@ TEST_CASE("connect4 follows the OpenSpiel playthrough", "[game][connect4]") {
         state->LegalActions(&legal);
         CHECK(legal.empty());
       }
-    } else if (line.rfind("History() = ", 0) == 0) {
-      CHECK(ParseList(line) == actions);
-    } else if (line.rfind("CurrentPlayer() = ", 0) == 0 && !state->IsTerminal()) {
-      CHECK(state->CurrentPlayer() == std::stoi(line.substr(18)));
-    } else if (line.rfind("LegalActions() = ", 0) == 0) {
+    }
+    if (s.history) CHECK(*s.history == actions);
+    if (s.current_player && !state->IsTerminal()) CHECK(state->CurrentPlayer() == *s.current_player);
+    if (s.legal_actions) {
       std::vector<int> legal;
       state->LegalActions(&legal);
-      CHECK(legal == ParseList(line));
-    } else if (line.rfind("Returns() = ", 0) == 0) {
-      returns = ParseList(line);
+      CHECK(legal == *s.legal_actions);
+    }
+    if (s.action) {
+      actions.push_back(*s.action);
+      REQUIRE(state->IsLegal(actions.back()));
+      state->Apply(actions.back());
     }
   }
+  const std::vector<int> returns = reference::LastReturns(trace);
   CHECK(full_states >= 6);
   CHECK(actions == std::vector<int>{0, 1, 2, 6, 4, 1, 0, 2, 6, 0, 5, 4, 0, 6, 5, 0, 3});
   REQUIRE(state->IsTerminal());

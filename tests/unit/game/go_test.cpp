@@ -7,13 +7,12 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "openspiel_trace.h"
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/rng.h"
@@ -22,30 +21,7 @@
 namespace zerofarm::game {
 namespace {
 
-std::vector<std::string> ReadLines(const std::string& path) {
-  std::ifstream in(path);
-  INFO("reading " << path);
-  REQUIRE(in.good());
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-  }
-  return lines;
-}
-
-// "[0, 1, 2]" -> {0, 1, 2}
-std::vector<int> ParseList(const std::string& line) {
-  std::string body = line.substr(line.find('[') + 1);
-  body = body.substr(0, body.find(']'));
-  std::replace(body.begin(), body.end(), ',', ' ');
-  std::istringstream in(body);
-  std::vector<int> v;
-  int x;
-  while (in >> x) v.push_back(x);
-  return v;
-}
+using reference::ReadLines;
 
 const GoState& AsGo(const State& s) { return dynamic_cast<const GoState&>(s); }
 
@@ -233,49 +209,51 @@ TEST_CASE("go follows the OpenSpiel 7x7 playthrough", "[game][go]") {
   REQUIRE(game->ActionCount() == 50);
   const auto to_ours = [](int a) { return a == 49 ? 49 : (6 - a / 7) * 7 + a % 7; };
   std::unique_ptr<State> state = game->NewInitialState();
-  std::vector<int> actions, returns, os_actions;
-  std::string board, applied_text;
-  int full_states = 0, to_play = -1;
-  for (const std::string& line : ReadLines(testing::ReferenceFile("go/go.txt"))) {
-    INFO("line: " << line << "\nafter moves " << game->FormatMoves(actions));
-    if (line.rfind("# State ", 0) == 0) {
-      REQUIRE(std::stoi(line.substr(8)) == static_cast<int>(actions.size()));
-      board.clear();
-    } else if (line.rfind("# GoState(", 0) == 0) {
-      to_play = line.find("to_play=B") != std::string::npos ? 0 : 1;
-    } else if (line.size() == 12 && line.rfind("#  ", 0) == 0 && std::isdigit(line[3])) {
-      std::string row = line.substr(5);
-      std::replace(row.begin(), row.end(), '+', '.');
-      board += row + "\n";
-    } else if (line.rfind("# Apply action \"", 0) == 0) {
-      applied_text = line.substr(16, line.size() - 17);  // "B d4", "W PASS"
-    } else if (line.rfind("action: ", 0) == 0) {
-      os_actions.push_back(std::stoi(line.substr(8)));
+  std::vector<int> actions, os_actions;
+  int full_states = 0;
+  const auto trace = reference::ReadOpenSpielTrace(testing::ReferenceFile("go/go.txt"));
+  for (const reference::TraceState& s : trace) {
+    INFO("state " << s.index << " after moves " << game->FormatMoves(actions));
+    REQUIRE(s.index == static_cast<int>(actions.size()));
+    if (s.full()) {
+      ++full_states;
+      CHECK(state->IsTerminal() == *s.is_terminal);
+      std::string board;
+      int to_play = -1;
+      for (const std::string& line : s.board) {
+        if (line.rfind("GoState(", 0) == 0) {
+          to_play = line.find("to_play=B") != std::string::npos ? 0 : 1;
+        } else if (line.size() == 10 && line[0] == ' ' && std::isdigit(line[1])) {
+          std::string row = line.substr(3);
+          std::replace(row.begin(), row.end(), '+', '.');
+          board += row + "\n";
+        }
+      }
+      REQUIRE(std::count(board.begin(), board.end(), '\n') == 7);
+      CHECK(state->ToString().substr(0, 56) == board);  // stones and captures
+      CHECK(state->CurrentPlayer() == to_play);
+    }
+    if (s.history) CHECK(*s.history == os_actions);
+    if (s.legal_actions) {
+      std::vector<int> expected, legal;
+      for (int a : *s.legal_actions) expected.push_back(to_ours(a));
+      std::sort(expected.begin(), expected.end());
+      state->LegalActions(&legal);
+      CHECK(legal == expected);
+    }
+    if (s.action) {
+      os_actions.push_back(*s.action);
       actions.push_back(to_ours(os_actions.back()));
+      const std::string& applied_text = s.applied_text;  // "B d4", "W PASS"
       std::string text = applied_text.substr(2);
       for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       CHECK(game->ActionToString(actions.back()) == text);
       CHECK(applied_text[0] == (state->CurrentPlayer() == 0 ? 'B' : 'W'));
       REQUIRE(state->IsLegal(actions.back()));
       state->Apply(actions.back());
-    } else if (line.rfind("IsTerminal() = ", 0) == 0) {
-      ++full_states;
-      CHECK(state->IsTerminal() == (line.find("True") != std::string::npos));
-      REQUIRE(std::count(board.begin(), board.end(), '\n') == 7);
-      CHECK(state->ToString().substr(0, 56) == board);  // stones and captures
-      CHECK(state->CurrentPlayer() == to_play);
-    } else if (line.rfind("History() = ", 0) == 0) {
-      CHECK(ParseList(line) == os_actions);
-    } else if (line.rfind("LegalActions() = ", 0) == 0) {
-      std::vector<int> expected, legal;
-      for (int a : ParseList(line)) expected.push_back(to_ours(a));
-      std::sort(expected.begin(), expected.end());
-      state->LegalActions(&legal);
-      CHECK(legal == expected);
-    } else if (line.rfind("Returns() = ", 0) == 0) {
-      returns = ParseList(line);
     }
   }
+  const std::vector<int> returns = reference::LastReturns(trace);
   CHECK(full_states >= 10);
   CHECK(actions.size() == 69);
   REQUIRE(state->IsTerminal());

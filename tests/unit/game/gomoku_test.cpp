@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "openspiel_trace.h"
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/rng.h"
@@ -21,30 +21,7 @@ namespace {
 constexpr int kSize = GomokuGame::kSize;
 constexpr int kCells = GomokuGame::kCells;
 
-std::vector<std::string> ReadLines(const std::string& path) {
-  std::ifstream in(path);
-  INFO("reading " << path);
-  REQUIRE(in.good());
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-  }
-  return lines;
-}
-
-// "[0, 1, 2]" -> {0, 1, 2}
-std::vector<int> ParseList(const std::string& line) {
-  std::string body = line.substr(line.find('[') + 1);
-  body = body.substr(0, body.find(']'));
-  std::replace(body.begin(), body.end(), ',', ' ');
-  std::istringstream in(body);
-  std::vector<int> v;
-  int x;
-  while (in >> x) v.push_back(x);
-  return v;
-}
+using reference::ReadLines;
 
 struct RuleMove {
   std::string text;  // "Xa5"
@@ -150,39 +127,21 @@ TEST_CASE("gomoku rule cases under freestyle and standard rules", "[game][gomoku
 }
 
 TEST_CASE("gomoku follows the OpenSpiel playthrough", "[game][gomoku]") {
-  // Blocks "# State k", a side line "# B" / "# W" and 15 board lines (b / w),
-  // then for full states IsTerminal(), History(), CurrentPlayer(),
-  // LegalActions() and Returns(); "# Apply action "r,c"" / "action: N".
+  // A side line "# B" / "# W" and 15 board lines (b / w) in full states;
+  // "# Apply action "r,c"" / "action: N".
   const GomokuGame game;
   std::unique_ptr<State> state = game.NewInitialState();
-  std::vector<int> actions, returns;
-  std::vector<std::string> board;
+  std::vector<int> actions;
   int full_states = 0;
-  bool in_state = false;
-  std::string applied_text;
-  for (const std::string& line : ReadLines(testing::ReferenceFile("gomoku/gomoku.txt"))) {
-    INFO("line: " << line << "\nafter moves " << game.FormatMoves(actions));
-    if (line.rfind("# State ", 0) == 0) {
-      REQUIRE(std::stoi(line.substr(8)) == static_cast<int>(actions.size()));
-      in_state = true;
-      board.clear();
-    } else if (line.rfind("# Apply action \"", 0) == 0) {
-      in_state = false;
-      applied_text = line.substr(16, line.size() - 17);
-    } else if (in_state && line.rfind("# ", 0) == 0) {
-      board.push_back(line.substr(2));
-    } else if (line.rfind("action: ", 0) == 0) {
-      actions.push_back(std::stoi(line.substr(8)));
-      CHECK(game.ActionToString(actions.back()) == applied_text);
-      CHECK(game.ParseAction(applied_text) == actions.back());
-      REQUIRE(state->IsLegal(actions.back()));
-      state->Apply(actions.back());
-    } else if (line.rfind("IsTerminal() = ", 0) == 0) {
+  const auto trace = reference::ReadOpenSpielTrace(testing::ReferenceFile("gomoku/gomoku.txt"));
+  for (const reference::TraceState& s : trace) {
+    INFO("state " << s.index << " after moves " << game.FormatMoves(actions));
+    REQUIRE(s.index == static_cast<int>(actions.size()));
+    if (s.full()) {
       ++full_states;
-      CHECK(state->IsTerminal() == (line.find("True") != std::string::npos));
-      REQUIRE(board.size() == static_cast<size_t>(kSize + 1));
-      std::string drawn;
-      for (const std::string& row : board) drawn += row + "\n";
+      CHECK(state->IsTerminal() == *s.is_terminal);
+      REQUIRE(s.board.size() == static_cast<size_t>(kSize + 1));
+      const std::string drawn = reference::JoinLines(s.board);
       const auto parsed = game.ParseBoard(drawn);
       CHECK(parsed->Equals(*state));
       CHECK(parsed->IsTerminal() == state->IsTerminal());
@@ -190,18 +149,23 @@ TEST_CASE("gomoku follows the OpenSpiel playthrough", "[game][gomoku]") {
       std::replace(ours.begin(), ours.end(), 'X', 'b');
       std::replace(ours.begin(), ours.end(), 'O', 'w');
       CHECK(ours == drawn.substr(2));  // without the side line
-    } else if (line.rfind("History() = ", 0) == 0) {
-      CHECK(ParseList(line) == actions);
-    } else if (line.rfind("CurrentPlayer() = ", 0) == 0 && !state->IsTerminal()) {
-      CHECK(state->CurrentPlayer() == std::stoi(line.substr(18)));
-    } else if (line.rfind("LegalActions() = ", 0) == 0) {
+    }
+    if (s.history) CHECK(*s.history == actions);
+    if (s.current_player && !state->IsTerminal()) CHECK(state->CurrentPlayer() == *s.current_player);
+    if (s.legal_actions) {
       std::vector<int> legal;
       state->LegalActions(&legal);
-      CHECK(legal == ParseList(line));
-    } else if (line.rfind("Returns() = ", 0) == 0) {
-      returns = ParseList(line);
+      CHECK(legal == *s.legal_actions);
+    }
+    if (s.action) {
+      actions.push_back(*s.action);
+      CHECK(game.ActionToString(actions.back()) == s.applied_text);
+      CHECK(game.ParseAction(s.applied_text) == actions.back());
+      REQUIRE(state->IsLegal(actions.back()));
+      state->Apply(actions.back());
     }
   }
+  const std::vector<int> returns = reference::LastReturns(trace);
   CHECK(full_states >= 5);
   CHECK(actions.size() == 115);
   REQUIRE(state->IsTerminal());

@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "openspiel_trace.h"
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/rng.h"
@@ -22,30 +22,7 @@ namespace {
 
 constexpr int kPass = OthelloGame::kPass;
 
-std::vector<std::string> ReadLines(const std::string& path) {
-  std::ifstream in(path);
-  INFO("reading " << path);
-  REQUIRE(in.good());
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-  }
-  return lines;
-}
-
-// "[0, 1, 2]" -> {0, 1, 2}
-std::vector<int> ParseList(const std::string& line) {
-  std::string body = line.substr(line.find('[') + 1);
-  body = body.substr(0, body.find(']'));
-  std::replace(body.begin(), body.end(), ',', ' ');
-  std::istringstream in(body);
-  std::vector<int> v;
-  int x;
-  while (in >> x) v.push_back(x);
-  return v;
-}
+using reference::ReadLines;
 
 // ---- perft ------------------------------------------------------------------
 
@@ -219,55 +196,49 @@ TEST_CASE("othello legal moves of every FFO position equal the listed moves", "[
 }
 
 TEST_CASE("othello follows the OpenSpiel playthrough", "[game][othello]") {
-  // Blocks "# State k", "# Black (x) to play:" (or White, or "Terminal
-  // State:"), then "# N x o - ... N" rank lines; full states add IsTerminal(),
-  // History(), CurrentPlayer(), LegalActions(), Returns().
+  // Full states draw "# Black (x) to play:" (or White, or "Terminal State:"),
+  // then "# N x o - ... N" rank lines.
   const OthelloGame game;
   std::unique_ptr<State> state = game.NewInitialState();
-  std::vector<int> actions, returns;
-  std::string board, applied_text;
-  int full_states = 0, ranks = 0;
-  bool in_state = false;
-  for (const std::string& line : ReadLines(testing::ReferenceFile("othello/othello.txt"))) {
-    INFO("line: " << line << "\nafter moves " << game.FormatMoves(actions));
-    if (line.rfind("# State ", 0) == 0) {
-      REQUIRE(std::stoi(line.substr(8)) == static_cast<int>(actions.size()));
-      in_state = true;
-      board.clear();
-      ranks = 0;
-    } else if (line.rfind("# Apply action \"", 0) == 0) {
-      in_state = false;
-      applied_text = line.substr(16, line.size() - 17);
-    } else if (in_state && line.size() == 21 && line[2] >= '1' && line[2] <= '8') {
-      for (int c = 0; c < 8; ++c) {
-        const char ch = line[4 + 2 * c];
-        board += ch == 'x' ? 'X' : ch == 'o' ? 'O' : '.';
-      }
-      board += '\n';
-      ++ranks;
-    } else if (line.rfind("action: ", 0) == 0) {
-      actions.push_back(std::stoi(line.substr(8)));
-      CHECK(game.ActionToString(actions.back()) == applied_text);
-      REQUIRE(state->IsLegal(actions.back()));
-      state->Apply(actions.back());
-    } else if (line.rfind("IsTerminal() = ", 0) == 0) {
+  std::vector<int> actions;
+  int full_states = 0;
+  const auto trace = reference::ReadOpenSpielTrace(testing::ReferenceFile("othello/othello.txt"));
+  for (const reference::TraceState& s : trace) {
+    INFO("state " << s.index << " after moves " << game.FormatMoves(actions));
+    REQUIRE(s.index == static_cast<int>(actions.size()));
+    if (s.full()) {
       ++full_states;
-      CHECK(state->IsTerminal() == (line.find("True") != std::string::npos));
+      CHECK(state->IsTerminal() == *s.is_terminal);
+      std::string board;
+      int ranks = 0;
+      for (const std::string& line : s.board) {
+        if (line.size() != 19 || line[0] < '1' || line[0] > '8') continue;
+        for (int c = 0; c < 8; ++c) {
+          const char ch = line[2 + 2 * c];
+          board += ch == 'x' ? 'X' : ch == 'o' ? 'O' : '.';
+        }
+        board += '\n';
+        ++ranks;
+      }
       REQUIRE(ranks == 8);
       std::string ours = state->ToString();
       CHECK(ours.substr(0, 72) == board);
-    } else if (line.rfind("History() = ", 0) == 0) {
-      CHECK(ParseList(line) == actions);
-    } else if (line.rfind("CurrentPlayer() = ", 0) == 0 && !state->IsTerminal()) {
-      CHECK(state->CurrentPlayer() == std::stoi(line.substr(18)));
-    } else if (line.rfind("LegalActions() = ", 0) == 0) {
+    }
+    if (s.history) CHECK(*s.history == actions);
+    if (s.current_player && !state->IsTerminal()) CHECK(state->CurrentPlayer() == *s.current_player);
+    if (s.legal_actions) {
       std::vector<int> legal;
       state->LegalActions(&legal);
-      CHECK(legal == ParseList(line));
-    } else if (line.rfind("Returns() = ", 0) == 0) {
-      returns = ParseList(line);
+      CHECK(legal == *s.legal_actions);
+    }
+    if (s.action) {
+      actions.push_back(*s.action);
+      CHECK(game.ActionToString(actions.back()) == s.applied_text);
+      REQUIRE(state->IsLegal(actions.back()));
+      state->Apply(actions.back());
     }
   }
+  const std::vector<int> returns = reference::LastReturns(trace);
   CHECK(full_states >= 5);
   CHECK(actions.size() == 60);
   REQUIRE(state->IsTerminal());

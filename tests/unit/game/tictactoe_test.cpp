@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "openspiel_trace.h"
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/game/game.h"
@@ -21,17 +20,7 @@ namespace {
 
 // ---- reference file parsing -------------------------------------------------
 
-std::vector<std::string> ReadLines(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-  }
-  return lines;
-}
+using reference::ReadLines;
 
 // Splits one CSV line; double-quoted fields may hold commas.
 std::vector<std::string> SplitCsv(const std::string& line) {
@@ -333,43 +322,19 @@ TEST_CASE("tictactoe feature planes", "[game][tictactoe]") {
 }
 
 TEST_CASE("tictactoe follows the OpenSpiel playthrough", "[game][tictactoe]") {
-  // Blocks "# State k", board lines "# ...", then (full states only)
-  // IsTerminal(), History(), LegalActions() (absent when terminal), Returns().
-  const auto parse_list = [](const std::string& line) {
-    std::vector<int> v;
-    std::string body = line.substr(line.find('[') + 1);
-    std::replace(body.begin(), body.end(), ',', ' ');
-    std::istringstream in(body.substr(0, body.find(']')));
-    int x;
-    while (in >> x) v.push_back(x);
-    return v;
-  };
+  // Board lines "# ..." (top row first, x / o) in full states only.
   const TicTacToeGame game;
   std::vector<int> actions;
   std::unique_ptr<State> state = game.NewInitialState();
-  std::vector<std::string> board;
-  std::vector<int> returns;
   int full_states = 0;
-  bool in_state = false;
-  for (const std::string& line : ReadLines(testing::ReferenceFile("tictactoe/tic_tac_toe.txt"))) {
-    INFO("line: " << line);
-    if (line.rfind("# State ", 0) == 0) {
-      REQUIRE(std::stoi(line.substr(8)) == static_cast<int>(actions.size()));
-      in_state = true;
-      board.clear();
-    } else if (line.rfind("# Apply", 0) == 0) {
-      in_state = false;
-    } else if (in_state && line.rfind("# ", 0) == 0) {
-      board.push_back(line.substr(2));
-    } else if (line.rfind("action: ", 0) == 0) {
-      actions.push_back(std::stoi(line.substr(8)));
-      REQUIRE(state->IsLegal(actions.back()));
-      state->Apply(actions.back());
-    } else if (line.rfind("IsTerminal() = ", 0) == 0) {
+  const auto trace = reference::ReadOpenSpielTrace(testing::ReferenceFile("tictactoe/tic_tac_toe.txt"));
+  for (const reference::TraceState& s : trace) {
+    INFO("state " << s.index << " after moves " << game.FormatMoves(actions));
+    REQUIRE(s.index == static_cast<int>(actions.size()));
+    if (s.full()) {
       ++full_states;
-      CHECK(state->IsTerminal() == (line.find("True") != std::string::npos));
-      std::string drawn;
-      for (const std::string& row : board) drawn += row + "\n";
+      CHECK(state->IsTerminal() == *s.is_terminal);
+      const std::string drawn = reference::JoinLines(s.board);
       CHECK(game.ParseBoard(drawn)->Equals(*state));
       std::string ours = state->ToString();
       std::transform(ours.begin(), ours.end(), ours.begin(),
@@ -378,18 +343,21 @@ TEST_CASE("tictactoe follows the OpenSpiel playthrough", "[game][tictactoe]") {
       std::vector<int> legal{-1};
       state->LegalActions(&legal);
       if (state->IsTerminal()) CHECK(legal.empty());
-    } else if (line.rfind("History() = ", 0) == 0) {
-      CHECK(parse_list(line) == actions);
-    } else if (line.rfind("LegalActions() = ", 0) == 0) {
+    }
+    if (s.history) CHECK(*s.history == actions);
+    if (s.legal_actions) {
       std::vector<int> legal;
       state->LegalActions(&legal);
-      CHECK(legal == parse_list(line));
-    } else if (line.rfind("Returns() = ", 0) == 0) {
-      returns = parse_list(line);
-    } else if (line.rfind("CurrentPlayer() = ", 0) == 0 && !state->IsTerminal()) {
-      CHECK(state->CurrentPlayer() == std::stoi(line.substr(18)));
+      CHECK(legal == *s.legal_actions);
+    }
+    if (s.current_player && !state->IsTerminal()) CHECK(state->CurrentPlayer() == *s.current_player);
+    if (s.action) {
+      actions.push_back(*s.action);
+      REQUIRE(state->IsLegal(actions.back()));
+      state->Apply(actions.back());
     }
   }
+  const std::vector<int> returns = reference::LastReturns(trace);
   CHECK(full_states >= 4);
   CHECK(actions == std::vector<int>{8, 3, 6, 0, 2, 1, 5});
   REQUIRE(state->IsTerminal());
