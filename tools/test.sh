@@ -6,7 +6,8 @@
 #   2. unless ZF_SANITIZERS=0: the unit, integration and fault tests again
 #      under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), and
 #      the ring and threaded tests under ThreadSanitizer (build-tsan, without
-#      LibTorch, whose OpenMP runtime TSan cannot follow).
+#      LibTorch, whose OpenMP runtime TSan cannot follow). The [slow] tests
+#      (deep perft, the hard solver lines) run only in the plain build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${ZF_BUILD_DIR:-build}
@@ -18,7 +19,7 @@ if [ "${ZF_SANITIZERS:-1}" != 0 ]; then
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
   ZF_BUILD_DIR=build-asan ZF_BUILD_TYPE=Debug bash tools/build.sh -DZF_SANITIZE=address,undefined
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE multiprocess
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'multiprocess|slow'
   ctest --test-dir build-asan --output-on-failure -L multiprocess -E 'chaos|python_tools'
   echo "== ThreadSanitizer (rings, queues, futexes, threads)"
   ZF_BUILD_DIR=build-tsan ZF_BUILD_TYPE=RelWithDebInfo bash tools/build.sh -DZF_SANITIZE=thread -DZF_WITH_TORCH=OFF

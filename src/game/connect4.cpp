@@ -240,10 +240,11 @@ uint64_t Connect4State::Hash() const { return Fmix64(Key()); }
 
 std::string Connect4State::ToString() const {
   std::string text;
-  AppendBoardRows(kHeight, kWidth, [this](int r, int c) {
+  const auto owner = [this](int r, int c) {
     const uint64_t bit = 1ULL << Bit(c, kHeight - 1 - r);
     return (stones_[0] & bit) ? 0 : (stones_[1] & bit) ? 1 : -1;
-  }, &text);
+  };
+  AppendBoardRows(kHeight, kWidth, owner, &text);
   return text;
 }
 

@@ -26,16 +26,20 @@ constexpr uint64_t ColumnMask(int col) { return ((1ULL << kHeight) - 1) << (col 
 constexpr int kColumnOrder[kWidth] = {3, 2, 4, 1, 5, 0, 6};
 
 // A table entry packs the position key (49 bits) with a lower and an upper
-// bound on its score (6 bits each, as score - kMinScore). A fresh entry
-// holds key 0 (the empty board) with the widest bounds, that is no information.
+// bound on its score (6 bits each, as bound - kLowBound). Bounds may lie past
+// the reachable scores (the search clamps windows with loose ones), hence
+// the wide range. A fresh entry holds key 0 (the empty board) with the widest
+// bounds, that is no information.
+constexpr int kLowBound = -21;
+constexpr int kHighBound = 22;
 constexpr int kBoundBits = 12;
 constexpr uint64_t Pack(uint64_t key, int lower, int upper) {
-  return key << kBoundBits | static_cast<uint64_t>(lower - Connect4Solver::kMinScore) << 6 |
-         static_cast<uint64_t>(upper - Connect4Solver::kMinScore);
+  return key << kBoundBits | static_cast<uint64_t>(lower - kLowBound) << 6 |
+         static_cast<uint64_t>(upper - kLowBound);
 }
-constexpr uint64_t kEmptyEntry = Pack(0, Connect4Solver::kMinScore, Connect4Solver::kMaxScore);
-constexpr int EntryLower(uint64_t e) { return static_cast<int>((e >> 6) & 63) + Connect4Solver::kMinScore; }
-constexpr int EntryUpper(uint64_t e) { return static_cast<int>(e & 63) + Connect4Solver::kMinScore; }
+constexpr uint64_t kEmptyEntry = Pack(0, kLowBound, kHighBound);
+constexpr int EntryLower(uint64_t e) { return static_cast<int>((e >> 6) & 63) + kLowBound; }
+constexpr int EntryUpper(uint64_t e) { return static_cast<int>(e & 63) + kLowBound; }
 
 inline int PopCount(uint64_t x) {  // SWAR; the build targets baseline x86-64 (no POPCNT)
   x = x - ((x >> 1) & 0x5555555555555555ULL);
@@ -164,23 +168,26 @@ int Connect4Solver::Negamax(const Position& p, int alpha, int beta) {
   for (int i = 0; i < count; ++i) {
     const int score = -Negamax(p.Play(moves[i]), -beta, -alpha);
     if (score >= beta) {  // a lower bound
+      ZF_DCHECK(score >= kLowBound && score <= kHighBound) << score;
       uint64_t& s = Slot(key);
       s = s >> kBoundBits == key ? Pack(key, std::max(score, EntryLower(s)), EntryUpper(s))
-                                 : Pack(key, score, kMaxScore);
+                                 : Pack(key, score, kHighBound);
       return score;
     }
     alpha = std::max(alpha, score);
   }
+  ZF_DCHECK(alpha >= kLowBound && alpha <= kHighBound) << alpha;
   uint64_t& s = Slot(key);  // alpha is an upper bound
   s = s >> kBoundBits == key ? Pack(key, EntryLower(s), std::min(alpha, EntryUpper(s)))
-                             : Pack(key, kMinScore, alpha);
+                             : Pack(key, kLowBound, alpha);
   return alpha;
 }
 
 int Connect4Solver::SolvePosition(const Position& p, bool weak) {
   if (p.CanWinNext()) return weak ? 1 : (kCells + 1 - p.moves) / 2;
-  // Null-window searches, bisecting [lo, hi] towards 0 first (small
-  // |score| windows are the cheap ones to refute).
+  // Null-window searches bisect [lo, hi], the score's known range. Each probe
+  // goes halfway between 0 and the bound on the midpoint's side (Pons's
+  // choice): probes far from 0 are cheap and usually narrow the range fast.
   int lo = -(kCells - p.moves) / 2;
   int hi = (kCells - 1 - p.moves) / 2;
   if (weak) {

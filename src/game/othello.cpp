@@ -222,10 +222,11 @@ uint64_t OthelloState::Hash() const {
 std::string OthelloState::ToString() const {
   std::string text;
   text.reserve(kSize * (kSize + 1) + 10);
-  AppendBoardRows(kSize, kSize, [this](int r, int c) {
+  const auto owner = [this](int r, int c) {
     const int cell = r * kSize + c;
     return ((discs_[0] >> cell) & 1) ? 0 : ((discs_[1] >> cell) & 1) ? 1 : -1;
-  }, &text);
+  };
+  AppendBoardRows(kSize, kSize, owner, &text);
   text += to_move_ == 0 ? "X to move\n" : "O to move\n";
   return text;
 }

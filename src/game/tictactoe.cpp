@@ -161,10 +161,11 @@ uint64_t TicTacToeState::Hash() const {
 
 std::string TicTacToeState::ToString() const {
   std::string text;
-  AppendBoardRows(kSize, kSize, [this](int r, int c) {
+  const auto owner = [this](int r, int c) {
     const int cell = r * kSize + c;
     return ((stones_[0] >> cell) & 1u) ? 0 : ((stones_[1] >> cell) & 1u) ? 1 : -1;
-  }, &text);
+  };
+  AppendBoardRows(kSize, kSize, owner, &text);
   return text;
 }
 

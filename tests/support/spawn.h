@@ -3,6 +3,7 @@
 // fork + exec, stdout and stderr captured to files, a wait with a timeout
 // (the child is killed when it expires). Only the parent asserts.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +38,9 @@ class Spawned {
       dup2(out, 1);
       dup2(err, 2);
       setpgid(0, 0);  // its own group: a test can signal the whole farm
+      // If the test process dies (a ctest timeout, Ctrl-C), the farm dies too
+      // instead of running on unattended.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
       execv(argv[0], argv.data());
       _exit(127);
     }

@@ -37,9 +37,10 @@ class Connect4Solver {
  public:
   // ScoreMoves' value for a full column (no legal move there).
   static constexpr int kIllegal = -1000;
-  // Bounds of every score.
-  static constexpr int kMinScore = -21;
-  static constexpr int kMaxScore = 22;
+  // Every score lies in [kMinScore, kMaxScore]: the earliest win is with a
+  // 4th stone (22 - 4).
+  static constexpr int kMinScore = -18;
+  static constexpr int kMaxScore = 18;
 
   // The transposition table holds 2^tt_log2 entries of 8 bytes (23: 64 MiB).
   // Entries store the whole position key, so any size gives exact results;

@@ -116,13 +116,18 @@ TEST_CASE("connect4 solver: Begin-Easy (Test_L1_R1) exact scores", "[game][solve
 
 // Begin-Hard takes seconds a position (no opening book): a prefix runs with
 // the [slow] tests, the whole file only on request (hidden tag).
-TEST_CASE("connect4 solver: Begin-Hard (Test_L1_R3) exact scores, first 40 lines",
+TEST_CASE("connect4 solver: Begin-Hard (Test_L1_R3) exact scores, first 8 lines",
           "[game][solver][slow]") {
+  CheckExact("Test_L1_R3", 0, 8);
+}
+
+TEST_CASE("connect4 solver: Begin-Hard (Test_L1_R3) exact scores, first 40 lines",
+          "[.solver-40]") {
   CheckExact("Test_L1_R3", 0, 40);
 }
 
 TEST_CASE("connect4 solver: Begin-Hard (Test_L1_R3) exact scores, all 1000 lines",
-          "[.solver-full][game][solver]") {
+          "[.solver-full]") {
   // Roughly an hour of CPU: one solver per hardware thread.
   const std::vector<BenchLine> lines = ReadBench("Test_L1_R3");
   std::vector<int> got(lines.size(), Connect4Solver::kIllegal);
@@ -158,15 +163,17 @@ TEST_CASE("connect4 solver: SolveWeak gives the sign on Middle-Easy (Test_L2_R1)
 }
 
 TEST_CASE("connect4 solver: ScoreMoves agrees with solving every child", "[game][solver]") {
-  // Every 20th line of the three easy files: 150 positions, from 4 to 41
-  // stones, full columns among them. (No listed position has an immediate
-  // win; the terminal-state test covers those.)
+  // Every 20th line of End-Easy and Middle-Easy and every 100th of
+  // Begin-Easy (whose weaker moves lead to positions that take up to seconds):
+  // 110 positions of 8 to 41 stones, full columns among them. (No listed
+  // position has an immediate win; the terminal-state test covers those.)
   Connect4Solver solver;
-  Connect4Solver checker(16);  // separate and small (exact at any size)
+  Connect4Solver checker(20);  // a second, independent table
   int full_columns = 0, last_cell = 0;
   for (const char* name : {"Test_L3_R1", "Test_L2_R1", "Test_L1_R1"}) {
     const std::vector<BenchLine> lines = ReadBench(name);
-    for (size_t i = 0; i < lines.size(); i += 20) {
+    const size_t step = std::string(name) == "Test_L1_R1" ? 100 : 20;
+    for (size_t i = 0; i < lines.size(); i += step) {
       INFO(name << " line " << i + 1 << ": " << lines[i].moves << " " << lines[i].score);
       const Connect4State s = Play(lines[i].moves);
       const std::array<int, 7> scores = solver.ScoreMoves(s);
@@ -177,6 +184,10 @@ TEST_CASE("connect4 solver: ScoreMoves agrees with solving every child", "[game]
       for (int a = 0; a < 7; ++a) {
         CHECK((scores[a] == Connect4Solver::kIllegal) == !s.IsLegal(a));
         full_columns += !s.IsLegal(a);
+        if (s.IsLegal(a)) {
+          CHECK(scores[a] >= Connect4Solver::kMinScore);
+          CHECK(scores[a] <= Connect4Solver::kMaxScore);
+        }
       }
       last_cell += s.MoveNumber() == 41;
     }
@@ -212,12 +223,21 @@ TEST_CASE("connect4 solver: terminal states, the last cell and immediate wins", 
   CHECK(solver.Solve(won) == -18);
   CHECK(solver.SolveWeak(won) == -1);
   for (int v : solver.ScoreMoves(won)) CHECK(v == Connect4Solver::kIllegal);
-  // O to move must block column 1 or lose to X's next stone.
-  const Connect4State threat = Play("12121");
+  // X to move after 20 stones must block O's threat, and wins doing so
+  // (Test_L2_R1); every other move lets O win with its next stone.
+  const Connect4State threat = Play("47724652442416755146");
   const std::array<int, 7> scores = solver.ScoreMoves(threat);
-  for (int a = 1; a < 7; ++a) CHECK(scores[a] == -18);  // X wins with its 4th stone: -(42 - 5) / 2
-  CHECK(scores[0] > scores[1]);
-  CHECK(solver.Solve(threat) == scores[0]);
+  int blocks = 0;
+  for (int a = 0; a < 7; ++a) {
+    if (scores[a] == Connect4Solver::kIllegal) continue;
+    if (scores[a] == 8) {
+      ++blocks;
+    } else {
+      CHECK(scores[a] == -11);  // -(42 - 20) / 2
+    }
+  }
+  CHECK(blocks == 1);
+  CHECK(solver.Solve(threat) == 8);
 }
 
 TEST_CASE("connect4 solver: table size, node count and reset", "[game][solver]") {

@@ -193,27 +193,17 @@ TEST_CASE("connect4 follows the OpenSpiel playthrough", "[game][connect4]") {
         CHECK(legal.empty());
       }
     }
-    if (s.history) CHECK(*s.history == actions);
-    if (s.current_player && !state->IsTerminal()) CHECK(state->CurrentPlayer() == *s.current_player);
-    if (s.legal_actions) {
-      std::vector<int> legal;
-      state->LegalActions(&legal);
-      CHECK(legal == *s.legal_actions);
-    }
+    reference::CheckHistoryPlayerLegal(s, *state, actions);
     if (s.action) {
       actions.push_back(*s.action);
       REQUIRE(state->IsLegal(actions.back()));
       state->Apply(actions.back());
     }
   }
-  const std::vector<int> returns = reference::LastReturns(trace);
   CHECK(full_states >= 6);
   CHECK(actions == std::vector<int>{0, 1, 2, 6, 4, 1, 0, 2, 6, 0, 5, 4, 0, 6, 5, 0, 3});
-  REQUIRE(state->IsTerminal());
-  REQUIRE(returns == std::vector<int>{1, -1});
+  reference::CheckFinalReturns(trace, *state, {1, -1});
   CHECK(state->Winner() == 0);
-  CHECK(state->Outcome(0) == returns[0]);
-  CHECK(state->Outcome(1) == returns[1]);
 }
 
 TEST_CASE("connect4 blog example positions", "[game][connect4]") {

@@ -150,13 +150,7 @@ TEST_CASE("gomoku follows the OpenSpiel playthrough", "[game][gomoku]") {
       std::replace(ours.begin(), ours.end(), 'O', 'w');
       CHECK(ours == drawn.substr(2));  // without the side line
     }
-    if (s.history) CHECK(*s.history == actions);
-    if (s.current_player && !state->IsTerminal()) CHECK(state->CurrentPlayer() == *s.current_player);
-    if (s.legal_actions) {
-      std::vector<int> legal;
-      state->LegalActions(&legal);
-      CHECK(legal == *s.legal_actions);
-    }
+    reference::CheckHistoryPlayerLegal(s, *state, actions);
     if (s.action) {
       actions.push_back(*s.action);
       CHECK(game.ActionToString(actions.back()) == s.applied_text);
@@ -165,17 +159,14 @@ TEST_CASE("gomoku follows the OpenSpiel playthrough", "[game][gomoku]") {
       state->Apply(actions.back());
     }
   }
-  const std::vector<int> returns = reference::LastReturns(trace);
   CHECK(full_states >= 5);
   CHECK(actions.size() == 115);
   REQUIRE(state->IsTerminal());
   std::vector<int> legal{0};
   state->LegalActions(&legal);
   CHECK(legal.empty());
-  REQUIRE(returns == std::vector<int>{1, -1});
+  reference::CheckFinalReturns(trace, *state, {1, -1});
   CHECK(state->Winner() == 0);
-  CHECK(state->Outcome(0) == returns[0]);
-  CHECK(state->Outcome(1) == returns[1]);
   // Standard rules agree on this game (its five is not an overline).
   const GomokuGame standard(true);
   CHECK(standard.Replay(actions)->Winner() == 0);

@@ -5,11 +5,11 @@
 // A playthrough is a sequence of blocks:
 //   # State k
 //   # <board lines, as the game's ToString draws them>
-//   IsTerminal() = False            \
-//   History() = [..]                 | full states only (the first few and
-//   CurrentPlayer() = 0              | the last); LegalActions() is absent
-//   LegalActions() = [..]            | when terminal
-//   Returns() = [0, 0]              /
+//   IsTerminal() = False      (this line and the four below: full states
+//   History() = [..]           only, the first few and the last;
+//   CurrentPlayer() = 0        LegalActions() is absent when terminal)
+//   LegalActions() = [..]
+//   Returns() = [0, 0]
 //   # Apply action "x(2,2)"
 //   action: 8
 // ReadOpenSpielTrace returns one TraceState per "# State k" block; each test
@@ -21,6 +21,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "zerofarm/game/game.h"
 
 namespace zerofarm::game::reference {
 
@@ -104,12 +106,37 @@ inline std::vector<TraceState> ReadOpenSpielTrace(const std::string& path) {
   return states;
 }
 
+// The checks that need no translation between OpenSpiel's game and ours:
+// History() against the actions played so far, CurrentPlayer() (unless
+// terminal, where OpenSpiel prints a negative player) and LegalActions().
+inline void CheckHistoryPlayerLegal(const TraceState& s, const State& state,
+                                    const std::vector<int>& actions) {
+  if (s.history) CHECK(*s.history == actions);
+  if (s.current_player && !state.IsTerminal()) CHECK(state.CurrentPlayer() == *s.current_player);
+  if (s.legal_actions) {
+    std::vector<int> legal;
+    state.LegalActions(&legal);
+    CHECK(legal == *s.legal_actions);
+  }
+}
+
 // The last Returns() of the trace (empty if there is none).
 inline std::vector<int> LastReturns(const std::vector<TraceState>& states) {
   for (auto s = states.rbegin(); s != states.rend(); ++s) {
     if (s->returns) return *s->returns;
   }
   return {};
+}
+
+// The game is over, OpenSpiel's last Returns() are `expected` and ours
+// (State::Outcome) agree.
+inline void CheckFinalReturns(const std::vector<TraceState>& states, const State& state,
+                              const std::vector<int>& expected) {
+  REQUIRE(state.IsTerminal());
+  const std::vector<int> returns = LastReturns(states);
+  REQUIRE(returns == expected);
+  CHECK(state.Outcome(0) == returns[0]);
+  CHECK(state.Outcome(1) == returns[1]);
 }
 
 // The board lines joined, each ending in '\n'.

@@ -224,13 +224,7 @@ TEST_CASE("othello follows the OpenSpiel playthrough", "[game][othello]") {
       std::string ours = state->ToString();
       CHECK(ours.substr(0, 72) == board);
     }
-    if (s.history) CHECK(*s.history == actions);
-    if (s.current_player && !state->IsTerminal()) CHECK(state->CurrentPlayer() == *s.current_player);
-    if (s.legal_actions) {
-      std::vector<int> legal;
-      state->LegalActions(&legal);
-      CHECK(legal == *s.legal_actions);
-    }
+    reference::CheckHistoryPlayerLegal(s, *state, actions);
     if (s.action) {
       actions.push_back(*s.action);
       CHECK(game.ActionToString(actions.back()) == s.applied_text);
@@ -238,14 +232,10 @@ TEST_CASE("othello follows the OpenSpiel playthrough", "[game][othello]") {
       state->Apply(actions.back());
     }
   }
-  const std::vector<int> returns = reference::LastReturns(trace);
   CHECK(full_states >= 5);
   CHECK(actions.size() == 60);
-  REQUIRE(state->IsTerminal());
-  REQUIRE(returns == std::vector<int>{-1, 1});
+  reference::CheckFinalReturns(trace, *state, {-1, 1});
   CHECK(state->Winner() == 1);
-  CHECK(state->Outcome(0) == returns[0]);
-  CHECK(state->Outcome(1) == returns[1]);
 }
 
 TEST_CASE("othello passes and the end of the game", "[game][othello]") {

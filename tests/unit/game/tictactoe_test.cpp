@@ -344,26 +344,16 @@ TEST_CASE("tictactoe follows the OpenSpiel playthrough", "[game][tictactoe]") {
       state->LegalActions(&legal);
       if (state->IsTerminal()) CHECK(legal.empty());
     }
-    if (s.history) CHECK(*s.history == actions);
-    if (s.legal_actions) {
-      std::vector<int> legal;
-      state->LegalActions(&legal);
-      CHECK(legal == *s.legal_actions);
-    }
-    if (s.current_player && !state->IsTerminal()) CHECK(state->CurrentPlayer() == *s.current_player);
+    reference::CheckHistoryPlayerLegal(s, *state, actions);
     if (s.action) {
       actions.push_back(*s.action);
       REQUIRE(state->IsLegal(actions.back()));
       state->Apply(actions.back());
     }
   }
-  const std::vector<int> returns = reference::LastReturns(trace);
   CHECK(full_states >= 4);
   CHECK(actions == std::vector<int>{8, 3, 6, 0, 2, 1, 5});
-  REQUIRE(state->IsTerminal());
-  REQUIRE(returns == std::vector<int>{1, -1});
-  CHECK(state->Outcome(0) == returns[0]);
-  CHECK(state->Outcome(1) == returns[1]);
+  reference::CheckFinalReturns(trace, *state, {1, -1});
 }
 
 }  // namespace zerofarm::game
