@@ -25,21 +25,25 @@ constexpr uint64_t ColumnMask(int col) { return ((1ULL << kHeight) - 1) << (col 
 // Columns in the order they are tried when move scores tie: centre first.
 constexpr int kColumnOrder[kWidth] = {3, 2, 4, 1, 5, 0, 6};
 
-// A table entry packs the position key (49 bits) with a lower and an upper
-// bound on its score (6 bits each, as bound - kLowBound). Bounds may lie past
-// the reachable scores (the search clamps windows with loose ones), hence
-// the wide range. A fresh entry holds key 0 (the empty board) with the widest
-// bounds, that is no information.
+// The table is 2-entry buckets. An entry packs the position key (49 bits),
+// the work its last search took (3 bits, about log8 of the nodes searched;
+// replacement keeps the bigger work in a bucket's first entry) and a lower
+// and an upper bound on its score (6 bits each, as bound - kLowBound).
+// Bounds may lie past the reachable scores (the search clamps windows with
+// loose ones), hence the wide range. A fresh entry holds key 0 (the empty
+// board) with the widest bounds, that is no information.
 constexpr int kLowBound = -21;
 constexpr int kHighBound = 22;
-constexpr int kBoundBits = 12;
-constexpr uint64_t Pack(uint64_t key, int lower, int upper) {
-  return key << kBoundBits | static_cast<uint64_t>(lower - kLowBound) << 6 |
-         static_cast<uint64_t>(upper - kLowBound);
+constexpr int kKeyShift = 15;
+constexpr uint64_t Pack(uint64_t key, int work, int lower, int upper) {
+  return key << kKeyShift | static_cast<uint64_t>(work) << 12 |
+         static_cast<uint64_t>(lower - kLowBound) << 6 | static_cast<uint64_t>(upper - kLowBound);
 }
-constexpr uint64_t kEmptyEntry = Pack(0, kLowBound, kHighBound);
+constexpr uint64_t kEmptyEntry = Pack(0, 0, kLowBound, kHighBound);
+constexpr int EntryWork(uint64_t e) { return static_cast<int>((e >> 12) & 7); }
 constexpr int EntryLower(uint64_t e) { return static_cast<int>((e >> 6) & 63) + kLowBound; }
 constexpr int EntryUpper(uint64_t e) { return static_cast<int>(e & 63) + kLowBound; }
+inline int Work(uint64_t nodes) { return std::min(7, (64 - __builtin_clzll(nodes | 1)) / 3); }
 
 inline int PopCount(uint64_t x) {  // SWAR; the build targets baseline x86-64 (no POPCNT)
   x = x - ((x >> 1) & 0x5555555555555555ULL);
@@ -107,14 +111,41 @@ void Connect4Solver::Reset() {
   node_count_ = 0;
 }
 
-uint64_t& Connect4Solver::Slot(uint64_t key) {
-  return table_[(key * 0x9E3779B97F4A7C15ULL) >> (64 - tt_log2_)];
+uint64_t* Connect4Solver::Bucket(uint64_t key) {
+  return &table_[((key * 0x9E3779B97F4A7C15ULL) >> (64 - tt_log2_)) & ~uint64_t{1}];
+}
+
+const uint64_t* Connect4Solver::Find(uint64_t key) {
+  uint64_t* b = Bucket(key);
+  if (b[0] >> kKeyShift == key) return &b[0];
+  if (b[1] >> kKeyShift == key) return &b[1];
+  return nullptr;
+}
+
+void Connect4Solver::Store(uint64_t key, int lower, int upper, uint64_t nodes) {
+  ZF_DCHECK(kLowBound <= lower && lower <= upper && upper <= kHighBound) << lower << " " << upper;
+  int work = Work(nodes);
+  uint64_t* b = Bucket(key);
+  for (int i = 0; i < 2; ++i) {
+    if (b[i] >> kKeyShift == key) {  // both bounds hold: keep the tighter ones
+      work = std::max(work, EntryWork(b[i]));
+      b[i] = Pack(key, work, std::max(lower, EntryLower(b[i])), std::min(upper, EntryUpper(b[i])));
+      return;
+    }
+  }
+  const uint64_t e = Pack(key, work, lower, upper);
+  if (work >= EntryWork(b[0])) {
+    b[1] = b[0];
+    b[0] = e;
+  } else {
+    b[1] = e;
+  }
 }
 
 int Connect4Solver::Negamax(const Position& p, int alpha, int beta) {
   ZF_DCHECK(alpha < beta);
   ZF_DCHECK(!p.CanWinNext());
-  ++node_count_;
+  const uint64_t first_node = node_count_++;
   const uint64_t next = p.NonLosingMoves();
   if (next == 0) return -(kCells - p.moves) / 2;  // the opponent wins with its next stone
   if (p.moves >= kCells - 2) return 0;            // neither side can complete a four any more
@@ -126,10 +157,9 @@ int Connect4Solver::Negamax(const Position& p, int alpha, int beta) {
   if (!Connect4State::HasFour(kBoard & ~(p.current ^ p.mask))) upper = std::min(upper, 0);
   if (!Connect4State::HasFour(kBoard & ~p.current)) lower = std::max(lower, 0);
   const uint64_t key = p.Key();
-  uint64_t& slot = Slot(key);
-  if (slot >> kBoundBits == key) {
-    lower = std::max(lower, EntryLower(slot));
-    upper = std::min(upper, EntryUpper(slot));
+  if (const uint64_t* e = Find(key)) {
+    lower = std::max(lower, EntryLower(*e));
+    upper = std::min(upper, EntryUpper(*e));
   }
   if (alpha < lower) {
     alpha = lower;
@@ -160,26 +190,18 @@ int Connect4Solver::Negamax(const Position& p, int alpha, int beta) {
 
   // Enhanced transposition cutoff: a child the table already refutes.
   for (int i = 0; i < count; ++i) {
-    const Position child = p.Play(moves[i]);
-    const uint64_t child_key = child.Key();
-    const uint64_t e = Slot(child_key);
-    if (e >> kBoundBits == child_key && -EntryUpper(e) >= beta) return -EntryUpper(e);
+    const uint64_t* e = Find(p.Play(moves[i]).Key());
+    if (e && -EntryUpper(*e) >= beta) return -EntryUpper(*e);
   }
   for (int i = 0; i < count; ++i) {
     const int score = -Negamax(p.Play(moves[i]), -beta, -alpha);
     if (score >= beta) {  // a lower bound
-      ZF_DCHECK(score >= kLowBound && score <= kHighBound) << score;
-      uint64_t& s = Slot(key);
-      s = s >> kBoundBits == key ? Pack(key, std::max(score, EntryLower(s)), EntryUpper(s))
-                                 : Pack(key, score, kHighBound);
+      Store(key, score, kHighBound, node_count_ - first_node);
       return score;
     }
     alpha = std::max(alpha, score);
   }
-  ZF_DCHECK(alpha >= kLowBound && alpha <= kHighBound) << alpha;
-  uint64_t& s = Slot(key);  // alpha is an upper bound
-  s = s >> kBoundBits == key ? Pack(key, EntryLower(s), std::min(alpha, EntryUpper(s)))
-                             : Pack(key, kLowBound, alpha);
+  Store(key, kLowBound, alpha, node_count_ - first_node);  // alpha is an upper bound
   return alpha;
 }
 

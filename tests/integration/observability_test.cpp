@@ -63,7 +63,7 @@ TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary
   }
 }
 
-TEST_CASE("--config FILE sets options, the command line overrides it, shards store the result",
+TEST_CASE("a config file sets options, the command line overrides it, shards store the result",
           "[multiprocess][config]") {
   ScratchDir dir("zf-config");
   std::ofstream(dir / "farm.conf") << "# a small farm\ngame = connect4\nsimulations = 10\n"

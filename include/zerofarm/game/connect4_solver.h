@@ -73,8 +73,12 @@ class Connect4Solver {
   // <= alpha if the score is <= alpha, a lower bound >= beta if >= beta.
   int Negamax(const Position& p, int alpha, int beta);
 
-  // The transposition table entry for `key` (see Pack in the .cpp).
-  uint64_t& Slot(uint64_t key);
+  // Transposition table (entries described at Pack in the .cpp): the
+  // bucket of `key`, its entry there or nullptr, and recording bounds
+  // lower <= score <= upper found by a search of `nodes` nodes.
+  uint64_t* Bucket(uint64_t key);
+  const uint64_t* Find(uint64_t key);
+  void Store(uint64_t key, int lower, int upper, uint64_t nodes);
 
   int tt_log2_;
   std::vector<uint64_t> table_;
