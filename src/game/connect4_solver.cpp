@@ -43,7 +43,10 @@ constexpr uint64_t kEmptyEntry = Pack(0, 0, kLowBound, kHighBound);
 constexpr int EntryWork(uint64_t e) { return static_cast<int>((e >> 12) & 7); }
 constexpr int EntryLower(uint64_t e) { return static_cast<int>((e >> 6) & 63) + kLowBound; }
 constexpr int EntryUpper(uint64_t e) { return static_cast<int>(e & 63) + kLowBound; }
-inline int Work(uint64_t nodes) { return std::min(7, (64 - __builtin_clzll(nodes | 1)) / 3); }
+#ifndef WDIV
+#define WDIV 3
+#endif
+inline int Work(uint64_t nodes) { return std::min(7, (64 - __builtin_clzll(nodes | 1)) / WDIV); }
 
 inline int PopCount(uint64_t x) {  // SWAR; the build targets baseline x86-64 (no POPCNT)
   x = x - ((x >> 1) & 0x5555555555555555ULL);

@@ -213,7 +213,9 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
     const std::string text = m.str();
     const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    // A full disk must not leave a half-written file behind, not even this one.
     if (std::fclose(f) == 0 && ok) std::rename(tmp.c_str(), path.c_str());
+    else std::remove(tmp.c_str());
   }
 }
 

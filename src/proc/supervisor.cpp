@@ -108,7 +108,10 @@ void WriteFileAtomically(const std::string& path, const std::string& text) {
   {
     std::ofstream out(tmp);
     out << text;
-    if (!out.flush()) throw Error("cannot write " + tmp);
+    if (!out.flush()) {
+      std::remove(tmp.c_str());
+      throw Error("cannot write " + tmp);
+    }
   }
   std::filesystem::rename(tmp, path);
 }

@@ -108,7 +108,9 @@ TEST_CASE("a full output disk stops the writer cleanly and every finished shard 
   CHECK(shards.size() >= 1);
   const ShardCheck check = CheckShards(out + "/run/shards");  // each complete shard opens and is valid
   CHECK(check.duplicate_ids == 0);
-  CHECK(FilesWithSuffix(out, ".tmp").empty());
+  const auto leftovers = FilesWithSuffix(out, ".tmp");
+  for (const auto& f : leftovers) INFO("left behind: " << f);
+  CHECK(leftovers.empty());
   CHECK(SegmentsOf(farm.pid()).empty());
 }
 

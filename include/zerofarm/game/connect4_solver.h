@@ -1,12 +1,15 @@
 #pragma once
 // An exact Connect Four solver: negamax with alpha-beta pruning on Pascal
-// Pons's bitboards, a transposition table, move ordering (centre first, then
-// by the number of winning cells a move creates), anticipation of the
-// opponent's immediate wins, and a null-window binary search on the score.
-// The method follows Pons's tutorial "Solving Connect 4: how to build a
-// perfect AI" (blog.gamesolver.org); the code is this project's own. There
-// is no opening book, so positions with few stones can take seconds to
-// minutes; positions past about 14 stones take milliseconds.
+// Pons's bitboards, a transposition table of lower and upper bounds, move
+// ordering (centre first, then by the number of winning cells a move
+// creates), anticipation of the opponent's immediate wins, and a null-window
+// binary search on the score. The method follows Pons's tutorial "Solving
+// Connect 4: how to build a perfect AI" (blog.gamesolver.org); the code is
+// this project's own. Beyond the tutorial: two-entry table buckets that keep
+// the costlier search, enhanced transposition cutoffs (a child the table
+// already refutes), and a bound of 0 for a side with no line of four left.
+// There is no opening book: positions with under about 8 stones take
+// seconds to minutes; past about 14 stones, milliseconds.
 //
 // Scores are Pons's, always from the point of view of the side to move, with
 // both sides playing perfectly (win as fast as possible, lose as slowly as
@@ -42,9 +45,9 @@ class Connect4Solver {
   static constexpr int kMinScore = -18;
   static constexpr int kMaxScore = 18;
 
-  // The transposition table holds 2^tt_log2 entries of 8 bytes (23: 64 MiB).
-  // Entries store the whole position key, so any size gives exact results;
-  // small tables only search more. Throws ConfigError unless 4 <= tt_log2 <= 30.
+  // The transposition table holds 2^tt_log2 entries of 8 bytes (23: 64 MiB)
+  // in buckets of two. Entries store the whole position key, so any size
+  // gives exact results; small tables only search more. Throws ConfigError unless 4 <= tt_log2 <= 30.
   explicit Connect4Solver(int tt_log2 = 23);
 
   // The exact score of `s` (see the file comment).
