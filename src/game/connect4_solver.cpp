@@ -18,8 +18,8 @@ constexpr uint64_t BottomRow() {
   for (int c = 0; c < kWidth; ++c) b |= 1ULL << (c * kStride);
   return b;
 }
-constexpr uint64_t kBottom = BottomRow();                         // lowest cell of each column
-constexpr uint64_t kBoard = kBottom * ((1ULL << kHeight) - 1);    // every playable cell
+constexpr uint64_t kBottom = BottomRow();                       // lowest cell of each column
+constexpr uint64_t kBoard = kBottom * ((1ULL << kHeight) - 1);  // every playable cell
 constexpr uint64_t ColumnMask(int col) { return ((1ULL << kHeight) - 1) << (col * kStride); }
 
 // Columns in the order they are tried when move scores tie: centre first.
@@ -43,10 +43,7 @@ constexpr uint64_t kEmptyEntry = Pack(0, 0, kLowBound, kHighBound);
 constexpr int EntryWork(uint64_t e) { return static_cast<int>((e >> 12) & 7); }
 constexpr int EntryLower(uint64_t e) { return static_cast<int>((e >> 6) & 63) + kLowBound; }
 constexpr int EntryUpper(uint64_t e) { return static_cast<int>(e & 63) + kLowBound; }
-#ifndef WDIV
-#define WDIV 3
-#endif
-inline int Work(uint64_t nodes) { return std::min(7, (64 - __builtin_clzll(nodes | 1)) / WDIV); }
+inline int Work(uint64_t nodes) { return std::min(7, (64 - __builtin_clzll(nodes | 1)) / 3); }
 
 inline int PopCount(uint64_t x) {  // SWAR; the build targets baseline x86-64 (no POPCNT)
   x = x - ((x >> 1) & 0x5555555555555555ULL);
@@ -59,8 +56,8 @@ inline int PopCount(uint64_t x) {  // SWAR; the build targets baseline x86-64 (n
 // The empty sentinel cell atop each column stops lines from wrapping.
 inline uint64_t WinningCells(uint64_t stones, uint64_t mask) {
   uint64_t r = (stones << 1) & (stones << 2) & (stones << 3);  // vertical: three below
-  for (int s : {kStride, kStride - 1, kStride + 1}) {       // horizontal, both diagonals
-    const uint64_t up2 = (stones << s) & (stones << 2 * s);  // two stones on the low side
+  for (int s : {kStride, kStride - 1, kStride + 1}) {          // horizontal, both diagonals
+    const uint64_t up2 = (stones << s) & (stones << 2 * s);    // two stones on the low side
     r |= up2 & (stones << 3 * s);
     r |= up2 & (stones >> s);
     const uint64_t down2 = (stones >> s) & (stones >> 2 * s);  // two on the high side
@@ -151,7 +148,7 @@ int Connect4Solver::Negamax(const Position& p, int alpha, int beta) {
   const uint64_t first_node = node_count_++;
   const uint64_t next = p.NonLosingMoves();
   if (next == 0) return -(kCells - p.moves) / 2;  // the opponent wins with its next stone
-  if (p.moves >= kCells - 2) return 0;            // neither side can complete a four any more
+  if (p.moves >= kCells - 2) return 0;            // two cells left, no win at either side's next stone
   // Neither side wins at its next stone: the opponent's earliest win is its
   // second stone from now, ours our second.
   int lower = -(kCells - 2 - p.moves) / 2;

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "test_paths.h"
@@ -116,19 +117,17 @@ TEST_CASE("connect4 solver: Begin-Easy (Test_L1_R1) exact scores", "[game][solve
 
 // Begin-Hard takes seconds a position (no opening book): a prefix runs with
 // the [slow] tests, the whole file only on request (hidden tag).
-TEST_CASE("connect4 solver: Begin-Hard (Test_L1_R3) exact scores, first 8 lines",
-          "[game][solver][slow]") {
+TEST_CASE("connect4 solver: Begin-Hard (Test_L1_R3) exact scores, first 8 lines", "[game][solver][slow]") {
   CheckExact("Test_L1_R3", 0, 8);
 }
 
-TEST_CASE("connect4 solver: Begin-Hard (Test_L1_R3) exact scores, first 40 lines",
-          "[.solver-40]") {
+TEST_CASE("connect4 solver: Begin-Hard (Test_L1_R3) exact scores, first 40 lines", "[.solver-40]") {
   CheckExact("Test_L1_R3", 0, 40);
 }
 
-TEST_CASE("connect4 solver: Begin-Hard (Test_L1_R3) exact scores, all 1000 lines",
-          "[.solver-full]") {
-  // Roughly an hour of CPU: one solver per hardware thread.
+TEST_CASE("connect4 solver: Begin-Hard (Test_L1_R3) exact scores, all 1000 lines", "[.solver-full]") {
+  // About 1.5 hours of CPU (5 s a line on average, a minute at most in the
+  // first 100): one solver per hardware thread.
   const std::vector<BenchLine> lines = ReadBench("Test_L1_R3");
   std::vector<int> got(lines.size(), Connect4Solver::kIllegal);
   std::atomic<size_t> next{0};
@@ -162,38 +161,49 @@ TEST_CASE("connect4 solver: SolveWeak gives the sign on Middle-Easy (Test_L2_R1)
   CHECK(wrong == 0);
 }
 
-TEST_CASE("connect4 solver: ScoreMoves agrees with solving every child", "[game][solver]") {
-  // Every 20th line of End-Easy and Middle-Easy and every 100th of
-  // Begin-Easy (whose weaker moves lead to positions that take up to seconds):
-  // 110 positions of 8 to 41 stones, full columns among them. (No listed
-  // position has an immediate win; the terminal-state test covers those.)
+// ScoreMoves on every `step`-th line of a file against ReferenceMoveScores;
+// returns the number of full columns and of positions with one empty cell.
+std::pair<int, int> CheckScoreMoves(const std::string& name, size_t step) {
   Connect4Solver solver;
   Connect4Solver checker(20);  // a second, independent table
   int full_columns = 0, last_cell = 0;
-  for (const char* name : {"Test_L3_R1", "Test_L2_R1", "Test_L1_R1"}) {
-    const std::vector<BenchLine> lines = ReadBench(name);
-    const size_t step = std::string(name) == "Test_L1_R1" ? 100 : 20;
-    for (size_t i = 0; i < lines.size(); i += step) {
-      INFO(name << " line " << i + 1 << ": " << lines[i].moves << " " << lines[i].score);
-      const Connect4State s = Play(lines[i].moves);
-      const std::array<int, 7> scores = solver.ScoreMoves(s);
-      const std::array<int, 7> expected = ReferenceMoveScores(s, &checker);
-      CHECK(scores == expected);
-      CHECK(*std::max_element(scores.begin(), scores.end()) == lines[i].score);
-      CHECK(solver.Solve(s) == lines[i].score);
-      for (int a = 0; a < 7; ++a) {
-        CHECK((scores[a] == Connect4Solver::kIllegal) == !s.IsLegal(a));
-        full_columns += !s.IsLegal(a);
-        if (s.IsLegal(a)) {
-          CHECK(scores[a] >= Connect4Solver::kMinScore);
-          CHECK(scores[a] <= Connect4Solver::kMaxScore);
-        }
+  const std::vector<BenchLine> lines = ReadBench(name);
+  for (size_t i = 0; i < lines.size(); i += step) {
+    INFO(name << " line " << i + 1 << ": " << lines[i].moves << " " << lines[i].score);
+    const Connect4State s = Play(lines[i].moves);
+    const std::array<int, 7> scores = solver.ScoreMoves(s);
+    const std::array<int, 7> expected = ReferenceMoveScores(s, &checker);
+    CHECK(scores == expected);
+    CHECK(*std::max_element(scores.begin(), scores.end()) == lines[i].score);
+    CHECK(solver.Solve(s) == lines[i].score);
+    for (int a = 0; a < 7; ++a) {
+      CHECK((scores[a] == Connect4Solver::kIllegal) == !s.IsLegal(a));
+      full_columns += !s.IsLegal(a);
+      if (s.IsLegal(a)) {
+        CHECK(scores[a] >= Connect4Solver::kMinScore);
+        CHECK(scores[a] <= Connect4Solver::kMaxScore);
       }
-      last_cell += s.MoveNumber() == 41;
     }
+    last_cell += s.MoveNumber() == 41;
   }
+  return {full_columns, last_cell};
+}
+
+TEST_CASE("connect4 solver: ScoreMoves agrees with solving every child (End-Easy, Middle-Easy)",
+          "[game][solver]") {
+  // Every 20th line: 100 positions of 15 to 41 stones. (No listed position
+  // has an immediate win; the terminal-state test covers those.)
+  const auto [full_columns, last_cell] = CheckScoreMoves("Test_L3_R1", 20);
   CHECK(full_columns > 0);
   CHECK(last_cell > 0);  // the only move fills the board
+  CheckScoreMoves("Test_L2_R1", 20);
+}
+
+TEST_CASE("connect4 solver: ScoreMoves agrees with solving every child (Begin-Easy)",
+          "[game][solver][slow]") {
+  // Every 100th line (10 positions of 8 to 14 stones): the weaker moves lead
+  // to positions that take up to seconds each.
+  CheckScoreMoves("Test_L1_R1", 100);
 }
 
 TEST_CASE("connect4 solver: terminal states, the last cell and immediate wins", "[game][solver]") {
@@ -216,7 +226,6 @@ TEST_CASE("connect4 solver: terminal states, the last cell and immediate wins", 
   const Connect4State before = Play("121212");
   CHECK(solver.Solve(before) == 18);
   CHECK(solver.SolveWeak(before) == 1);
-  CHECK(solver.ScoreMoves(before)[0] == 18);
   // After that stone the game is over: O lost to X's 4th stone.
   const Connect4State won = Play("1212121");
   REQUIRE(won.Winner() == 0);
@@ -238,6 +247,16 @@ TEST_CASE("connect4 solver: terminal states, the last cell and immediate wins", 
   }
   CHECK(blocks == 1);
   CHECK(solver.Solve(threat) == 8);
+
+  // After 32 stones (a line of Test_L3_R1 and one more move), X wins at once
+  // in column 1 with its 17th stone, (43 - 32) / 2 = 5; other moves win later.
+  const Connect4State win_now = Play("27627517222312764666334756745331");
+  constexpr int kIllegal = Connect4Solver::kIllegal;
+  CHECK(solver.ScoreMoves(win_now) == std::array<int, 7>{5, kIllegal, 2, 4, 4, kIllegal, kIllegal});
+  CHECK(solver.Solve(win_now) == 5);
+  Connect4State won_now = win_now;
+  won_now.Apply(0);
+  CHECK(solver.Solve(won_now) == -5);  // -(44 - 33) / 2
 }
 
 TEST_CASE("connect4 solver: table size, node count and reset", "[game][solver]") {
