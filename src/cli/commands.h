@@ -4,6 +4,7 @@
 #include <cxxopts.hpp>
 
 #include <string>
+#include <vector>
 
 #include "zerofarm/proc/farm_config.h"
 
@@ -12,7 +13,13 @@ namespace zerofarm::cli {
 int RunCommand(int argc, char** argv);        // run.cpp
 int SelfplayCommand(int argc, char** argv);   // selfplay.cpp
 int InspectCommand(int argc, char** argv);    // inspect.cpp
+int TrainCommand(int argc, char** argv);      // train.cpp
+int EvalCommand(int argc, char** argv);       // eval.cpp
+int LoopCommand(int argc, char** argv);       // loop.cpp
 int EvaluatorRole(int argc, char** argv);     // evaluator_role.cpp (internal)
+
+// The solver verdicts shipped in data/connect4/*.rated (eval.cpp).
+std::vector<std::string> ShippedRatings();
 
 // Options shared by run and selfplay: game, search and network settings.
 void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& defaults);

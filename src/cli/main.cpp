@@ -20,6 +20,9 @@ void Usage(std::ostream& os) {
      << "  run        start a self-play farm: workers, evaluators and a writer of HDF5 shards\n"
      << "  selfplay   single-process self-play (K games batched into one evaluator)\n"
      << "  inspect    summarise HDF5 shards and draw positions\n"
+     << "  train      train the network on a run's newest shards (checkpoints hot-reload into the farm)\n"
+     << "  loop       farm + trainer + periodic evaluation on one machine (the whole AlphaZero loop)\n"
+     << "  eval       measure strength: move error against the exact Connect Four solver, or an arena\n"
      << "  version    print the version\n";
 }
 
@@ -37,6 +40,9 @@ int Main(int argc, char** argv) {
     if (command == "run") return RunCommand(argc - 1, argv + 1);
     if (command == "selfplay") return SelfplayCommand(argc - 1, argv + 1);
     if (command == "inspect") return InspectCommand(argc - 1, argv + 1);
+    if (command == "train") return TrainCommand(argc - 1, argv + 1);
+    if (command == "eval") return EvalCommand(argc - 1, argv + 1);
+    if (command == "loop") return LoopCommand(argc - 1, argv + 1);
     if (command == "__evaluator") return EvaluatorRole(argc - 1, argv + 1);
     if (command == "version" || command == "--version") {
       std::cout << "zerofarm " << ZF_VERSION_STRING << "\n";

@@ -273,4 +273,33 @@ std::array<int, Connect4Game::kWidth> Connect4Solver::ScoreMoves(const Connect4S
   return scores;
 }
 
+bool Connect4Solver::AtLeast(const Connect4State& s, int target) {
+  int score = 0;
+  if (Finished(s, &score)) return score >= target;
+  const int me = s.CurrentPlayer();
+  const Position p{s.Stones(me), s.Stones(0) | s.Stones(1), s.MoveNumber()};
+  if (p.CanWinNext()) return (kCells + 1 - p.moves) / 2 >= target;
+  if (target <= -(kCells - p.moves) / 2) return true;
+  if (target > (kCells - 1 - p.moves) / 2) return false;
+  // Null window (target - 1, target): the result is > target - 1 iff the score is.
+  return Negamax(p, target - 1, target) >= target;
+}
+
+std::array<Connect4Solver::MoveQuality, Connect4Game::kWidth> Connect4Solver::RateMoves(const Connect4State& s,
+                                                                                        int best) {
+  std::array<MoveQuality, kWidth> out;
+  out.fill(kIllegalMove);
+  const int class_floor = best > 0 ? 1 : best == 0 ? 0 : kMinScore;  // lowest score of best's outcome
+  for (int a = 0; a < kWidth; ++a) {
+    if (!s.IsLegal(a)) continue;
+    Connect4State child = s;
+    child.Apply(a);
+    // score(a) = -Solve(child) >= t  <=>  Solve(child) <= -t  <=>  !AtLeast(child, 1 - t).
+    if (!AtLeast(child, 1 - best)) out[a] = kOptimal;
+    else if (!AtLeast(child, 1 - class_floor)) out[a] = kSameOutcome;
+    else out[a] = kWorseOutcome;
+  }
+  return out;
+}
+
 }  // namespace zerofarm::game

@@ -61,6 +61,16 @@ class Connect4Solver {
   // when `s` is terminal. The best moves are those with the maximum, which
   // equals Solve(s) when `s` is not terminal.
   std::array<int, Connect4Game::kWidth> ScoreMoves(const Connect4State& s);
+  // Whether Solve(s) >= target: one null-window search, far cheaper than
+  // Solve when only a bound matters (is this move as good as the best?).
+  bool AtLeast(const Connect4State& s, int target);
+  // How good each move is, given `best` = Solve(s) (known, e.g. from a test
+  // file): kOptimal when its score equals `best`, kSameOutcome when it keeps
+  // the win, draw or loss of `best` but not the score, kWorseOutcome when it
+  // gives a win or a draw away, kIllegalMove for a full column. Two
+  // null-window searches per move at most.
+  enum MoveQuality : char { kIllegalMove = '-', kWorseOutcome = '0', kSameOutcome = '1', kOptimal = '2' };
+  std::array<MoveQuality, Connect4Game::kWidth> RateMoves(const Connect4State& s, int best);
 
   // Positions searched (negamax calls) since construction or Reset().
   uint64_t NodeCount() const { return node_count_; }

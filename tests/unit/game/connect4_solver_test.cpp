@@ -206,6 +206,45 @@ TEST_CASE("connect4 solver: ScoreMoves agrees with solving every child (Begin-Ea
   CheckScoreMoves("Test_L1_R1", 100);
 }
 
+// RateMoves and AtLeast against ScoreMoves on every `step`-th line.
+void CheckRateMoves(const std::string& name, size_t step) {
+  Connect4Solver solver;
+  Connect4Solver checker(20);
+  int optimal = 0, same = 0, worse = 0;
+  const std::vector<BenchLine> lines = ReadBench(name);
+  for (size_t i = 0; i < lines.size(); i += step) {
+    INFO(name << " line " << i + 1 << ": " << lines[i].moves << " " << lines[i].score);
+    const Connect4State s = Play(lines[i].moves);
+    const int best = lines[i].score;
+    const auto rating = solver.RateMoves(s, best);
+    const auto scores = checker.ScoreMoves(s);
+    for (int a = 0; a < 7; ++a) {
+      INFO("column " << a + 1 << " scores " << scores[a]);
+      char expected = Connect4Solver::kIllegalMove;
+      if (scores[a] == best) expected = Connect4Solver::kOptimal;
+      else if (scores[a] != Connect4Solver::kIllegal && Sign(scores[a]) == Sign(best)) expected = Connect4Solver::kSameOutcome;
+      else if (scores[a] != Connect4Solver::kIllegal) expected = Connect4Solver::kWorseOutcome;
+      CHECK(rating[a] == expected);
+      optimal += rating[a] == Connect4Solver::kOptimal;
+      same += rating[a] == Connect4Solver::kSameOutcome;
+      worse += rating[a] == Connect4Solver::kWorseOutcome;
+    }
+    // AtLeast brackets the exact score.
+    CHECK(solver.AtLeast(s, best));
+    CHECK_FALSE(solver.AtLeast(s, best + 1));
+  }
+  // Every kind of verdict occurs, so the test can tell them apart.
+  CHECK(optimal > 0);
+  CHECK(same > 0);
+  CHECK(worse > 0);
+}
+
+TEST_CASE("connect4 solver: RateMoves and AtLeast agree with ScoreMoves (End-Easy, Middle-Easy)",
+          "[game][solver]") {
+  CheckRateMoves("Test_L3_R1", 10);
+  CheckRateMoves("Test_L2_R1", 25);
+}
+
 TEST_CASE("connect4 solver: terminal states, the last cell and immediate wins", "[game][solver]") {
   Connect4Solver solver;
   // A full board without a four is a draw.

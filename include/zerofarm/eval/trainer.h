@@ -1,0 +1,78 @@
+#pragma once
+// Training the residual network with LibTorch: one optimiser step per batch
+// of (features, policy target, value target). This header does not include
+// LibTorch; only src/eval/torch_train.cpp does. Reading shards, sampling and
+// checkpoint files are the proc layer's job (proc/train.h): the trainer sees
+// plain arrays.
+//
+// Loss per position: cross-entropy between the policy target and
+// softmax(logits) (over all actions; targets are 0 on illegal ones) +
+// (value - z)^2; the batch loss is their mean, and L2 regularisation enters as
+// weight decay in the update (equivalent to adding l2/2 * |w|^2 to the loss).
+// The optimiser is SGD with (heavy-ball) momentum, written out here so its
+// state is a set of named tensors that a checkpoint can store and a resumed
+// trainer can load:
+//   g = grad + l2 * w;  m = momentum * m + g;  w -= learning_rate * m
+// BatchNorm layers train on batch statistics and keep running averages, which
+// the exported weights carry (the evaluator runs in eval mode).
+#include <cstdint>
+#include <memory>
+
+#include "zerofarm/eval/weights.h"
+
+namespace zerofarm::eval {
+
+struct TrainerOptions {
+  double learning_rate = 0.02;
+  double momentum = 0.9;
+  double l2 = 1e-4;          // weight decay on every parameter
+  int intra_op_threads = 1;  // LibTorch threads for the step
+  uint64_t seed = 1;         // dropout-free net: seeds only LibTorch's RNG
+};
+
+// One batch, row-major, owned by the caller for the duration of Step.
+struct TrainBatch {
+  const uint8_t* features = nullptr;  // count x planes x height x width
+  const float* policy = nullptr;      // count x actions, each row sums to 1
+  const float* z = nullptr;           // count, in [-1, 1], mover's view
+  // count flags, or nullptr for "all 1": rows with 0 (a playout-capped fast
+  // search) train the value head only.
+  const uint8_t* policy_mask = nullptr;
+  int count = 0;
+};
+
+struct TrainStepLoss {
+  double policy = 0.0;  // mean cross-entropy over rows with a policy target (nats)
+  double value = 0.0;   // mean squared error of the value
+};
+
+class Trainer {
+ public:
+  // Starts from `start` (its architecture, weights and BatchNorm statistics).
+  // Throws ConfigError for weights that do not fit their own config, or bad options.
+  Trainer(const WeightSet& start, const TrainerOptions& options);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // One optimiser step. Throws Error for an empty batch or missing arrays.
+  TrainStepLoss Step(const TrainBatch& batch);
+
+  // The current weights (parameters and BatchNorm buffers) as `version`.
+  WeightSet Export(uint32_t version) const;
+  // The momentum buffers, one tensor per parameter, named "momentum.<name>".
+  // Stored next to checkpoints; config and version are those of Export.
+  WeightSet ExportMomentum() const;
+  // Loads buffers written by ExportMomentum; ConfigError on a name or shape
+  // that does not match this network's parameters.
+  void ImportMomentum(const WeightSet& momentum);
+
+  void SetLearningRate(double learning_rate);
+  const NetConfig& Config() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zerofarm::eval

@@ -1,0 +1,88 @@
+#pragma once
+// `zerofarm eval`: how strong a network is.
+//
+// Move error (Connect Four): on a Pons-format file ("moves score" per line,
+// Pascal Pons's test sets), the share of positions where the move chosen by
+// the network alone (argmax of the policy over legal moves), and by MCTS at N
+// simulations (most visited, no noise), is worse than the best move by the
+// exact solver's score. The solver's verdict on every move of every position
+// is computed once (null-window searches around the file's score, see
+// Connect4Solver::RateMoves) and cached in a text file, so evaluating each new
+// checkpoint costs only the network's time.
+//
+// Arena: two networks play each other with MCTS, colours alternating, the
+// first plies sampled from the visit counts so that games differ.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "zerofarm/eval/evaluator.h"
+#include "zerofarm/game/game.h"
+#include "zerofarm/mcts/search.h"
+#include "zerofarm/mcts/search_config.h"
+
+namespace zerofarm::proc {
+
+// Runs every search to its budget, batching the leaves of all of them into
+// one Evaluate call per round (at most max_batch leaves). Each search must
+// have its root set.
+void RunSearches(const game::Game& game, eval::Evaluator& net, const std::vector<mcts::Search*>& searches,
+                 int max_batch);
+
+struct PonsPosition {
+  std::string moves;  // "4455", 1-based columns
+  int score = 0;      // exact score for the side to move
+  // Solver verdict per column: Connect4Solver::MoveQuality chars ('2' optimal,
+  // '1' same outcome, '0' worse outcome, '-' illegal); empty until rated.
+  std::string rating;
+};
+
+// Reads up to `limit` lines (0 = all) of a Pons file; ConfigError naming the
+// file and line for a malformed or illegal line.
+std::vector<PonsPosition> ReadPonsFile(const std::string& path, int limit = 0);
+
+// Fills `rating` of every position with the solver, using (and updating)
+// `cache_path` ("moves score rating" lines; written atomically) when not
+// empty, and reading verdicts from `known` files of the same format too (the
+// ones shipped in data/connect4). `progress(done, total)` is called now and
+// then. Throws Error if the solver disagrees with a line's score (a corrupt file).
+void RatePositions(std::vector<PonsPosition>* positions, const std::string& cache_path,
+                   const std::vector<std::string>& known = {},
+                   const std::function<void(int, int)>& progress = {});
+
+struct MoveErrorResult {
+  int positions = 0;
+  int net_errors = 0;         // network alone: chose a move scoring below the best
+  int net_outcome_errors = 0; // ... that gives away a win or a draw
+  int mcts_errors = 0;        // MCTS at `simulations`
+  int mcts_outcome_errors = 0;
+  int simulations = 0;
+  double seconds = 0.0;
+  double NetRate() const { return positions ? static_cast<double>(net_errors) / positions : 0.0; }
+  double MctsRate() const { return positions ? static_cast<double>(mcts_errors) / positions : 0.0; }
+};
+
+// Rated positions only. search.simulations = 0 skips the MCTS part.
+MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const std::vector<PonsPosition>& positions,
+                          mcts::SearchConfig search, int max_batch = 256);
+
+struct ArenaResult {
+  int games = 0;
+  int wins = 0, draws = 0, losses = 0;  // of the first network
+  double Score() const { return games ? (wins + 0.5 * draws) / games : 0.0; }
+  // Half-width of the 95 % interval of Score() (normal approximation with
+  // the sample variance of the per-game scores).
+  double Interval95() const;
+  // The Elo difference Score() implies (+-inf at 1 or 0 are clamped to +-800).
+  double Elo() const;
+};
+
+// `games` games between a and b; a plays first in even-numbered games.
+// Opening diversity: the first `sample_plies` plies are sampled from the
+// visits (temperature 1); after that the most visited move is played.
+ArenaResult Arena(const game::Game& game, eval::Evaluator& a, eval::Evaluator& b, int games,
+                  mcts::SearchConfig search, int sample_plies, uint64_t seed, int concurrent = 64);
+
+}  // namespace zerofarm::proc

@@ -1,0 +1,106 @@
+#pragma once
+// `zerofarm train`: the trainer side of the loop. Reads a sliding window of
+// the newest shards of a run directory, trains the network on random
+// symmetric views of their positions, and writes checkpoints that the running
+// farm's evaluators hot-reload.
+//
+// Files (all written atomically: NAME.tmp, fsync, rename, fsync of the dir):
+//   RUN/models/model-N.h5   checkpoint N (weights format, model version N)
+//   RUN/train/momentum.h5   the optimiser's momentum buffers of the newest checkpoint
+//   RUN/train/state.txt     "key=value" lines: version, step, samples (see TrainState)
+// A trainer started on a run that has a state resumes: it loads model-V.h5 of
+// the state's version V and its momentum, and continues the step count and
+// the version numbers. Without a state it starts from the newest model-N.h5 of
+// the run, else from --weights, else from a random net of --blocks x --filters.
+//
+// Pace: a trainer faster than the farm would overfit the few positions it
+// has, so by default it takes at most `replay` samples per position the run
+// has produced, and waits for new shards when it is ahead.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "zerofarm/eval/trainer.h"
+#include "zerofarm/game/game.h"
+
+namespace zerofarm::proc {
+
+struct TrainConfig {
+  std::string run;            // run directory: reads RUN/shards (and its host subdirectories)
+  std::string weights;        // start here when the run has no model yet; empty = random
+  int blocks = 6;             // tower of a random start
+  int filters = 64;
+  int batch = 256;            // positions per step
+  int64_t window = 250'000;   // train on the newest this-many positions
+  int64_t min_positions = 2'048;  // wait until the window holds this many
+  double replay = 4.0;        // samples per produced position at most; 0 = unlimited
+  int64_t steps = 0;          // stop after this many steps in this invocation; 0 = no limit
+  double duration = 0.0;      // stop after this many seconds; 0 = no limit
+  int checkpoint_steps = 500; // write model-N.h5 every this many steps (and at the end)
+  bool augment = true;        // a random symmetry of the game per sample
+  bool wait = true;           // wait for new shards when ahead (false: stop instead)
+  bool progress = true;       // progress line on stderr
+  eval::TrainerOptions optim;
+  uint64_t seed = 1;
+};
+
+// The trainer's persistent state (RUN/train/state.txt).
+struct TrainState {
+  uint32_t version = 0;  // newest checkpoint written
+  int64_t step = 0;      // optimiser steps over all invocations
+  int64_t samples = 0;   // positions sampled over all invocations (batch x steps)
+  std::string ToText() const;
+  static TrainState FromText(const std::string& text);  // ConfigError on bad text
+};
+
+// The newest shards of a run, held in memory, at most `window` positions
+// (whole shards, newest first, by modification time then name). Refresh()
+// picks up new shards and drops the ones that left the window.
+class ShardWindow {
+ public:
+  ShardWindow(std::string run_dir, int64_t window);
+  // Rescans the shard directories; returns the number of new shards loaded.
+  // A shard that cannot be read is skipped with a warning (once).
+  int Refresh();
+  int64_t Positions() const { return positions_; }
+  // Positions in every shard of the run seen so far (in the window or not).
+  int64_t ProducedPositions() const { return produced_; }
+  size_t Shards() const { return shards_.size(); }
+  const std::string& GameName() const { return game_; }  // "" until a shard is seen
+  uint32_t NewestModelVersion() const;                    // max model_version_max in the window
+
+  // Copies row `index` (0 <= index < Positions()) into the out arrays.
+  void Row(int64_t index, uint8_t* features, float* policy, float* z, uint8_t* full) const;
+
+ private:
+  struct Shard {
+    std::string path;
+    int64_t mtime_ns = 0;
+    int64_t positions = 0;
+    uint32_t model_version_max = 0;
+    std::vector<uint8_t> features;
+    std::vector<float> policy;
+    std::vector<float> z;
+    std::vector<uint8_t> full;  // empty: every row a full search
+  };
+  std::string run_dir_;
+  int64_t window_;
+  std::string game_;
+  int feature_bytes_ = 0;
+  int actions_ = 0;
+  std::vector<Shard> shards_;          // newest first
+  std::vector<std::string> seen_;      // every shard path counted in produced_ (sorted)
+  std::vector<std::string> bad_;       // shards that could not be read (sorted)
+  int64_t positions_ = 0;
+  int64_t produced_ = 0;
+};
+
+// The shard files of a run: RUN/shards/*.h5 and RUN/shards/*/*.h5.
+std::vector<std::string> RunShards(const std::string& run_dir);
+
+// Runs the trainer until steps/duration are reached or SIGINT/SIGTERM;
+// writes a checkpoint at the end. Returns an exit code.
+int RunTrainer(const TrainConfig& config);
+
+}  // namespace zerofarm::proc

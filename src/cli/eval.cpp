@@ -1,0 +1,210 @@
+// zerofarm eval: how strong a network is. Move error against the exact
+// Connect Four solver on Pons-format files, or an arena between two networks.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "commands.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/log.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/weights_file.h"
+#include "zerofarm/proc/roles.h"
+#include "zerofarm/proc/strength.h"
+
+namespace zerofarm::cli {
+namespace fs = std::filesystem;
+namespace {
+
+// Where solver verdicts are cached: --cache-dir, else RUN/eval, else
+// $XDG_CACHE_HOME/zerofarm or ~/.cache/zerofarm.
+std::string CacheDir(const cxxopts::ParseResult& r, const std::string& run) {
+  if (!r["cache-dir"].as<std::string>().empty()) return r["cache-dir"].as<std::string>();
+  if (!run.empty()) return run + "/eval";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/zerofarm";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/zerofarm";
+  return ".";
+}
+
+// "Test_L2_R1-<hash of its content>.rated": a changed file gets a new cache.
+std::string CacheName(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream os;
+  os << in.rdbuf();
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(std::hash<std::string>{}(os.str())));
+  return fs::path(path).filename().string() + "-" + hash + ".rated";
+}
+
+}  // namespace
+
+// Verdicts shipped with zerofarm: DATA/connect4/*.rated, DATA = $ZF_DATA_DIR
+// or the data/ folder beside the build directory of this binary.
+std::vector<std::string> ShippedRatings() {
+  std::vector<std::string> out;
+  std::string data;
+  if (const char* d = std::getenv("ZF_DATA_DIR"); d && *d) {
+    data = d;
+  } else {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) data = (exe.parent_path().parent_path() / "data").string();
+  }
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(data + "/connect4", ec))
+    if (e.path().extension() == ".rated") out.push_back(e.path().string());
+  return out;
+}
+
+namespace {
+
+// The newest model-N.h5 of RUN/models.
+std::string NewestModel(const std::string& run) {
+  std::string best;
+  long best_n = -1;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(run + "/models", ec)) {
+    const std::string name = e.path().filename().string();
+    long n = -1;
+    if (std::sscanf(name.c_str(), "model-%ld.h5", &n) == 1 && name == "model-" + std::to_string(n) + ".h5" &&
+        n > best_n) {
+      best_n = n;
+      best = e.path().string();
+    }
+  }
+  if (best.empty()) throw ConfigError(run + "/models has no model-N.h5");
+  return best;
+}
+
+std::unique_ptr<eval::Evaluator> LoadNet(const game::Game& game, const std::string& spec,
+                                         const cxxopts::ParseResult& r) {
+  eval::TorchOptions options;
+  options.intra_op_threads = r["threads"].as<int>();
+  options.bf16 = r.count("bf16") > 0;
+  if (spec == "random") {
+    proc::FarmConfig c;
+    c.blocks = r["blocks"].as<int>();
+    c.filters = r["filters"].as<int>();
+    return eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(game, c), r["seed"].as<uint64_t>()),
+                                    options);
+  }
+  return eval::MakeTorchEvaluator(proc::LoadWeightsFor(game, spec), options);
+}
+
+}  // namespace
+
+int EvalCommand(int argc, char** argv) {
+  cxxopts::Options options(
+      "zerofarm eval",
+      "Measure a network's strength.\n"
+      "  move error: zerofarm eval --weights W.h5 --pons FILE [--pons FILE2] [--simulations N]\n"
+      "  arena:      zerofarm eval --weights A.h5 --against B.h5 --games 100 [--simulations N]\n"
+      "--run RUN evaluates the newest RUN/models/model-N.h5 and appends the result to RUN/eval/eval.csv.");
+  options.add_options("what")
+      ("weights", "Weights file to evaluate ('random': a random net of --blocks x --filters)",
+       cxxopts::value<std::string>()->default_value(""))
+      ("run", "Evaluate the newest model of this run directory", cxxopts::value<std::string>()->default_value(""))
+      ("pons", "Pons-format file of Connect Four positions ('moves score' lines); repeatable",
+       cxxopts::value<std::vector<std::string>>())
+      ("limit", "Use the first N positions of each file (0 = all)", cxxopts::value<int>()->default_value("0"))
+      ("against", "Arena: the opponent's weights file", cxxopts::value<std::string>()->default_value(""))
+      ("games", "Arena games", cxxopts::value<int>()->default_value("100"))
+      ("sample-plies", "Arena: opening plies sampled from the visits", cxxopts::value<int>()->default_value("4"));
+  options.add_options("search and network")
+      ("game", "Game of a random net or of the arena (default: the weights' own)",
+       cxxopts::value<std::string>()->default_value("connect4"))
+      ("simulations", "MCTS simulations per move (0 = network alone only)", cxxopts::value<int>()->default_value("100"))
+      ("c-puct", "PUCT exploration constant", cxxopts::value<float>()->default_value("1.5"))
+      ("blocks", "Blocks of a random net", cxxopts::value<int>()->default_value("6"))
+      ("filters", "Filters of a random net", cxxopts::value<int>()->default_value("64"))
+      ("threads", "LibTorch threads", cxxopts::value<int>()->default_value("1"))
+      ("bf16", "Run the network in bfloat16")
+      ("seed", "Seed of a random net and of the arena", cxxopts::value<uint64_t>()->default_value("1"))
+      ("cache-dir", "Where the solver's verdicts are cached (default RUN/eval or ~/.cache/zerofarm)",
+       cxxopts::value<std::string>()->default_value(""))
+      ("quiet", "No progress lines");
+  cxxopts::ParseResult r;
+  int code = 0;
+  if (!ParseArgs(options, argc, argv, &r, &code)) return code;
+  const std::string run = r["run"].as<std::string>();
+  std::string weights = r["weights"].as<std::string>();
+  if (!run.empty() && weights.empty()) weights = NewestModel(run);
+  if (weights.empty()) throw ConfigError("--weights or --run is required");
+  const bool arena = !r["against"].as<std::string>().empty();
+  if (!arena && !r.count("pons")) throw ConfigError("give --pons FILE (move error) or --against B.h5 (arena)");
+  mcts::SearchConfig search;
+  search.simulations = r["simulations"].as<int>();
+  search.c_puct = r["c-puct"].as<float>();
+  search.temperature_plies = 0;
+  if (search.simulations < 0 || search.simulations > 1'000'000) throw ConfigError("--simulations must be in [0, 1000000]");
+  if (r["limit"].as<int>() < 0) throw ConfigError("--limit must be >= 0");
+  const bool quiet = r.count("quiet") > 0;
+
+  std::string game_name = r["game"].as<std::string>();
+  if (weights != "random") {
+    std::error_code ec;
+    if (!fs::exists(weights, ec)) throw ConfigError(weights + ": No such file or directory");
+    if (!r.count("game")) game_name = io::ReadWeights(weights).config.game;
+  }
+  const auto game = game::MakeGame(game_name);
+  auto net = LoadNet(*game, weights, r);
+
+  if (arena) {
+    if (search.simulations < 1) throw ConfigError("an arena needs --simulations >= 1");
+    const int games = r["games"].as<int>();
+    if (games < 1 || games > 1'000'000) throw ConfigError("--games must be in [1, 1000000]");
+    auto other = LoadNet(*game, r["against"].as<std::string>(), r);
+    const proc::ArenaResult a = proc::Arena(*game, *net, *other, games, search, r["sample-plies"].as<int>(),
+                                            r["seed"].as<uint64_t>());
+    std::printf("zerofarm eval: arena %s vs %s, %d games at %d simulations: %d wins, %d draws, %d losses; "
+                "score %.3f +- %.3f (95%%), Elo %+.0f\n",
+                weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, a.wins, a.draws,
+                a.losses, a.Score(), a.Interval95(), a.Elo());
+    std::printf("{\"kind\":\"arena\",\"a\":\"%s\",\"b\":\"%s\",\"games\":%d,\"simulations\":%d,\"wins\":%d,"
+                "\"draws\":%d,\"losses\":%d,\"score\":%.4f,\"interval95\":%.4f,\"elo\":%.1f}\n",
+                weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, a.wins, a.draws,
+                a.losses, a.Score(), a.Interval95(), a.Elo());
+    return 0;
+  }
+
+  const std::string cache_dir = CacheDir(r, run);
+  std::error_code ec;
+  fs::create_directories(cache_dir, ec);
+  for (const auto& file : r["pons"].as<std::vector<std::string>>()) {
+    auto positions = proc::ReadPonsFile(file, r["limit"].as<int>());
+    const std::string cache = ec ? std::string() : cache_dir + "/" + CacheName(file);
+    proc::RatePositions(&positions, cache, ShippedRatings(), [&](int done, int total) {
+      if (!quiet && done < total) std::fprintf(stderr, "\rrating %s with the solver: %d/%d", file.c_str(), done, total);
+      if (!quiet && done == total && total >= 25) std::fprintf(stderr, "\r\033[K");
+    });
+    const proc::MoveErrorResult m = proc::MoveError(*game, *net, positions, search);
+    const std::string name = fs::path(file).filename().string();
+    std::printf("zerofarm eval: %s model v%u on %s (%d positions): network alone %.1f%% move error (%.1f%% give "
+                "away the outcome), MCTS %d simulations %.1f%% (%.1f%%), %.1f s\n",
+                weights.c_str(), net->ModelVersion(), name.c_str(), m.positions, 100 * m.NetRate(),
+                100.0 * m.net_outcome_errors / m.positions, m.simulations, 100 * m.MctsRate(),
+                100.0 * m.mcts_outcome_errors / m.positions, m.seconds);
+    std::printf("{\"kind\":\"move_error\",\"weights\":\"%s\",\"model_version\":%u,\"file\":\"%s\",\"positions\":%d,"
+                "\"net_error\":%.4f,\"net_outcome_error\":%.4f,\"simulations\":%d,\"mcts_error\":%.4f,"
+                "\"mcts_outcome_error\":%.4f,\"seconds\":%.2f}\n",
+                weights.c_str(), net->ModelVersion(), name.c_str(), m.positions, m.NetRate(),
+                static_cast<double>(m.net_outcome_errors) / m.positions, m.simulations, m.MctsRate(),
+                static_cast<double>(m.mcts_outcome_errors) / m.positions, m.seconds);
+    if (!run.empty()) {
+      const std::string csv = run + "/eval/eval.csv";
+      const bool fresh = !fs::exists(csv);
+      std::ofstream out(csv, std::ios::app);
+      if (fresh) out << "unix_time,model_version,file,positions,simulations,net_error,mcts_error\n";
+      out << std::time(nullptr) << ',' << net->ModelVersion() << ',' << name << ',' << m.positions << ','
+          << m.simulations << ',' << m.NetRate() << ',' << m.MctsRate() << '\n';
+      if (!out) ZF_LOG(WARN) << "cannot append to " << csv;
+    }
+  }
+  return 0;
+}
+
+}  // namespace zerofarm::cli

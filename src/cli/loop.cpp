@@ -1,0 +1,262 @@
+// zerofarm loop: the whole AlphaZero loop on one machine. Starts a farm
+// (`zerofarm run`) and a trainer (`zerofarm train`) as child processes on one
+// run directory, and every --eval-every seconds measures the newest model
+// (move error against the exact Connect Four solver) in this process,
+// appending to RUN/eval/curve.csv and printing the curve so far.
+//
+// Resuming: run the same command again. The farm continues the directory
+// (new epoch), the trainer resumes from RUN/train/state.txt, and the curve's
+// hours continue from RUN/eval/loop-seconds.txt (farm time of earlier pieces).
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <future>
+#include <thread>
+
+#include "commands.h"
+#include "zerofarm/core/clock.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/exit_codes.h"
+#include "zerofarm/core/log.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/proc/child_process.h"
+#include "zerofarm/proc/roles.h"
+#include "zerofarm/proc/strength.h"
+#include "zerofarm/proc/train.h"
+
+namespace zerofarm::cli {
+namespace fs = std::filesystem;
+namespace {
+
+volatile std::sig_atomic_t g_loop_stop = 0;
+void OnLoopSignal(int sig) { g_loop_stop = sig; }
+
+std::vector<std::string> SplitWords(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  std::string w;
+  while (in >> w) out.push_back(w);
+  return out;
+}
+
+std::string SelfExe() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error("cannot find this program's path: " + ec.message());
+  return p.string();
+}
+
+double ReadSeconds(const std::string& path) {
+  std::ifstream in(path);
+  double s = 0;
+  return (in >> s) ? s : 0.0;
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out) throw Error("cannot write " + tmp);
+  }
+  fs::rename(tmp, path);
+}
+
+}  // namespace
+
+int LoopCommand(int argc, char** argv) {
+  cxxopts::Options options(
+      "zerofarm loop",
+      "The AlphaZero loop on one machine: a farm and a trainer on one run directory, with a periodic\n"
+      "evaluation of the newest model against the exact Connect Four solver. Run it again to resume.");
+  options.add_options("loop")
+      ("out", "Run directory", cxxopts::value<std::string>())
+      ("hours", "Stop after this many hours of this invocation (0 = until interrupted)",
+       cxxopts::value<double>()->default_value("0"))
+      ("eval-every", "Seconds between evaluations", cxxopts::value<double>()->default_value("600"))
+      ("pons", "Pons-format files to measure move error on (repeatable; default Test_L2_R1 and Test_L1_R1 of "
+               "../shared/data/reference/connect4)", cxxopts::value<std::vector<std::string>>())
+      ("eval-positions", "Use the first N positions of each file (0 = all)", cxxopts::value<int>()->default_value("0"))
+      ("eval-simulations", "MCTS simulations of the evaluation", cxxopts::value<int>()->default_value("100"));
+  options.add_options("farm")
+      ("game", "Game (the evaluation needs connect4)", cxxopts::value<std::string>()->default_value("connect4"))
+      ("workers", "Worker processes", cxxopts::value<int>()->default_value("2"))
+      ("games-per-worker", "Concurrent games per worker", cxxopts::value<int>()->default_value("32"))
+      ("simulations", "Self-play simulations per move", cxxopts::value<int>()->default_value("64"))
+      ("blocks", "Residual blocks", cxxopts::value<int>()->default_value("4"))
+      ("filters", "Filters", cxxopts::value<int>()->default_value("32"))
+      ("seed", "Run seed", cxxopts::value<uint64_t>()->default_value("1"))
+      ("run-args", "More options for `zerofarm run`, as one string", cxxopts::value<std::string>()->default_value(""));
+  options.add_options("trainer")
+      ("train-args", "More options for `zerofarm train`, as one string (e.g. \"--lr 0.01 --window 100000\")",
+       cxxopts::value<std::string>()->default_value(""));
+  cxxopts::ParseResult r;
+  int code = 0;
+  if (!ParseArgs(options, argc, argv, &r, &code)) return code;
+  if (!r.count("out")) throw ConfigError("--out is required");
+  const std::string run = r["out"].as<std::string>();
+  const double hours = r["hours"].as<double>();
+  const double eval_every = r["eval-every"].as<double>();
+  if (hours < 0) throw ConfigError("--hours must be >= 0");
+  if (eval_every < 10) throw ConfigError("--eval-every must be >= 10 seconds");
+  std::vector<std::string> pons;
+  if (r.count("pons")) {
+    pons = r["pons"].as<std::vector<std::string>>();
+  } else {
+    const std::string ref = std::string(ZF_SOURCE_DIR_HINT) + "/../shared/data/reference/connect4/";
+    pons = {ref + "Test_L2_R1", ref + "Test_L1_R1"};
+  }
+  const std::string game_name = r["game"].as<std::string>();
+  if (game_name != "connect4") throw ConfigError("the loop's evaluation needs --game connect4");
+  // Read every evaluation file now: a typo fails in a second, not after an hour.
+  std::vector<std::vector<proc::PonsPosition>> sets;
+  if (r["eval-positions"].as<int>() < 0) throw ConfigError("--eval-positions must be >= 0");
+  for (const auto& f : pons) sets.push_back(proc::ReadPonsFile(f, r["eval-positions"].as<int>()));
+
+  fs::create_directories(run + "/eval");
+  const std::string exe = SelfExe();
+  const std::string net_args = "--blocks " + std::to_string(r["blocks"].as<int>()) + " --filters " +
+                               std::to_string(r["filters"].as<int>());
+  std::vector<std::string> farm_argv = {exe, "run", "--out", run, "--no-status", "--game", game_name,
+                                        "--workers", std::to_string(r["workers"].as<int>()), "--games-per-worker",
+                                        std::to_string(r["games-per-worker"].as<int>()), "--simulations",
+                                        std::to_string(r["simulations"].as<int>()), "--seed",
+                                        std::to_string(r["seed"].as<uint64_t>())};
+  if (hours > 0) {  // a bound of its own, should this process die without stopping it
+    farm_argv.push_back("--duration");
+    farm_argv.push_back(std::to_string(hours * 3600 + 120));
+  }
+  for (const auto& w : SplitWords(net_args + " " + r["run-args"].as<std::string>())) farm_argv.push_back(w);
+  std::vector<std::string> train_argv = {exe, "train", "--run", run, "--seed", std::to_string(r["seed"].as<uint64_t>())};
+  for (const auto& w : SplitWords(net_args + " " + r["train-args"].as<std::string>())) train_argv.push_back(w);
+
+  // Solver verdicts (cached in RUN/eval and shipped in data/connect4) on a
+  // thread per file: a file not yet rated joins the evaluations once it is.
+  // On the way out, a rating still running is abandoned (its cache keeps
+  // what it did, saved every 30 s).
+  std::atomic<bool> abandon{false};
+  std::vector<std::future<void>> rated;
+  std::vector<char> ready(sets.size(), 0);
+  for (size_t i = 0; i < sets.size(); ++i)
+    rated.push_back(std::async(std::launch::async, [&, i, shipped = ShippedRatings()] {
+      proc::RatePositions(&sets[i], run + "/eval/" + fs::path(pons[i]).filename().string() + ".rated", shipped,
+                          [&](int, int) {
+                            // relaxed: a stop request; the thread publishes nothing through it.
+                            if (abandon.load(std::memory_order_relaxed)) throw Error("rating abandoned");
+                          });
+    }));
+  auto is_rated = [&](size_t i) {
+    if (!ready[i] && rated[i].wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      rated[i].get();  // rethrows a corrupt file's error
+      ready[i] = 1;
+    }
+    return ready[i] != 0;
+  };
+
+  struct sigaction sa {};
+  sa.sa_handler = OnLoopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  const std::string seconds_file = run + "/eval/loop-seconds.txt";
+  const double earlier = ReadSeconds(seconds_file);
+  const double t0 = MonotonicSeconds();
+  auto hours_so_far = [&] { return (earlier + MonotonicSeconds() - t0) / 3600.0; };
+  ZF_LOG(INFO) << "loop on " << run << ": " << earlier / 3600.0 << " h of earlier pieces";
+
+  proc::ChildProcess farm = proc::ChildProcess::Exec("farm", exe, farm_argv, {});
+  proc::ChildProcess trainer = proc::ChildProcess::Exec("trainer", exe, train_argv, {});
+
+  const std::string curve = run + "/eval/curve.csv";
+  uint32_t last_evaluated = 0;
+  std::ostringstream table;
+  auto evaluate = [&] {
+    WriteText(seconds_file, std::to_string(earlier + MonotonicSeconds() - t0) + "\n");
+    std::string model;
+    int64_t best = -1;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(run + "/models", ec)) {
+      const std::string name = e.path().filename().string();
+      long n = -1;
+      if (std::sscanf(name.c_str(), "model-%ld.h5", &n) == 1 && name == "model-" + std::to_string(n) + ".h5" &&
+          n > best) {
+        best = n;
+        model = e.path().string();
+      }
+    }
+    if (model.empty() || static_cast<uint32_t>(best) == last_evaluated) return;
+    const auto game = game::MakeGame(game_name);
+    eval::TorchOptions topt;
+    auto net = eval::MakeTorchEvaluator(proc::LoadWeightsFor(*game, model), topt);
+    last_evaluated = static_cast<uint32_t>(best);
+    mcts::SearchConfig search;
+    search.simulations = r["eval-simulations"].as<int>();
+    search.temperature_plies = 0;
+    const bool fresh = !fs::exists(curve);
+    std::ofstream out(curve, std::ios::app);
+    if (fresh) out << "hours,model_version,file,positions,simulations,net_error,mcts_error\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "%7.2f h  model v%-5u", hours_so_far(), net->ModelVersion());
+    table << line;
+    for (size_t i = 0; i < sets.size(); ++i) {
+      if (!is_rated(i)) {
+        std::snprintf(line, sizeof line, "  %s: (the solver is still rating it)", fs::path(pons[i]).filename().c_str());
+        table << line;
+        continue;
+      }
+      const proc::MoveErrorResult m = proc::MoveError(*game, *net, sets[i], search);
+      const std::string name = fs::path(pons[i]).filename().string();
+      out << hours_so_far() << ',' << net->ModelVersion() << ',' << name << ',' << m.positions << ','
+          << m.simulations << ',' << m.NetRate() << ',' << m.MctsRate() << '\n';
+      std::snprintf(line, sizeof line, "  %s: net %5.1f%%  mcts %5.1f%%", name.c_str(), 100 * m.NetRate(),
+                    100 * m.MctsRate());
+      table << line;
+    }
+    table << "\n";
+    std::cout << "zerofarm loop: move error against the exact solver (MCTS at " << search.simulations
+              << " simulations)\n"
+              << table.str() << std::flush;
+  };
+
+  int exit_code = kExitOk;
+  double next_eval = MonotonicSeconds() + eval_every;
+  while (g_loop_stop == 0) {
+    if (hours > 0 && MonotonicSeconds() - t0 >= hours * 3600) break;
+    int status = 0;
+    if (farm.TryReap(&status)) {
+      ZF_LOG(ERROR) << "the farm stopped: " << proc::DescribeWaitStatus(status);
+      exit_code = kExitFailure;
+      break;
+    }
+    if (trainer.TryReap(&status)) {
+      ZF_LOG(ERROR) << "the trainer stopped: " << proc::DescribeWaitStatus(status);
+      exit_code = kExitFailure;
+      break;
+    }
+    if (MonotonicSeconds() >= next_eval) {
+      evaluate();
+      next_eval = MonotonicSeconds() + eval_every;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  // The farm flushes its finished games and the trainer writes a checkpoint on SIGTERM.
+  if (trainer.running()) trainer.Stop(60'000);
+  if (farm.running()) farm.Stop(120'000);
+  evaluate();
+  // relaxed: see the rating threads.
+  abandon.store(true, std::memory_order_relaxed);
+  for (auto& f : rated)
+    if (f.valid()) try {
+        f.get();
+      } catch (const std::exception&) {
+      }
+  return exit_code;
+}
+
+}  // namespace zerofarm::cli

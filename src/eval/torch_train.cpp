@@ -1,0 +1,128 @@
+// The trainer (eval/trainer.h): with torch_evaluator.cpp, the only
+// translation units of zerofarm that include LibTorch.
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "zerofarm/core/error.h"
+#include "zerofarm/eval/trainer.h"
+#include "torch_net.h"
+
+namespace zerofarm::eval {
+
+struct Trainer::Impl {
+  explicit Impl(const NetConfig& config) : net(config) {}
+  TrainerOptions options;
+  ZeroNet net;
+  // One momentum buffer per parameter, in named_parameters() order.
+  std::vector<std::string> names;
+  std::vector<torch::Tensor> params;
+  std::vector<torch::Tensor> momentum;
+};
+
+Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
+    : impl_(std::make_unique<Impl>(start.config)) {
+  if (!(options.learning_rate > 0) || !std::isfinite(options.learning_rate))
+    throw ConfigError("the learning rate must be > 0");
+  if (options.momentum < 0 || options.momentum >= 1) throw ConfigError("momentum must be in [0, 1)");
+  if (options.l2 < 0) throw ConfigError("l2 must be >= 0");
+  impl_->options = options;
+  torch::manual_seed(options.seed);
+  at::set_num_threads(std::max(1, options.intra_op_threads));
+  ImportWeights(impl_->net, start);
+  impl_->net->train();
+  for (auto& p : impl_->net->named_parameters()) {
+    impl_->names.push_back(p.key());
+    impl_->params.push_back(p.value());
+    impl_->momentum.push_back(torch::zeros_like(p.value()));
+  }
+}
+
+Trainer::~Trainer() = default;
+
+TrainStepLoss Trainer::Step(const TrainBatch& batch) {
+  if (batch.count <= 0 || !batch.features || !batch.policy || !batch.z)
+    throw Error("a training batch needs count > 0 and features, policy and z");
+  const NetConfig& c = impl_->net->config();
+  const int64_t n = batch.count;
+  auto x = torch::from_blob(const_cast<uint8_t*>(batch.features), {n, c.planes, c.height, c.width},
+                            torch::kUInt8)
+               .to(torch::kFloat);
+  auto pi = torch::from_blob(const_cast<float*>(batch.policy), {n, c.actions}, torch::kFloat);
+  auto z = torch::from_blob(const_cast<float*>(batch.z), {n}, torch::kFloat);
+
+  for (auto& p : impl_->params) p.mutable_grad() = torch::Tensor();
+  auto [logits, value] = impl_->net->forward(x);
+  auto ce = -(pi * torch::log_softmax(logits, 1)).sum(1);  // [n]
+  torch::Tensor policy_loss;
+  if (batch.policy_mask) {
+    auto mask = torch::from_blob(const_cast<uint8_t*>(batch.policy_mask), {n}, torch::kUInt8)
+                    .to(torch::kFloat);
+    policy_loss = (ce * mask).sum() / mask.sum().clamp_min(1.0);
+  } else {
+    policy_loss = ce.mean();
+  }
+  auto value_loss = (value - z).pow(2).mean();
+  (policy_loss + value_loss).backward();
+
+  {
+    torch::NoGradGuard no_grad;
+    const auto& o = impl_->options;
+    for (size_t i = 0; i < impl_->params.size(); ++i) {
+      auto& p = impl_->params[i];
+      if (!p.grad().defined()) continue;
+      auto g = p.grad() + o.l2 * p;
+      impl_->momentum[i].mul_(o.momentum).add_(g);
+      p.sub_(o.learning_rate * impl_->momentum[i]);
+    }
+  }
+  TrainStepLoss loss;
+  loss.policy = policy_loss.item<double>();
+  loss.value = value_loss.item<double>();
+  if (!std::isfinite(loss.policy) || !std::isfinite(loss.value))
+    throw Error("the loss is not finite (policy " + std::to_string(loss.policy) + ", value " +
+                std::to_string(loss.value) + "): lower the learning rate");
+  return loss;
+}
+
+WeightSet Trainer::Export(uint32_t version) const { return ExportWeights(impl_->net, version); }
+
+WeightSet Trainer::ExportMomentum() const {
+  WeightSet ws;
+  ws.config = impl_->net->config();
+  for (size_t i = 0; i < impl_->params.size(); ++i) {
+    NamedTensor nt;
+    nt.name = "momentum." + impl_->names[i];
+    const auto t = impl_->momentum[i].contiguous();
+    nt.shape.assign(t.sizes().begin(), t.sizes().end());
+    nt.data.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+    ws.tensors.push_back(std::move(nt));
+  }
+  return ws;
+}
+
+void Trainer::ImportMomentum(const WeightSet& momentum) {
+  if (momentum.tensors.size() != impl_->params.size())
+    throw ConfigError("momentum state has " + std::to_string(momentum.tensors.size()) +
+                      " tensors; the network has " + std::to_string(impl_->params.size()) + " parameters");
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < impl_->params.size(); ++i) {
+    const std::string name = "momentum." + impl_->names[i];
+    const NamedTensor* nt = momentum.Find(name);
+    const auto& m = impl_->momentum[i];
+    std::vector<int64_t> shape(m.sizes().begin(), m.sizes().end());
+    if (!nt || nt->shape != shape || static_cast<int64_t>(nt->data.size()) != m.numel())
+      throw ConfigError("momentum state lacks tensor '" + name + "' or has it in the wrong shape");
+    impl_->momentum[i].copy_(
+        torch::from_blob(const_cast<float*>(nt->data.data()), shape, torch::kFloat));
+  }
+}
+
+void Trainer::SetLearningRate(double learning_rate) {
+  if (!(learning_rate > 0)) throw ConfigError("the learning rate must be > 0");
+  impl_->options.learning_rate = learning_rate;
+}
+
+const NetConfig& Trainer::Config() const { return impl_->net->config(); }
+
+}  // namespace zerofarm::eval

@@ -1,0 +1,284 @@
+// `zerofarm eval` (proc/strength.h): move error against the exact Connect
+// Four solver, and an arena between two networks.
+#include "zerofarm/proc/strength.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "zerofarm/core/clock.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/rng.h"
+#include "zerofarm/game/connect4.h"
+#include "zerofarm/game/connect4_solver.h"
+
+namespace zerofarm::proc {
+namespace fs = std::filesystem;
+
+void RunSearches(const game::Game& game, eval::Evaluator& net, const std::vector<mcts::Search*>& searches,
+                 int max_batch) {
+  const int fb = game.Shape().FeatureBytes();
+  const int actions = game.ActionCount();
+  max_batch = std::max(1, max_batch);
+  std::vector<uint8_t> features(static_cast<size_t>(max_batch) * fb);
+  std::vector<float> policy(static_cast<size_t>(max_batch) * actions);
+  std::vector<float> value(max_batch);
+  std::vector<std::pair<mcts::Search*, int>> owners;
+  std::vector<mcts::LeafRequest> leaves;
+  size_t next = 0;  // round-robin start, so a small max_batch still serves every search
+  while (true) {
+    owners.clear();
+    bool pending = false;
+    for (size_t k = 0; k < searches.size(); ++k) {
+      mcts::Search* s = searches[(next + k) % searches.size()];
+      if (s->Done()) continue;
+      pending = true;
+      const int room = max_batch - static_cast<int>(owners.size());
+      if (room <= 0) break;
+      leaves.clear();
+      s->SelectLeaves(room, &leaves);
+      for (const auto& leaf : leaves) {
+        leaf.state->EncodeFeatures(&features[owners.size() * fb]);
+        owners.emplace_back(s, leaf.token);
+      }
+    }
+    next = searches.empty() ? 0 : (next + 1) % searches.size();
+    if (!pending) return;
+    if (owners.empty()) continue;  // only terminal leaves this round: backed up already
+    const eval::LeafChunk chunk{features.data(), policy.data(), value.data(), static_cast<int>(owners.size())};
+    net.Evaluate(&chunk, 1);
+    for (size_t i = 0; i < owners.size(); ++i)
+      owners[i].first->CompleteLeaf(owners[i].second, &policy[i * actions], value[i]);
+  }
+}
+
+// ---- move error ---------------------------------------------------------------
+
+std::vector<PonsPosition> ReadPonsFile(const std::string& path, int limit) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path + ": No such file or directory");
+  game::Connect4Game game;
+  std::vector<PonsPosition> out;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line) && (limit <= 0 || static_cast<int>(out.size()) < limit)) {
+    ++line_no;
+    if (line.empty()) continue;
+    std::istringstream ls(line);
+    PonsPosition p;
+    if (!(ls >> p.moves >> p.score) || p.score < game::Connect4Solver::kMinScore ||
+        p.score > game::Connect4Solver::kMaxScore)
+      throw ConfigError(path + ":" + std::to_string(line_no) + ": expected 'moves score', got '" + line + "'");
+    try {
+      const auto state = game.Replay(game.ParseMoves(p.moves));
+      if (state->IsTerminal()) throw Error("the game is over");
+    } catch (const Error& e) {
+      throw ConfigError(path + ":" + std::to_string(line_no) + ": " + e.what());
+    }
+    out.push_back(std::move(p));
+  }
+  if (out.empty()) throw ConfigError(path + ": no positions");
+  return out;
+}
+
+void RatePositions(std::vector<PonsPosition>* positions, const std::string& cache_path,
+                   const std::vector<std::string>& known, const std::function<void(int, int)>& progress) {
+  std::map<std::string, std::pair<int, std::string>> cache;  // moves -> (score, rating)
+  std::vector<std::string> sources = known;
+  if (!cache_path.empty()) sources.push_back(cache_path);
+  for (const auto& path : sources) {
+    std::ifstream in(path);
+    std::string moves, rating;
+    int score = 0;
+    while (in >> moves >> score >> rating)
+      if (rating.size() == static_cast<size_t>(game::Connect4Game::kWidth)) cache[moves] = {score, rating};
+  }
+  game::Connect4Game game;
+  game::Connect4Solver solver;
+  const int total = static_cast<int>(positions->size());
+  int done = 0, fresh = 0;
+  double last_save = MonotonicSeconds();
+  auto save = [&] {
+    if (cache_path.empty() || fresh == 0) return;
+    const std::string tmp = cache_path + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      for (const auto& [moves, entry] : cache) out << moves << ' ' << entry.first << ' ' << entry.second << '\n';
+      out.flush();
+      if (!out) throw Error("cannot write " + tmp);
+    }
+    std::error_code ec;
+    fs::rename(tmp, cache_path, ec);
+    if (ec) throw Error("cannot rename " + tmp + ": " + ec.message());
+    fresh = 0;
+  };
+  for (auto& p : *positions) {
+    const auto it = cache.find(p.moves);
+    if (it != cache.end() && it->second.first == p.score) {
+      p.rating = it->second.second;
+    } else {
+      const auto state = game.Replay(game.ParseMoves(p.moves));
+      const auto& c4 = static_cast<const game::Connect4State&>(*state);
+      const auto rating = solver.RateMoves(c4, p.score);
+      p.rating.assign(rating.begin(), rating.end());
+      // The best move must score exactly the file's score; otherwise the line is wrong.
+      if (p.rating.find(game::Connect4Solver::kOptimal) == std::string::npos)
+        throw Error("the solver finds no move scoring " + std::to_string(p.score) + " in position " + p.moves +
+                    ": the file's score is wrong");
+      cache[p.moves] = {p.score, p.rating};
+      ++fresh;
+      if (MonotonicSeconds() - last_save > 30) {
+        save();
+        last_save = MonotonicSeconds();
+      }
+    }
+    ++done;
+    if (progress && (done % 25 == 0 || done == total)) progress(done, total);
+  }
+  save();
+}
+
+MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const std::vector<PonsPosition>& positions,
+                          mcts::SearchConfig search, int max_batch) {
+  if (game.Name() != "connect4") throw ConfigError("move error needs connect4 weights, not " + game.Name());
+  const double t0 = MonotonicSeconds();
+  MoveErrorResult r;
+  r.positions = static_cast<int>(positions.size());
+  r.simulations = search.simulations;
+  const int fb = game.Shape().FeatureBytes();
+  const int actions = game.ActionCount();
+  std::vector<std::unique_ptr<game::State>> states;
+  for (const auto& p : positions) {
+    if (p.rating.size() != static_cast<size_t>(actions)) throw Error("position " + p.moves + " is not rated");
+    states.push_back(game.Replay(game.ParseMoves(p.moves)));
+  }
+  auto judge = [&](const PonsPosition& p, int action, int* errors, int* outcome_errors) {
+    const char q = p.rating[static_cast<size_t>(action)];
+    if (q != game::Connect4Solver::kOptimal) ++*errors;
+    if (q == game::Connect4Solver::kWorseOutcome || q == game::Connect4Solver::kIllegalMove) ++*outcome_errors;
+  };
+  // The network alone: argmax of the logits over legal moves, in batches.
+  std::vector<uint8_t> features(static_cast<size_t>(max_batch) * fb);
+  std::vector<float> policy(static_cast<size_t>(max_batch) * actions);
+  std::vector<float> value(max_batch);
+  std::vector<int> legal;
+  for (size_t first = 0; first < states.size(); first += max_batch) {
+    const int n = static_cast<int>(std::min<size_t>(max_batch, states.size() - first));
+    for (int i = 0; i < n; ++i) states[first + i]->EncodeFeatures(&features[static_cast<size_t>(i) * fb]);
+    const eval::LeafChunk chunk{features.data(), policy.data(), value.data(), n};
+    net.Evaluate(&chunk, 1);
+    for (int i = 0; i < n; ++i) {
+      states[first + i]->LegalActions(&legal);
+      const float* logits = &policy[static_cast<size_t>(i) * actions];
+      int best = legal.front();
+      for (int a : legal)
+        if (logits[a] > logits[best]) best = a;
+      judge(positions[first + i], best, &r.net_errors, &r.net_outcome_errors);
+    }
+  }
+  // MCTS: all positions searched at once, leaves batched.
+  if (search.simulations > 0) {
+    search.dirichlet_fraction = 0.0f;
+    search.reuse_tree = false;
+    Rng rng(1);
+    constexpr size_t kGroup = 256;
+    for (size_t first = 0; first < states.size(); first += kGroup) {
+      const size_t n = std::min(kGroup, states.size() - first);
+      std::vector<std::unique_ptr<mcts::Search>> trees;
+      std::vector<mcts::Search*> ptrs;
+      for (size_t i = 0; i < n; ++i) {
+        trees.push_back(std::make_unique<mcts::Search>(game, search, 1000 + first + i));
+        trees.back()->SetRoot(*states[first + i]);
+        ptrs.push_back(trees.back().get());
+      }
+      RunSearches(game, net, ptrs, max_batch);
+      for (size_t i = 0; i < n; ++i)
+        judge(positions[first + i], trees[i]->ChooseAction(0.0f, rng), &r.mcts_errors, &r.mcts_outcome_errors);
+    }
+  }
+  r.seconds = MonotonicSeconds() - t0;
+  return r;
+}
+
+// ---- arena -----------------------------------------------------------------------
+
+double ArenaResult::Interval95() const {
+  if (games < 2) return 1.0;
+  const double mean = Score();
+  const double sq = wins * (1 - mean) * (1 - mean) + draws * (0.5 - mean) * (0.5 - mean) + losses * mean * mean;
+  const double variance = sq / (games - 1);
+  return 1.96 * std::sqrt(variance / games);
+}
+
+double ArenaResult::Elo() const {
+  const double s = Score();
+  if (s <= 0.0) return -800.0;
+  if (s >= 1.0) return 800.0;
+  return std::clamp(-400.0 * std::log10(1.0 / s - 1.0), -800.0, 800.0);
+}
+
+ArenaResult Arena(const game::Game& game, eval::Evaluator& a, eval::Evaluator& b, int games,
+                  mcts::SearchConfig search, int sample_plies, uint64_t seed, int concurrent) {
+  if (games < 1) throw ConfigError("an arena needs at least one game");
+  search.dirichlet_fraction = 0.0f;
+  search.reuse_tree = false;  // the two players must not share a tree
+  struct Match {
+    int index = 0;
+    std::unique_ptr<game::State> state;
+    std::unique_ptr<mcts::Search> tree;
+    Rng rng;
+  };
+  ArenaResult result;
+  int started = 0;
+  std::vector<Match> live;
+  auto start_game = [&] {
+    Match m;
+    m.index = started;
+    m.state = game.NewInitialState();
+    m.tree = std::make_unique<mcts::Search>(game, search, MixSeed(seed, static_cast<uint64_t>(started)));
+    m.rng = Rng(MixSeed(seed ^ 0xA5A5, static_cast<uint64_t>(started)));
+    ++started;
+    live.push_back(std::move(m));
+  };
+  while (started < games && static_cast<int>(live.size()) < concurrent) start_game();
+  // Network a plays player 0 in even games: the mover of game i uses a iff
+  // (player to move) == (i % 2).
+  while (!live.empty()) {
+    for (int side = 0; side < 2; ++side) {
+      std::vector<mcts::Search*> batch;
+      for (auto& m : live)
+        if (!m.state->IsTerminal() && (m.state->CurrentPlayer() == m.index % 2) == (side == 0)) {
+          m.tree->SetRoot(*m.state);
+          batch.push_back(m.tree.get());
+        }
+      if (batch.empty()) continue;
+      RunSearches(game, side == 0 ? a : b, batch, 256);
+      for (auto& m : live)
+        if (!m.state->IsTerminal() && (m.state->CurrentPlayer() == m.index % 2) == (side == 0)) {
+          const float t = m.state->MoveNumber() < sample_plies ? 1.0f : 0.0f;
+          m.state->Apply(m.tree->ChooseAction(t, m.rng));
+        }
+    }
+    for (size_t i = 0; i < live.size();) {
+      if (!live[i].state->IsTerminal()) {
+        ++i;
+        continue;
+      }
+      const int winner = live[i].state->Winner();
+      const int a_player = live[i].index % 2;
+      ++result.games;
+      if (winner < 0) ++result.draws;
+      else if (winner == a_player) ++result.wins;
+      else ++result.losses;
+      live.erase(live.begin() + static_cast<long>(i));
+      if (started < games) start_game();
+    }
+  }
+  return result;
+}
+
+}  // namespace zerofarm::proc

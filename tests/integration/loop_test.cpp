@@ -1,0 +1,117 @@
+// Closing the loop with real processes: a farm's shards feed `zerofarm
+// train`, which resumes; `zerofarm eval` measures checkpoints; `zerofarm
+// loop` runs farm + trainer + evaluation and records a curve. Only the
+// parent asserts.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "farm_check.h"
+#include "skip.h"
+#include "test_paths.h"
+#include "zerofarm/core/exit_codes.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/weights_file.h"
+
+using namespace zerofarm;
+using namespace zerofarm::testing;
+namespace fs = std::filesystem;
+
+namespace {
+int Run(const std::vector<std::string>& args, const std::string& log, std::string* out, std::string* err,
+        double timeout = 300) {
+  Spawned p(args, log);
+  const int code = p.Wait(timeout);
+  *out = p.Stdout();
+  *err = p.Stderr();
+  return code;
+}
+int CountLines(const std::string& path) {
+  std::ifstream in(path);
+  int n = 0;
+  for (std::string l; std::getline(in, l);) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[multiprocess][loop]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-train-cli");
+  const std::string run = dir / "run";
+  std::string out, err;
+  REQUIRE(Run(FarmArgs(run, {"--duration", "8", "--shard-positions", "500"}), dir / "farm", &out, &err) == 0);
+  REQUIRE(!io::ListShards(run + "/shards").empty());
+
+  const std::vector<std::string> train = {ZF_BINARY, "train", "--run", run, "--steps", "12", "--batch", "32",
+                                          "--checkpoint-steps", "5", "--replay", "0", "--blocks", "1",
+                                          "--filters", "8", "--min-positions", "100", "--no-wait"};
+  REQUIRE(Run(train, dir / "train1", &out, &err) == 0);
+  INFO(err);
+  CHECK_THAT(out, Catch::Contains("12 steps (12 in all)"));
+  CHECK(fs::exists(run + "/models/model-3.h5"));
+  REQUIRE(Run(train, dir / "train2", &out, &err) == 0);
+  CHECK_THAT(err, Catch::Contains("resumed at step 12"));
+  CHECK_THAT(out, Catch::Contains("12 steps (24 in all)"));
+  CHECK(io::ReadWeights(run + "/models/model-6.h5").version == 6);
+
+  // Move error of the newest checkpoint on 30 endgame positions.
+  const std::string pons = ReferenceFile("connect4/Test_L3_R1");
+  REQUIRE(Run({ZF_BINARY, "eval", "--run", run, "--pons", pons, "--limit", "30", "--simulations", "16", "--quiet"},
+              dir / "eval", &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains("\"kind\":\"move_error\""));
+  CHECK_THAT(out, Catch::Contains("\"model_version\":6"));
+  CHECK_THAT(out, Catch::Contains("\"positions\":30"));
+  CHECK(CountLines(run + "/eval/eval.csv") == 2);
+  // An arena between two checkpoints adds up.
+  REQUIRE(Run({ZF_BINARY, "eval", "--weights", run + "/models/model-6.h5", "--against", run + "/models/model-1.h5",
+               "--games", "6", "--simulations", "8"},
+              dir / "arena", &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains("\"games\":6"));
+
+  // Bad input: one line, exit code 2.
+  CHECK(Run({ZF_BINARY, "train"}, dir / "bad1", &out, &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("--run is required"));
+  CHECK(Run({ZF_BINARY, "eval", "--weights", dir / "missing.h5", "--pons", pons}, dir / "bad2", &out, &err) ==
+        kExitUsage);
+  CHECK_THAT(err, Catch::Contains("missing.h5: No such file"));
+  std::ofstream(dir / "bad.pons") << "4455 99\n";
+  CHECK(Run({ZF_BINARY, "eval", "--run", run, "--pons", dir / "bad.pons"}, dir / "bad3", &out, &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("bad.pons:1"));
+  std::ofstream(dir / "corrupt.h5") << "not weights";
+  CHECK(Run({ZF_BINARY, "eval", "--weights", dir / "corrupt.h5", "--pons", pons}, dir / "bad4", &out, &err) ==
+        kExitFailure);
+  CHECK_THAT(err, Catch::Contains("corrupt.h5"));
+}
+
+TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[multiprocess][loop]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-loop");
+  const std::string run = dir / "run";
+  const std::vector<std::string> loop = {
+      ZF_BINARY, "loop", "--out", run, "--hours", "0.012", "--eval-every", "12", "--pons",
+      ReferenceFile("connect4/Test_L3_R1"), "--eval-positions", "40", "--eval-simulations", "8", "--blocks", "1",
+      "--filters", "8", "--simulations", "12", "--games-per-worker", "8", "--run-args", "--shard-positions 400",
+      "--train-args", "--min-positions 200 --checkpoint-steps 10 --batch 32"};
+  std::string out, err;
+  REQUIRE(Run(loop, dir / "loop1", &out, &err, 400) == 0);
+  INFO(err.substr(err.size() > 3000 ? err.size() - 3000 : 0));
+  CHECK_THAT(out, Catch::Contains("move error against the exact solver"));
+  CHECK_THAT(out, Catch::Contains("Test_L3_R1: net"));
+  CHECK_THAT(out, Catch::Contains("zerofarm run:"));   // the farm's summary: it stopped cleanly
+  CHECK_THAT(out, Catch::Contains("zerofarm train:"));  // and the trainer's
+  const int rows = CountLines(run + "/eval/curve.csv");
+  CHECK(rows >= 2);  // header + at least the final evaluation
+  CHECK(fs::exists(run + "/models/model-1.h5"));
+  const auto shards = CheckShards(run + "/shards");
+  CHECK(shards.games > 0);
+
+  // A second piece continues the hours and the trainer's steps.
+  REQUIRE(Run(loop, dir / "loop2", &out, &err, 400) == 0);
+  CHECK_THAT(err, Catch::Contains("resumed at step"));
+  CHECK(CountLines(run + "/eval/curve.csv") > rows);
+  std::ifstream in(run + "/eval/loop-seconds.txt");
+  double seconds = 0;
+  in >> seconds;
+  CHECK(seconds > 70);  // two pieces of ~43 s
+}

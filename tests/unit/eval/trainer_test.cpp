@@ -1,0 +1,119 @@
+// The LibTorch trainer: it learns (a fixed batch is fitted), its momentum
+// state round-trips, and bad state is refused with a clear error.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "skip.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/rng.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/eval/trainer.h"
+
+using namespace zerofarm;
+
+namespace {
+eval::NetConfig Tiny() { return eval::NetConfig{"connect4", 3, 6, 7, 7, 1, 8, 16}; }
+
+// n random positions with a one-hot policy target and a +-1 value target.
+struct Data {
+  std::vector<uint8_t> features;
+  std::vector<float> policy, z;
+  eval::TrainBatch Batch(int n) const {
+    eval::TrainBatch b;
+    b.features = features.data();
+    b.policy = policy.data();
+    b.z = z.data();
+    b.count = n;
+    return b;
+  }
+};
+Data RandomData(int n, uint64_t seed) {
+  Rng rng(seed);
+  Data d;
+  d.features.resize(static_cast<size_t>(n) * 3 * 6 * 7);
+  for (auto& f : d.features) f = rng.Uniform() < 0.3 ? 1 : 0;
+  d.policy.assign(static_cast<size_t>(n) * 7, 0.0f);
+  for (int i = 0; i < n; ++i) {
+    d.policy[static_cast<size_t>(i) * 7 + rng.Below(7)] = 1.0f;
+    d.z.push_back(rng.Uniform() < 0.5 ? -1.0f : 1.0f);
+  }
+  return d;
+}
+}  // namespace
+
+TEST_CASE("the trainer fits a fixed batch: both losses fall", "[trainer]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  const Data d = RandomData(64, 3);
+  eval::TrainerOptions o;
+  o.learning_rate = 0.05;
+  eval::Trainer t(eval::RandomWeights(Tiny(), 1), o);
+  const eval::TrainStepLoss first = t.Step(d.Batch(64));
+  eval::TrainStepLoss last;
+  for (int i = 0; i < 150; ++i) last = t.Step(d.Batch(64));
+  INFO("policy " << first.policy << " -> " << last.policy << ", value " << first.value << " -> " << last.value);
+  CHECK(first.policy > 1.5);  // about ln 7 = 1.95 at the start
+  CHECK(last.policy < 0.6 * first.policy);
+  CHECK(last.value < 0.6 * first.value);
+}
+
+TEST_CASE("a policy mask keeps masked rows out of the policy loss", "[trainer]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  Data d = RandomData(8, 5);
+  std::vector<uint8_t> mask(8, 0);
+  mask[0] = 1;
+  Data other = d;  // the same positions, other policy targets on the masked rows
+  for (size_t k = 7; k < other.policy.size(); ++k) other.policy[k] = k % 7 == 3 ? 1.0f : 0.0f;
+  eval::Trainer a(eval::RandomWeights(Tiny(), 2), {});
+  eval::Trainer b(eval::RandomWeights(Tiny(), 2), {});
+  eval::Trainer c(eval::RandomWeights(Tiny(), 2), {});
+  eval::TrainBatch masked = d.Batch(8), masked_other = other.Batch(8);
+  masked.policy_mask = mask.data();
+  masked_other.policy_mask = mask.data();
+  const double la = a.Step(masked).policy;
+  const double lb = b.Step(masked_other).policy;
+  CHECK(la == Approx(lb).epsilon(1e-6));  // masked rows' targets do not matter
+  const double lc = c.Step(other.Batch(8)).policy;
+  CHECK(lc != Approx(lb).epsilon(1e-3));  // unmasked, they do
+}
+
+TEST_CASE("the trainer's weights and momentum round-trip; mismatched momentum is refused", "[trainer]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  const Data d = RandomData(32, 7);
+  eval::Trainer a(eval::RandomWeights(Tiny(), 3), {});
+  for (int i = 0; i < 5; ++i) a.Step(d.Batch(32));
+  // A second trainer from a's weights and momentum takes the same next step.
+  eval::Trainer b(a.Export(5), {});
+  b.ImportMomentum(a.ExportMomentum());
+  a.Step(d.Batch(32));
+  b.Step(d.Batch(32));
+  const eval::WeightSet wa = a.Export(6), wb = b.Export(6);
+  REQUIRE(wa.tensors.size() == wb.tensors.size());
+  double max_diff = 0;
+  for (size_t i = 0; i < wa.tensors.size(); ++i)
+    for (size_t k = 0; k < wa.tensors[i].data.size(); ++k)
+      max_diff = std::max<double>(max_diff, std::fabs(wa.tensors[i].data[k] - wb.tensors[i].data[k]));
+  CHECK(max_diff < 1e-5);
+  // Training changed the weights (the step is not a no-op).
+  const eval::WeightSet start = eval::RandomWeights(Tiny(), 3);
+  CHECK(start.Find("stem.conv.weight")->data != wa.Find("stem.conv.weight")->data);
+
+  eval::WeightSet bad = a.ExportMomentum();
+  bad.tensors.pop_back();
+  CHECK_THROWS_AS(b.ImportMomentum(bad), ConfigError);
+  bad = a.ExportMomentum();
+  bad.tensors[0].shape = {1};
+  CHECK_THROWS_AS(b.ImportMomentum(bad), ConfigError);
+}
+
+TEST_CASE("bad trainer options and batches are refused", "[trainer]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  eval::TrainerOptions o;
+  o.learning_rate = 0;
+  CHECK_THROWS_AS(eval::Trainer(eval::RandomWeights(Tiny(), 1), o), ConfigError);
+  o = {};
+  o.momentum = 1.0;
+  CHECK_THROWS_AS(eval::Trainer(eval::RandomWeights(Tiny(), 1), o), ConfigError);
+  eval::Trainer t(eval::RandomWeights(Tiny(), 1), {});
+  CHECK_THROWS_AS(t.Step(eval::TrainBatch{}), Error);
+}

@@ -1,0 +1,176 @@
+// `zerofarm eval`'s measures with known answers: an evaluator that knows the
+// exact solution makes no move error and wins the arena; one that prefers
+// the worst moves errs on most positions.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "test_paths.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/game/connect4.h"
+#include "zerofarm/game/connect4_solver.h"
+#include "zerofarm/proc/strength.h"
+
+using namespace zerofarm;
+
+namespace {
+
+// Logits = (sign) x the solver's score of each move, value = the exact
+// result: the position is rebuilt from its feature planes.
+class OracleEvaluator final : public eval::Evaluator {
+ public:
+  explicit OracleEvaluator(float sign) : sign_(sign) {}
+  void Evaluate(const eval::LeafChunk* chunks, int num_chunks) override {
+    for (int c = 0; c < num_chunks; ++c)
+      for (int i = 0; i < chunks[c].count; ++i) {
+        const uint8_t* f = chunks[c].features + i * 126;
+        const bool x_to_move = f[84] == 1;
+        std::string text;
+        for (int r = 0; r < 6; ++r) {
+          for (int col = 0; col < 7; ++col) {
+            const int cell = r * 7 + col;
+            text += f[cell] ? (x_to_move ? 'X' : 'O') : f[42 + cell] ? (x_to_move ? 'O' : 'X') : '.';
+          }
+          text += '\n';
+        }
+        const auto state = game_.ParseBoard(text);
+        const auto& s = static_cast<const game::Connect4State&>(*state);
+        const auto scores = solver_.ScoreMoves(s);
+        for (int a = 0; a < 7; ++a)
+          chunks[c].policy[i * 7 + a] = scores[a] == game::Connect4Solver::kIllegal ? -50.0f : sign_ * scores[a];
+        const int v = solver_.SolveWeak(s);
+        chunks[c].value[i] = static_cast<float>(v);
+      }
+  }
+  uint32_t ModelVersion() const override { return 1; }
+  const eval::NetConfig& Config() const override { return config_; }
+  std::string Describe() const override { return "oracle"; }
+
+ private:
+  float sign_;
+  game::Connect4Game game_;
+  game::Connect4Solver solver_{20};
+  eval::NetConfig config_{"connect4", 3, 6, 7, 7, 1, 1, 1};
+};
+
+// Exact tic-tac-toe by negamax on the feature planes (own stones, the
+// opponent's): logits = 5 x the exact result of each move, value = the
+// position's result for the side to move.
+class TicTacToeOracle final : public eval::Evaluator {
+ public:
+  void Evaluate(const eval::LeafChunk* chunks, int num_chunks) override {
+    for (int c = 0; c < num_chunks; ++c)
+      for (int i = 0; i < chunks[c].count; ++i) {
+        const uint8_t* f = chunks[c].features + i * 27;
+        int own = 0, opp = 0;
+        for (int k = 0; k < 9; ++k) {
+          own |= f[k] << k;
+          opp |= f[9 + k] << k;
+        }
+        for (int a = 0; a < 9; ++a)
+          chunks[c].policy[i * 9 + a] = ((own | opp) >> a & 1) ? -50.0f : 5.0f * MoveValue(own, opp, a);
+        chunks[c].value[i] = static_cast<float>(Value(own, opp));
+      }
+  }
+  uint32_t ModelVersion() const override { return 1; }
+  const eval::NetConfig& Config() const override { return config_; }
+  std::string Describe() const override { return "tic-tac-toe oracle"; }
+
+ private:
+  static bool Three(int m) {
+    static const int lines[8] = {7, 56, 448, 73, 146, 292, 273, 84};
+    for (int l : lines)
+      if ((m & l) == l) return true;
+    return false;
+  }
+  // Result for the side to move (own) with both sides perfect.
+  static int Value(int own, int opp) {
+    if (Three(opp)) return -1;
+    if ((own | opp) == 511) return 0;
+    int best = -1;
+    for (int a = 0; a < 9; ++a)
+      if (!((own | opp) >> a & 1)) best = std::max(best, MoveValue(own, opp, a));
+    return best;
+  }
+  static int MoveValue(int own, int opp, int a) { return -Value(opp, own | 1 << a); }
+  eval::NetConfig config_{"tictactoe", 3, 3, 3, 9, 1, 1, 1};
+};
+
+std::vector<proc::PonsPosition> Rated(const std::string& file, int limit) {
+  auto positions = proc::ReadPonsFile(testing::ReferenceFile("connect4/" + file), limit);
+  proc::RatePositions(&positions, "");
+  return positions;
+}
+
+}  // namespace
+
+TEST_CASE("move error: an exact evaluator errs nowhere, a perverse one almost everywhere", "[strength]") {
+  const auto positions = Rated("Test_L3_R1", 60);
+  REQUIRE(positions.size() == 60);
+  game::Connect4Game game;
+  mcts::SearchConfig search;
+  search.simulations = 0;
+  OracleEvaluator oracle(1.0f);
+  const proc::MoveErrorResult good = proc::MoveError(game, oracle, positions, search);
+  CHECK(good.positions == 60);
+  CHECK(good.net_errors == 0);
+  CHECK(good.net_outcome_errors == 0);
+  OracleEvaluator perverse(-1.0f);
+  const proc::MoveErrorResult bad = proc::MoveError(game, perverse, positions, search);
+  CHECK(bad.net_errors > 30);
+  CHECK(bad.net_outcome_errors <= bad.net_errors);
+  // MCTS on top of the exact evaluator also finds optimal moves.
+  search.simulations = 50;
+  const proc::MoveErrorResult mcts = proc::MoveError(game, oracle, positions, search);
+  CHECK(mcts.mcts_errors <= 3);
+  CHECK(mcts.mcts_outcome_errors == 0);
+}
+
+TEST_CASE("move error: verdicts are cached, and a wrong score in the file is caught", "[strength]") {
+  testing::ScratchDir dir("zf-strength");
+  const std::string cache = dir / "cache.rated";
+  auto a = proc::ReadPonsFile(testing::ReferenceFile("connect4/Test_L3_R1"), 20);
+  proc::RatePositions(&a, cache);
+  std::ifstream in(cache);
+  int lines = 0;
+  for (std::string l; std::getline(in, l);) ++lines;
+  CHECK(lines == 20);
+  // A second rating reads the cache: identical verdicts.
+  auto b = proc::ReadPonsFile(testing::ReferenceFile("connect4/Test_L3_R1"), 20);
+  proc::RatePositions(&b, cache);
+  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].rating == b[i].rating);
+
+  // A line whose score is off by one: no move scores it.
+  std::ofstream(dir / "wrong") << a[0].moves << " " << a[0].score + 1 << "\n";
+  auto wrong = proc::ReadPonsFile(dir / "wrong");
+  CHECK_THROWS_WITH(proc::RatePositions(&wrong, ""), Catch::Contains("the file's score is wrong"));
+  std::ofstream(dir / "garbage") << "44x5 3\n";
+  CHECK_THROWS_AS(proc::ReadPonsFile(dir / "garbage"), ConfigError);
+  CHECK_THROWS_AS(proc::ReadPonsFile(dir / "missing"), ConfigError);
+}
+
+TEST_CASE("arena: perfect tic-tac-toe never loses, and draws against itself", "[strength]") {
+  auto game = game::MakeGame("tictactoe");
+  TicTacToeOracle oracle;
+  auto random = eval::MakeRandomEvaluator(eval::NetConfig{"tictactoe", 3, 3, 3, 9, 1, 1, 1}, 5);
+  mcts::SearchConfig search;
+  search.simulations = 16;
+  const proc::ArenaResult r = proc::Arena(*game, oracle, *random, 20, search, 2, 9);
+  CHECK(r.games == 20);
+  CHECK(r.wins + r.draws + r.losses == 20);
+  CHECK(r.losses == 0);
+  CHECK(r.wins >= 5);
+  CHECK(r.Score() > 0.6);
+  CHECK(r.Elo() > 0);
+  CHECK(r.Interval95() > 0.0);
+  CHECK(r.Interval95() < 0.5);
+  const proc::ArenaResult back = proc::Arena(*game, *random, oracle, 20, search, 2, 9);
+  CHECK(back.wins == 0);
+  CHECK(back.Score() < 0.4);
+  // Perfect play against itself, no sampled openings: every game a draw.
+  TicTacToeOracle twin;
+  const proc::ArenaResult same = proc::Arena(*game, oracle, twin, 6, search, 0, 9);
+  CHECK(same.draws == 6);
+  CHECK(same.Score() == 0.5);
+  CHECK(same.Elo() == Approx(0.0));
+}

@@ -1,0 +1,164 @@
+// The trainer's data window, state file, checkpoints and resume, on real
+// shards written by io::ShardWriter from in-process self-play.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "skip.h"
+#include "test_paths.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/eval/inprocess_selfplay.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/shard.h"
+#include "zerofarm/io/weights_file.h"
+#include "zerofarm/proc/train.h"
+
+using namespace zerofarm;
+namespace fs = std::filesystem;
+
+namespace {
+
+// `shards` tic-tac-toe shards of `games` games each in DIR/shards/SUB.
+int64_t WriteShards(const std::string& dir, const std::string& sub, int shards, int games, uint64_t seed) {
+  const auto game = game::MakeGame("tictactoe");
+  const std::string out = dir + "/shards" + (sub.empty() ? "" : "/" + sub);
+  fs::create_directories(out);
+  io::ShardMeta meta = io::ShardMetaForGame(*game);
+  meta.run_id = "test";
+  io::ShardWriter writer(out, "shard", meta);
+  auto net = eval::MakeRandomEvaluator(eval::NetConfig{"tictactoe", 3, 3, 3, 9, 1, 1, 1}, seed);
+  mcts::SearchConfig search;
+  search.simulations = 8;
+  int64_t positions = 0;
+  for (int s = 0; s < shards; ++s) {
+    eval::SelfPlayOptions o;
+    o.total_games = o.concurrent_games = games;
+    o.seed = seed + s;
+    eval::RunInProcessSelfPlay(*game, *net, search, o, [&](mcts::GameRecord&& g) { writer.Add(g); });
+    positions += static_cast<int64_t>(writer.PendingPositions());
+    REQUIRE_FALSE(writer.Flush(io::NextShardIndex(out, "shard"), {}).empty());
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // distinct modification times
+  }
+  return positions;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("trainer state text round-trips; bad text is refused", "[train]") {
+  proc::TrainState s;
+  s.version = 12;
+  s.step = 3400;
+  s.samples = 870400;
+  const proc::TrainState t = proc::TrainState::FromText(s.ToText());
+  CHECK(t.version == 12);
+  CHECK(t.step == 3400);
+  CHECK(t.samples == 870400);
+  CHECK_THROWS_AS(proc::TrainState::FromText("version=1\nstep=x\nsamples=2\n"), ConfigError);
+  CHECK_THROWS_AS(proc::TrainState::FromText("version=1\n"), ConfigError);
+  CHECK_THROWS_AS(proc::TrainState::FromText("colour=blue\nstep=1\nsamples=2\n"), ConfigError);
+}
+
+TEST_CASE("the shard window holds the newest shards of every host directory", "[train]") {
+  testing::ScratchDir dir("zf-window");
+  const int64_t a = WriteShards(dir.path(), "", 2, 10, 1);
+  const int64_t b = WriteShards(dir.path(), "host-1", 2, 10, 50);
+  CHECK(proc::RunShards(dir.path()).size() == 4);
+  {
+    proc::ShardWindow all(dir.path(), 1'000'000);
+    CHECK(all.Refresh() == 4);
+    CHECK(all.Positions() == a + b);
+    CHECK(all.ProducedPositions() == a + b);
+    CHECK(all.GameName() == "tictactoe");
+    CHECK(all.Refresh() == 0);  // nothing new
+  }
+  // A window of one position keeps only the newest shard (host-1's second).
+  proc::ShardWindow one(dir.path(), 1);
+  one.Refresh();
+  CHECK(one.Shards() == 1);
+  CHECK(one.ProducedPositions() == a + b);
+  const auto newest = io::ShardReader(dir / "shards/host-1/shard-000001.h5").ReadAllPositions();
+  CHECK(one.Positions() == static_cast<int64_t>(newest.count));
+  std::vector<uint8_t> f(27);
+  std::vector<float> p(9);
+  float z = 0;
+  uint8_t full = 0;
+  one.Row(0, f.data(), p.data(), &z, &full);
+  CHECK(std::equal(f.begin(), f.end(), newest.features.begin()));
+  CHECK(z == newest.z[0]);
+  CHECK(full == 1);
+  CHECK_THROWS(one.Row(one.Positions(), f.data(), p.data(), &z, &full));
+
+  // A new shard enters; a corrupt one is skipped, not fatal.
+  std::ofstream(dir / "shards/host-1/shard-000009.h5") << "not hdf5";
+  WriteShards(dir.path(), "host-2", 1, 5, 99);
+  CHECK(one.Refresh() == 1);
+  CHECK(one.Shards() == 1);
+}
+
+TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  testing::ScratchDir dir("zf-train");
+  WriteShards(dir.path(), "", 2, 20, 3);
+  proc::TrainConfig c;
+  c.run = dir.path();
+  c.blocks = 1;
+  c.filters = 8;
+  c.batch = 16;
+  c.window = 1000;
+  c.min_positions = 10;
+  c.replay = 0;
+  c.steps = 10;
+  c.checkpoint_steps = 4;
+  c.wait = false;
+  c.progress = false;
+  REQUIRE(proc::RunTrainer(c) == 0);
+  // Checkpoints at steps 4 and 8, and at the end (10).
+  CHECK(fs::exists(dir / "models/model-1.h5"));
+  CHECK(fs::exists(dir / "models/model-3.h5"));
+  CHECK_FALSE(fs::exists(dir / "models/model-4.h5"));
+  const auto state = proc::TrainState::FromText(ReadAll(dir / "train/state.txt"));
+  CHECK(state.version == 3);
+  CHECK(state.step == 10);
+  CHECK(state.samples == 160);
+  const eval::WeightSet w3 = io::ReadWeights(dir / "models/model-3.h5");
+  CHECK(w3.version == 3);
+  CHECK(w3.config.game == "tictactoe");
+  CHECK(w3.config.blocks == 1);
+
+  c.steps = 5;
+  REQUIRE(proc::RunTrainer(c) == 0);
+  const auto resumed = proc::TrainState::FromText(ReadAll(dir / "train/state.txt"));
+  CHECK(resumed.step == 15);
+  CHECK(resumed.version == 5);  // 4 at step 14, 5 at the end
+  CHECK(io::ReadWeights(dir / "models/model-5.h5").version == 5);
+  CHECK_FALSE(fs::exists(dir / "models/model-5.h5.tmp"));
+
+  // Replay pacing: at most replay x produced samples, then (no wait) it stops.
+  c.replay = 1e-9;
+  c.steps = 0;
+  REQUIRE(proc::RunTrainer(c) == 0);
+  CHECK(proc::TrainState::FromText(ReadAll(dir / "train/state.txt")).step == 15);
+}
+
+TEST_CASE("train refuses bad settings and a run without data", "[train]") {
+  testing::ScratchDir dir("zf-train-bad");
+  proc::TrainConfig c;
+  c.run = dir / "nope";
+  CHECK_THROWS_AS(proc::RunTrainer(c), ConfigError);
+  c.run = dir.path();
+  c.batch = 0;
+  CHECK_THROWS_AS(proc::RunTrainer(c), ConfigError);
+  c.batch = 64;
+  c.window = 10;
+  CHECK_THROWS_AS(proc::RunTrainer(c), ConfigError);
+  c.window = 1000;
+  c.wait = false;
+  CHECK_THROWS_WITH(proc::RunTrainer(c), Catch::Contains("positions"));
+}
