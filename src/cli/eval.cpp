@@ -14,6 +14,7 @@
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/proc/strength.h"
+#include "zerofarm/proc/train.h"
 
 namespace zerofarm::cli {
 namespace fs = std::filesystem;
@@ -64,20 +65,9 @@ namespace {
 
 // The newest model-N.h5 of RUN/models.
 std::string NewestModel(const std::string& run) {
-  std::string best;
-  long best_n = -1;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(run + "/models", ec)) {
-    const std::string name = e.path().filename().string();
-    long n = -1;
-    if (std::sscanf(name.c_str(), "model-%ld.h5", &n) == 1 && name == "model-" + std::to_string(n) + ".h5" &&
-        n > best_n) {
-      best_n = n;
-      best = e.path().string();
-    }
-  }
-  if (best.empty()) throw ConfigError(run + "/models has no model-N.h5");
-  return best;
+  const auto [n, path] = proc::NewestModel(run + "/models");
+  if (n < 0) throw ConfigError(run + "/models has no model-N.h5");
+  return path;
 }
 
 std::unique_ptr<eval::Evaluator> LoadNet(const game::Game& game, const std::string& spec,

@@ -178,18 +178,7 @@ int LoopCommand(int argc, char** argv) {
   std::ostringstream table;
   auto evaluate = [&] {
     WriteText(seconds_file, std::to_string(earlier + MonotonicSeconds() - t0) + "\n");
-    std::string model;
-    int64_t best = -1;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(run + "/models", ec)) {
-      const std::string name = e.path().filename().string();
-      long n = -1;
-      if (std::sscanf(name.c_str(), "model-%ld.h5", &n) == 1 && name == "model-" + std::to_string(n) + ".h5" &&
-          n > best) {
-        best = n;
-        model = e.path().string();
-      }
-    }
+    const auto [best, model] = proc::NewestModel(run + "/models");
     if (model.empty() || static_cast<uint32_t>(best) == last_evaluated) return;
     const auto game = game::MakeGame(game_name);
     eval::TorchOptions topt;

@@ -192,6 +192,16 @@ void ShardWindow::Row(int64_t index, uint8_t* features, float* policy, float* z,
   throw Error("ShardWindow::Row: index out of range");
 }
 
+std::pair<int64_t, std::string> NewestModel(const std::string& dir) {
+  std::pair<int64_t, std::string> best{-1, ""};
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const int64_t n = ModelNumber(e.path().filename().string());
+    if (n > best.first) best = {n, e.path().string()};
+  }
+  return best;
+}
+
 // ---- the loop --------------------------------------------------------------------
 
 namespace {
@@ -212,17 +222,6 @@ struct Paths {
         momentum(run + "/train/momentum.h5") {}
   std::string Model(uint32_t version) const { return models + "/model-" + std::to_string(version) + ".h5"; }
 };
-
-// The newest model-N.h5 of `dir` and its N, or N = -1.
-std::pair<int64_t, std::string> NewestModel(const std::string& dir) {
-  std::pair<int64_t, std::string> best{-1, ""};
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const int64_t n = ModelNumber(e.path().filename().string());
-    if (n > best.first) best = {n, e.path().string()};
-  }
-  return best;
-}
 
 eval::NetConfig RandomNetFor(const game::Game& game, const TrainConfig& config) {
   eval::NetConfig c;
