@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <map>
 
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
@@ -173,4 +174,43 @@ TEST_CASE("arena: perfect tic-tac-toe never loses, and draws against itself", "[
   CHECK(same.draws == 6);
   CHECK(same.Score() == 0.5);
   CHECK(same.Elo() == Approx(0.0));
+}
+
+namespace {
+// The verdicts shipped in data/connect4 against a fresh solver, every
+// `step`-th line, and complete: every line of the Pons file has one.
+void CheckShipped(const std::string& file, int step) {
+  const std::string shipped = testing::SourceDir() + "/data/connect4/" + file + ".rated";
+  std::ifstream in(shipped);
+  REQUIRE(in.good());
+  std::map<std::string, std::pair<int, std::string>> verdicts;
+  std::string moves, rating;
+  int score = 0;
+  while (in >> moves >> score >> rating) verdicts[moves] = {score, rating};
+  const auto positions = proc::ReadPonsFile(testing::ReferenceFile("connect4/" + file));
+  game::Connect4Game game;
+  game::Connect4Solver solver;
+  int checked = 0;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const auto& p = positions[i];
+    INFO(file << " line " << i + 1 << ": " << p.moves);
+    const auto it = verdicts.find(p.moves);
+    REQUIRE(it != verdicts.end());
+    CHECK(it->second.first == p.score);
+    if (i % step != 0) continue;
+    const auto state = game.Replay(game.ParseMoves(p.moves));
+    const auto fresh = solver.RateMoves(static_cast<const game::Connect4State&>(*state), p.score);
+    CHECK(it->second.second == std::string(fresh.begin(), fresh.end()));
+    ++checked;
+  }
+  CHECK(checked > 0);
+}
+}  // namespace
+
+TEST_CASE("the solver verdicts shipped for Test_L2_R1 are complete and right", "[strength]") {
+  CheckShipped("Test_L2_R1", 10);
+}
+
+TEST_CASE("the solver verdicts shipped for Test_L1_R1 are complete and right", "[strength][slow]") {
+  CheckShipped("Test_L1_R1", 100);
 }
