@@ -14,6 +14,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -37,6 +39,19 @@ struct SlotOwner {
   int token = -1;  // the search's leaf token
 };
 
+// Adds a queued game's search-quality figures to the worker's statistics.
+void CountSearchStats(const mcts::GameRecord& r, shm::WorkerBlock& stats) {
+  uint64_t full = 0;
+  for (uint8_t f : r.full_search) full += f;
+  // relaxed: statistics only, read by the supervisor.
+  stats.full_positions.fetch_add(full, std::memory_order_relaxed);
+  if (r.resigned >= 0) stats.games_resigned.fetch_add(1, std::memory_order_relaxed);
+  if (r.would_resign >= 0) {
+    stats.resign_checks.fetch_add(1, std::memory_order_relaxed);
+    if (r.FalseResignation()) stats.false_resignations.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 }  // namespace
 
 int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker) {
@@ -50,6 +65,16 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
   const int k = config.games_per_worker;
   const int per_game = config.search.leaves_per_round;
   ZF_CHECK(ring.FeatureBytes() == static_cast<uint32_t>(game->Shape().FeatureBytes()));
+  // New games start with this worker's current search settings: the
+  // resignation threshold moves with the measured false-resignation rate.
+  mcts::SearchConfig search = config.search;
+  auto publish_threshold = [&]() {
+    uint32_t bits;
+    std::memcpy(&bits, &search.resign_threshold, sizeof bits);
+    // relaxed: a statistic for the status line; nothing is published by it.
+    stats.resign_threshold_bits.store(bits, std::memory_order_relaxed);
+  };
+  publish_threshold();
 
   if (ring.Ghosts().size() > 0)
     ZF_LOG(INFO) << "resuming ring with " << ring.Ghosts().size() << " leaves of a previous worker in flight";
@@ -121,7 +146,7 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
         if (!claim_game()) continue;
         const uint64_t id = (static_cast<uint64_t>(config.epoch) << 48) | (static_cast<uint64_t>(worker) << 32) |
                             (queue.NextSequence() & 0xFFFFFFFFULL);
-        games[g] = std::make_unique<mcts::SelfPlayGame>(*game, config.search, id,
+        games[g] = std::make_unique<mcts::SelfPlayGame>(*game, search, id,
                                                         MixSeed(config.seed, id), static_cast<int>(worker));
         publish_in_flight();
       }
@@ -139,6 +164,16 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
       }
       if (sp.Finished()) {
         outbox.push_back(sp.TakeRecord());
+        const mcts::GameRecord& r = outbox.back();
+        if (search.resign_target > 0.0f && r.would_resign >= 0) {
+          // Stochastic approximation: each measured play-through moves the
+          // threshold by step * (target - false), so it settles where the
+          // false-resignation rate equals the target.
+          constexpr float kStep = 0.02f;
+          search.resign_threshold += kStep * (search.resign_target - (r.FalseResignation() ? 1.0f : 0.0f));
+          search.resign_threshold = std::clamp(search.resign_threshold, -0.999f, 0.999f);
+          publish_threshold();
+        }
         games[g].reset();
         progressed = true;
       }
@@ -160,6 +195,7 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
       // writer keeps it even if this worker dies. relaxed: statistics only.
       stats.games_finished.fetch_add(1, std::memory_order_relaxed);
       stats.positions.fetch_add(outbox.front().Positions(), std::memory_order_relaxed);
+      CountSearchStats(outbox.front(), stats);
       outbox.pop_front();
       publish_in_flight();
       progressed = true;
@@ -194,6 +230,7 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
     if (queue.TryPush(message.data(), static_cast<uint32_t>(message.size())) == shm::PushResult::kOk) {
       stats.games_finished.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
       stats.positions.fetch_add(outbox.front().Positions(), std::memory_order_relaxed);
+      CountSearchStats(outbox.front(), stats);
       outbox.pop_front();
     } else {
       queue.WaitForSpace(kWaitNs);
