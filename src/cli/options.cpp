@@ -65,6 +65,8 @@ void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& 
        cxxopts::value<float>()->default_value(Str(d.search.resign_playthrough)))
       ("resign-target", "Move the threshold toward this false-resignation rate (0 = fixed threshold)",
        cxxopts::value<float>()->default_value(Str(d.search.resign_target)))
+      ("eval-cache", "Entries of the evaluation cache shared by the workers (farm only; 0 = none)",
+       cxxopts::value<uint64_t>()->default_value(Str(d.eval_cache)))
       ("seed", "Run seed (games, noise and the random net derive from it)",
        cxxopts::value<uint64_t>()->default_value(Str(d.seed)));
   options.add_options("network")
@@ -105,6 +107,7 @@ void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c
   Override(r, "resign-moves", &c->search.resign_moves);
   Override(r, "resign-playthrough", &c->search.resign_playthrough);
   Override(r, "resign-target", &c->search.resign_target);
+  Override(r, "eval-cache", &c->eval_cache);
   Override(r, "seed", &c->seed);
   Override(r, "weights", &c->weights);
   Override(r, "blocks", &c->blocks);

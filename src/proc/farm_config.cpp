@@ -104,6 +104,7 @@ const std::vector<Field>& Fields() {
       ZF_FIELD("resign_moves", search.resign_moves),
       ZF_FIELD("resign_playthrough", search.resign_playthrough),
       ZF_FIELD("resign_target", search.resign_target),
+      ZF_FIELD("eval_cache", eval_cache),
   };
   return fields;
 }
@@ -168,6 +169,7 @@ void FarmConfig::Validate() const {
     throw ConfigError("--resign-target needs a starting --resign-threshold above -1");
   if (search.resign_target > 0.0f && search.resign_playthrough <= 0.0f)
     throw ConfigError("--resign-target needs --resign-playthrough > 0 to measure the false-resignation rate");
+  CheckRange("eval-cache", static_cast<double>(eval_cache), 0, 1 << 28);
   if (ring_slots > 0 && ring_slots < search.leaves_per_round)
     throw ConfigError("--ring-slots must be at least --leaves-per-round");
   if (out.empty()) throw ConfigError("--out must name a run directory");

@@ -48,6 +48,8 @@ FarmSnapshot ReadSnapshot(const shm::SegmentMap& map) {
     s.games_resigned += b.games_resigned.load(kRelaxed);
     s.resign_checks += b.resign_checks.load(kRelaxed);
     s.false_resignations += b.false_resignations.load(kRelaxed);
+    s.cache_lookups += b.cache_lookups.load(kRelaxed);
+    s.cache_hits += b.cache_hits.load(kRelaxed);
     const uint32_t bits = b.resign_threshold_bits.load(kRelaxed);
     float threshold;
     std::memcpy(&threshold, &bits, sizeof threshold);
@@ -224,6 +226,12 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   m << "zerofarm_false_resignations_total " << now.false_resignations << "\n";
   metric("zerofarm_resign_threshold", "gauge", "Mean resignation threshold of the workers (-1 = off).");
   m << "zerofarm_resign_threshold " << now.resign_threshold << "\n";
+  metric("zerofarm_eval_cache_lookups_total", "counter", "Leaves looked up in the shared evaluation cache.");
+  m << "zerofarm_eval_cache_lookups_total " << now.cache_lookups << "\n";
+  metric("zerofarm_eval_cache_hits_total", "counter", "Leaves answered by the shared evaluation cache.");
+  m << "zerofarm_eval_cache_hits_total " << now.cache_hits << "\n";
+  metric("zerofarm_eval_cache_hit_ratio", "gauge", "Cache hits / lookups since the start.");
+  m << "zerofarm_eval_cache_hit_ratio " << (now.cache_lookups ? static_cast<double>(now.cache_hits) / now.cache_lookups : 0.0) << "\n";
   metric("zerofarm_shards_written_total", "counter", "HDF5 shards written.");
   m << "zerofarm_shards_written_total " << now.shards << "\n";
   metric("zerofarm_written_bytes_total", "counter", "Bytes of HDF5 shards written.");
@@ -264,6 +272,11 @@ void StatusReporter::PrintSummary(const std::string& stop_reason) {
         static_cast<unsigned long long>(t.games_resigned), static_cast<unsigned long long>(t.false_resignations),
         static_cast<unsigned long long>(t.resign_checks),
         t.resign_checks ? 100.0 * t.false_resignations / t.resign_checks : 0.0, t.resign_threshold);
+  if (config_.eval_cache > 0)
+    std::printf("zerofarm run: eval cache: %llu of %llu leaves answered (hit rate %.1f%%), %.2f leaf evals per position\n",
+                static_cast<unsigned long long>(t.cache_hits), static_cast<unsigned long long>(t.cache_lookups),
+                t.cache_lookups ? 100.0 * t.cache_hits / t.cache_lookups : 0.0,
+                t.positions ? static_cast<double>(t.leaves) / t.positions : 0.0);
   if (t.games > t.games_written)
     std::printf("zerofarm run: %llu finished games were NOT written (see the errors above)\n",
                 static_cast<unsigned long long>(t.games - t.games_written));

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "zerofarm/core/clock.h"
@@ -27,6 +28,7 @@
 #include "zerofarm/mcts/selfplay_game.h"
 #include "zerofarm/proc/game_codec.h"
 #include "zerofarm/proc/roles.h"
+#include "zerofarm/shm/eval_cache.h"
 #include "zerofarm/shm/layout.h"
 
 namespace zerofarm::proc {
@@ -37,6 +39,7 @@ constexpr uint64_t kWaitNs = 100'000'000;  // longest sleep before re-checking p
 struct SlotOwner {
   int game = -1;   // index into the worker's games
   int token = -1;  // the search's leaf token
+  uint64_t feature_hash = 0;  // of the leaf's features (the cache key, with the model version)
 };
 
 // Adds a queued game's search-quality figures to the worker's statistics.
@@ -54,7 +57,8 @@ void CountSearchStats(const mcts::GameRecord& r, shm::WorkerBlock& stats) {
 
 }  // namespace
 
-int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker) {
+int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker,
+              const shm::EvalCacheMemory* cache_memory) {
   const auto game = game::MakeGame(config.game);
   shm::SegmentHeader& header = map.header();
   shm::WorkerBlock& stats = map.Worker(worker);
@@ -75,6 +79,14 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
     stats.resign_threshold_bits.store(bits, std::memory_order_relaxed);
   };
   publish_threshold();
+  // The shared evaluation cache: leaves are looked up under the newest model
+  // version this worker has seen, and results stored under their own.
+  std::optional<shm::EvalCache> cache;
+  if (cache_memory) cache.emplace(*cache_memory);
+  const size_t feature_bytes = static_cast<size_t>(game->Shape().FeatureBytes());
+  std::vector<float> cached_logits(static_cast<size_t>(game->ActionCount()));
+  uint32_t newest_version = 0;
+  const pid_t self = getpid();
 
   if (ring.Ghosts().size() > 0)
     ZF_LOG(INFO) << "resuming ring with " << ring.Ghosts().size() << " leaves of a previous worker in flight";
@@ -133,6 +145,10 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
           1, std::memory_order_relaxed);
       const SlotOwner& o = owners[seq % ring.Slots()];
       const shm::LeafResult r = ring.Result(seq);
+      newest_version = std::max(newest_version, r.model_version);
+      if (cache)
+        cache->Insert(shm::EvalCache::MakeKey(o.feature_hash, r.model_version), r.policy, r.value, r.model_version,
+                      self);
       games[o.game]->OnResult(o.token, r.policy, r.value, r.model_version);
       progressed = true;
     }
@@ -155,11 +171,33 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
       if (room > 0) {
         leaves.clear();
         sp.NextLeaves(room, &leaves);
+        uint64_t lookups = 0, hits = 0;
         for (const auto& leaf : leaves) {
           const uint64_t seq = ring.Head() + burst;
-          leaf.state->EncodeFeatures(ring.SlotFeatures(seq));
-          owners[seq % ring.Slots()] = SlotOwner{g, leaf.token};
+          uint8_t* features = ring.SlotFeatures(seq);
+          leaf.state->EncodeFeatures(features);
+          uint64_t hash = 0;
+          if (cache) {
+            hash = shm::EvalCache::HashBytes(features, feature_bytes);
+            float value;
+            uint32_t version;
+            ++lookups;
+            if (cache->Lookup(shm::EvalCache::MakeKey(hash, newest_version), cached_logits.data(), &value,
+                              &version)) {
+              // Answered here: the slot stays free for the next leaf.
+              ++hits;
+              sp.OnResult(leaf.token, cached_logits.data(), value, version);
+              progressed = true;
+              continue;
+            }
+          }
+          owners[seq % ring.Slots()] = SlotOwner{g, leaf.token, hash};
           ++burst;
+        }
+        if (lookups > 0) {
+          // relaxed: statistics only.
+          stats.cache_lookups.fetch_add(lookups, std::memory_order_relaxed);
+          stats.cache_hits.fetch_add(hits, std::memory_order_relaxed);
         }
       }
       if (sp.Finished()) {

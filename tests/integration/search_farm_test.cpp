@@ -3,7 +3,11 @@
 // (parent) process asserts.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "farm_check.h"
 #include "spawn.h"
@@ -114,4 +118,41 @@ TEST_CASE("bad search options give one line on stderr and exit code 2", "[multip
     CHECK(code == 2);
     CHECK(std::count(err.begin(), err.end(), '\n') == 1);
   }
+}
+
+TEST_CASE("a farm with the shared evaluation cache writes valid shards and survives SIGKILLed workers",
+          "[multiprocess][farm][search][cache]") {
+  ScratchDir dir("zf-cache");
+  const std::string out = dir / "run";
+  Spawned farm(FarmArgs(out, {"--games", "60", "--simulations", "32", "--eval-cache", "4096"}), dir / "farm");
+  // SIGKILL worker-0 twice while it runs (it may die mid-write into the cache).
+  int kills = 0;
+  for (int i = 0; i < 2000 && kills < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (pid_t pid : ChildPids(farm.pid())) {
+      std::string comm = Slurp("/proc/" + std::to_string(pid) + "/comm");
+      if (comm.rfind("zf-worker-0", 0) == 0 && i > 40 * (kills + 1)) {
+        ::kill(pid, SIGKILL);
+        ++kills;
+        break;
+      }
+    }
+  }
+  const int code = farm.Wait(300);
+  INFO(farm.Stderr());
+  REQUIRE(code == 0);
+  CHECK(kills == 2);
+  const std::string summary = farm.Stdout();
+  CHECK_THAT(summary, Catch::Contains("60 games finished, 60 written"));
+  CHECK_THAT(summary, Catch::Contains("eval cache:"));
+  // Games replay and their targets are valid (a cache hit feeds the same
+  // search as an evaluator's answer).
+  const ShardCheck check = CheckShards(out + "/shards");
+  CHECK(check.games == 60);
+  CHECK(check.duplicate_ids == 0);
+  const std::string prom = Slurp(out + "/metrics.prom");
+  const std::string name = "\nzerofarm_eval_cache_hits_total ";
+  const auto hits_at = prom.find(name);
+  REQUIRE(hits_at != std::string::npos);
+  CHECK(std::stoull(prom.substr(hits_at + name.size())) > 0);
 }

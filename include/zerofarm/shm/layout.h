@@ -142,6 +142,9 @@ struct WorkerBlock {
   // The worker's current resignation threshold as float bits (it moves with
   // --resign-target); 0 bits before the worker set it.
   std::atomic<uint32_t> resign_threshold_bits{0};
+  std::atomic<uint32_t> reserved{0};
+  std::atomic<uint64_t> cache_lookups{0};  // leaves looked up in the shared evaluation cache
+  std::atomic<uint64_t> cache_hits{0};     // ... and answered from it (not sent to an evaluator)
 };
 static_assert(std::is_standard_layout_v<WorkerBlock>);
 static_assert(std::is_trivially_destructible_v<WorkerBlock>);
