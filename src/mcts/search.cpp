@@ -24,6 +24,7 @@ struct Search::Node {
   uint8_t kind = kUnexpanded;
   float terminal_value = 0.0f;  // for kTerminal: value for the player to move here
   float net_value = 0.0f;       // for kExpanded: the network's value, player to move here
+  float log_prior = 0.0f;       // log of the network's prior (before root noise); Gumbel's logits
 
   static constexpr uint8_t kUnexpanded = 0;
   static constexpr uint8_t kPending = 1;   // a leaf in flight
@@ -216,7 +217,12 @@ void Search::Expand(int node_index, const game::State& state, const float* logit
     sum += p;
     NewNode(static_cast<int16_t>(a), p);
   }
-  for (size_t i = 0; i < legal_scratch_.size(); ++i) nodes_[first + i].prior /= sum;
+  const float log_sum = std::log(sum);
+  for (size_t i = 0; i < legal_scratch_.size(); ++i) {
+    Node& c = nodes_[first + i];
+    c.log_prior = logits[c.action] - max_logit - log_sum;
+    c.prior /= sum;
+  }
   Node& node = nodes_[node_index];  // after the emplace_backs: nodes_ may have moved
   node.first_child = first;
   node.num_children = static_cast<int16_t>(legal_scratch_.size());
@@ -393,8 +399,6 @@ std::vector<int> HalvingSchedule(int m, int n) {
   return schedule;
 }
 
-float LogPrior(float prior) { return std::log(std::max(prior, 1e-30f)); }
-
 }  // namespace
 
 void Search::PrepareGumbelRoot() {
@@ -414,7 +418,7 @@ void Search::PrepareGumbelRoot() {
   // Gumbel-top-k: the m actions with the largest g + logits, without replacement.
   std::vector<int> order(k);
   for (int i = 0; i < k; ++i) order[i] = i;
-  auto score = [&](int i) { return gumbel_[i] + LogPrior(nodes_[root.first_child + i].prior); };
+  auto score = [&](int i) { return gumbel_[i] + nodes_[root.first_child + i].log_prior; };
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return score(a) > score(b); });
   num_considered_ = std::min(config_.gumbel_m, k);
   for (int i = 0; i < num_considered_; ++i) considered_[order[i]] = 1;
@@ -448,7 +452,7 @@ void Search::ImprovedPolicy(int node_index) const {
     const Node& c = nodes_[node.first_child + i];
     const double q = c.n > 0 ? c.w / static_cast<float>(c.n) : v_mix;  // in [-1, 1]
     q_scratch_[i] = scale * static_cast<float>((q + 1.0) * 0.5);      // sigma(q normalised to [0, 1])
-    pi_scratch_[i] = LogPrior(c.prior) + q_scratch_[i];
+    pi_scratch_[i] = c.log_prior + q_scratch_[i];
     max_logit = std::max(max_logit, pi_scratch_[i]);
   }
   float sum = 0.0f;
@@ -466,7 +470,7 @@ int Search::SelectGumbelRootChild() const {
     if (!considered_[i]) continue;
     const Node& c = nodes_[root.first_child + i];
     const int visits = c.n + c.virtual_visits - base_visits_[i];
-    const float score = gumbel_[i] + LogPrior(c.prior) + q_scratch_[i];
+    const float score = gumbel_[i] + c.log_prior + q_scratch_[i];
     if (visits == target && score > best_score) {
       best_score = score;
       best = i;
@@ -513,7 +517,7 @@ int Search::GumbelWinner() const {
     if (!considered_[i]) continue;
     const Node& c = nodes_[root.first_child + i];
     const int visits = c.n - base_visits_[i];
-    const float score = gumbel_[i] + LogPrior(c.prior) + q_scratch_[i];
+    const float score = gumbel_[i] + c.log_prior + q_scratch_[i];
     if (visits > best_visits || (visits == best_visits && score > best_score)) {
       best = i;
       best_visits = visits;
