@@ -156,3 +156,31 @@ TEST_CASE("a farm with the shared evaluation cache writes valid shards and survi
   REQUIRE(hits_at != std::string::npos);
   CHECK(std::stoull(prom.substr(hits_at + name.size())) > 0);
 }
+
+TEST_CASE("a resign target moves the threshold down while false resignations exceed the target",
+          "[multiprocess][farm][search]") {
+  ScratchDir dir("zf-resign-target");
+  const std::string out = dir / "run";
+  // With a random net about a third of the checked games are false
+  // resignations (docs/search.md), far above 5%: every check lowers the
+  // threshold by 0.02 x 0.95 or raises it by only 0.02 x 0.05.
+  Spawned farm(FarmArgs(out, {"--games", "40", "--resign-threshold", "0.9", "--resign-moves", "2",
+                              "--resign-playthrough", "1", "--resign-target", "0.05"}),
+               dir / "farm");
+  const int code = farm.Wait(300);
+  INFO(farm.Stderr());
+  REQUIRE(code == 0);
+  const std::string summary = farm.Stdout();
+  const std::string label = "resign threshold ";
+  const auto at = summary.find(label);
+  REQUIRE(at != std::string::npos);
+  const double threshold = std::stod(summary.substr(at + label.size()));
+  const std::string prom = Slurp(out + "/metrics.prom");
+  const std::string name = "\nzerofarm_false_resignations_total ";
+  REQUIRE(prom.find(name) != std::string::npos);
+  const uint64_t false_resignations = std::stoull(prom.substr(prom.find(name) + name.size()));
+  INFO(summary);
+  CHECK(false_resignations > 0);
+  CHECK(threshold < 0.9);
+  CHECK(threshold > -1.0);
+}
