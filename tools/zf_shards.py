@@ -19,11 +19,17 @@ Root attributes
     ply           int16   [n]      plies played before the position
     game_id       uint64  [n]      the game (a row of /games/game_id)
     model_version uint32  [n]      network version that searched it (0 = random)
+    full_search   uint8   [n]      1 = full search (use its policy as a target), 0 =
+                                   playout-capped fast search (value target only);
+                                   absent in older shards: read as all 1
 ``/games/``         one row per game:
     game_id uint64 [g], result int8 [g] (winner 0 or 1, -1 draw), length int32 [g]
     (plies), worker int32 [g], seed uint64 [g], first_position int64 [g] and
     position_count int32 [g] (its rows in /positions), moves int16 [total]
     with moves_offset int64 [g + 1]: game i played moves[moves_offset[i]:moves_offset[i+1]].
+    resigned int8 [g] (the player who resigned, -1 none) and would_resign int8 [g]
+    (play-through game: first player that would have resigned, -1 none); absent
+    in older shards: read as all -1.
 
 Shards are written as ``*.h5.tmp`` and renamed when complete: ``iter_shards``
 never returns a ``.tmp`` file, so it is safe to call while a farm is running.
@@ -64,9 +70,22 @@ import numpy as np
 
 SCHEMA_VERSION = 1
 
-POSITION_FIELDS = ("features", "policy", "z", "root_value", "ply", "game_id", "model_version")
+POSITION_FIELDS = ("features", "policy", "z", "root_value", "ply", "game_id", "model_version",
+                   "full_search")
 GAME_FIELDS = ("game_id", "result", "length", "worker", "seed", "first_position",
-               "position_count", "moves", "moves_offset")
+               "position_count", "moves", "moves_offset", "resigned", "would_resign")
+
+# Columns added after schema 1 shipped, with the value an older shard implies.
+_OPTIONAL_POSITIONS = {"full_search": (np.uint8, 1)}
+_OPTIONAL_GAMES = {"resigned": (np.int8, -1), "would_resign": (np.int8, -1)}
+
+
+def _column(group, name, rows, optional, sel=slice(None)):
+    """group[name][sel], or the default column of an older shard without it."""
+    if name in group:
+        return group[name][sel]
+    dtype, value = optional[name]
+    return np.full(len(range(rows)[sel]), value, dtype=dtype)
 
 
 def _attr(value):
@@ -109,10 +128,11 @@ def load_shard(path):
     """
     with h5py.File(path, "r") as f:
         out = {"meta": _meta(f, path)}
+        n, g = int(out["meta"]["positions"]), int(out["meta"]["games"])
         for name in POSITION_FIELDS:
-            out[name] = f["positions"][name][()]
+            out[name] = _column(f["positions"], name, n, _OPTIONAL_POSITIONS)
         for name in GAME_FIELDS:
-            out["games/" + name] = f["games"][name][()]
+            out["games/" + name] = _column(f["games"], name, g, _OPTIONAL_GAMES)
         out["worker_commit"] = out["meta"]["worker_commit"]
     return out
 
@@ -157,7 +177,7 @@ def load_positions(paths, fields=POSITION_FIELDS):
             elif this != shape:
                 raise ValueError(f"{path} is {this}, the shards before it are {shape}")
             for name in fields:
-                parts[name].append(f["positions"][name][()])
+                parts[name].append(_column(f["positions"], name, int(meta["positions"]), _OPTIONAL_POSITIONS))
     return {name: (np.concatenate(arrays) if arrays else np.zeros(0)) for name, arrays in parts.items()}
 
 
@@ -181,7 +201,9 @@ def game_positions(shard, i):
     with h5py.File(shard, "r") as f:
         b = int(f["games/first_position"][i])
         e = b + int(f["games/position_count"][i])
-        return {name: f["positions"][name][b:e] for name in POSITION_FIELDS}
+        n = int(f.attrs["positions"])
+        return {name: _column(f["positions"], name, n, _OPTIONAL_POSITIONS, slice(b, e))
+                for name in POSITION_FIELDS}
 
 
 # ---- runs as arrays ----------------------------------------------------------
@@ -250,12 +272,19 @@ def load_run(run_dir, fields=TRAINING_FIELDS, last_shards=None):
     out = {}
     with h5py.File(paths[0], "r") as f:
         for name in fields:
+            if name not in f["positions"]:
+                dtype, _ = _OPTIONAL_POSITIONS[name]
+                out[name] = np.empty((total,), dtype=dtype)
+                continue
             ds = f["positions"][name]
             out[name] = np.empty((total,) + ds.shape[1:], dtype=ds.dtype)
     at = 0
     for path, n in zip(paths, counts):
         with h5py.File(path, "r") as f:
             for name in fields:
+                if name not in f["positions"]:  # an older shard: the implied value
+                    out[name][at:at + n] = _OPTIONAL_POSITIONS[name][1]
+                    continue
                 ds = f["positions"][name]
                 if ds.shape[0] != n:
                     raise ValueError(f"{path}: /positions/{name} has {ds.shape[0]} rows, "
@@ -522,6 +551,7 @@ def check_shard(path):
         "features": (n, m["planes"], m["height"], m["width"]),
         "policy": (n, m["actions"]),
         "z": (n,), "root_value": (n,), "ply": (n,), "game_id": (n,), "model_version": (n,),
+        "full_search": (n,), "games/resigned": (g,), "games/would_resign": (g,),
         "games/game_id": (g,), "games/result": (g,), "games/length": (g,), "games/worker": (g,),
         "games/seed": (g,), "games/first_position": (g,), "games/position_count": (g,),
         "games/moves_offset": (g + 1,),
@@ -556,6 +586,14 @@ def check_shard(path):
         problems.append("duplicate game ids in /games")
     if not np.isin(d["games/result"], (-1, 0, 1)).all():
         problems.append("game results not in {-1, 0, 1}")
+    if not np.isin(d["full_search"], (0, 1)).all():
+        problems.append("full_search values not in {0, 1}")
+    for name in ("games/resigned", "games/would_resign"):
+        if not np.isin(d[name], (-1, 0, 1)).all():
+            problems.append(f"{name} values not in {{-1, 0, 1}}")
+    resigned = d["games/resigned"] >= 0
+    if (d["games/result"][resigned] != 1 - d["games/resigned"][resigned]).any():
+        problems.append("a game's winner is not the opponent of the player who resigned")
     off = d["games/moves_offset"]
     if off[0] != 0 or (np.diff(off) < 0).any() or off[-1] != d["games/moves"].size:
         problems.append("moves_offset is not a valid index into moves")

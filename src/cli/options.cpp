@@ -45,6 +45,28 @@ void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& 
       ("leaves-per-round", "Leaves per tree in flight (virtual loss when > 1)",
        cxxopts::value<int>()->default_value(Str(d.search.leaves_per_round)))
       ("no-tree-reuse", "Discard the tree after every move")
+      ("search", "Root search: puct, or gumbel (Gumbel MuZero: sequential halving, improved-policy targets)",
+       cxxopts::value<std::string>()->default_value(d.search.gumbel ? "gumbel" : "puct"))
+      ("gumbel-m", "Gumbel: root actions sampled without replacement",
+       cxxopts::value<int>()->default_value(Str(d.search.gumbel_m)))
+      ("gumbel-scale", "Gumbel: scale of the root noise (0 = deterministic)",
+       cxxopts::value<float>()->default_value(Str(d.search.gumbel_scale)))
+      ("gumbel-c-visit", "Gumbel: c_visit of sigma(q)", cxxopts::value<float>()->default_value(Str(d.search.gumbel_c_visit)))
+      ("gumbel-c-scale", "Gumbel: c_scale of sigma(q)", cxxopts::value<float>()->default_value(Str(d.search.gumbel_c_scale)))
+      ("playout-cap-fraction", "Share of moves searched with --fast-simulations, not recorded as policy targets",
+       cxxopts::value<float>()->default_value(Str(d.search.playout_cap_fraction)))
+      ("fast-simulations", "Simulations of a playout-capped move",
+       cxxopts::value<int>()->default_value(Str(d.search.fast_simulations)))
+      ("resign-threshold", "Resign below this root value (-1 = never)",
+       cxxopts::value<float>()->default_value(Str(d.search.resign_threshold)))
+      ("resign-moves", "Consecutive own moves below the threshold before resigning",
+       cxxopts::value<int>()->default_value(Str(d.search.resign_moves)))
+      ("resign-playthrough", "Share of games that never resign (they measure false resignations)",
+       cxxopts::value<float>()->default_value(Str(d.search.resign_playthrough)))
+      ("resign-target", "Move the threshold toward this false-resignation rate (0 = fixed threshold)",
+       cxxopts::value<float>()->default_value(Str(d.search.resign_target)))
+      ("eval-cache", "Entries of the evaluation cache shared by the workers (farm only; 0 = none)",
+       cxxopts::value<uint64_t>()->default_value(Str(d.eval_cache)))
       ("seed", "Run seed (games, noise and the random net derive from it)",
        cxxopts::value<uint64_t>()->default_value(Str(d.seed)));
   options.add_options("network")
@@ -70,6 +92,22 @@ void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c
   Override(r, "temperature-plies", &c->search.temperature_plies);
   Override(r, "leaves-per-round", &c->search.leaves_per_round);
   if (r.count("no-tree-reuse")) c->search.reuse_tree = false;
+  if (r.count("search")) {
+    const std::string s = r["search"].as<std::string>();
+    if (s != "puct" && s != "gumbel") throw ConfigError("--search must be puct or gumbel, got '" + s + "'");
+    c->search.gumbel = s == "gumbel";
+  }
+  Override(r, "gumbel-m", &c->search.gumbel_m);
+  Override(r, "gumbel-scale", &c->search.gumbel_scale);
+  Override(r, "gumbel-c-visit", &c->search.gumbel_c_visit);
+  Override(r, "gumbel-c-scale", &c->search.gumbel_c_scale);
+  Override(r, "playout-cap-fraction", &c->search.playout_cap_fraction);
+  Override(r, "fast-simulations", &c->search.fast_simulations);
+  Override(r, "resign-threshold", &c->search.resign_threshold);
+  Override(r, "resign-moves", &c->search.resign_moves);
+  Override(r, "resign-playthrough", &c->search.resign_playthrough);
+  Override(r, "resign-target", &c->search.resign_target);
+  Override(r, "eval-cache", &c->eval_cache);
   Override(r, "seed", &c->seed);
   Override(r, "weights", &c->weights);
   Override(r, "blocks", &c->blocks);

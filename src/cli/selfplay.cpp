@@ -52,8 +52,13 @@ int SelfplayCommand(int argc, char** argv) {
     writer = std::make_unique<io::ShardWriter>(c.out, "selfplay", meta);
   }
   int wins[3] = {0, 0, 0};
+  int64_t full = 0, resigned = 0, checks = 0, false_resigns = 0;
   const auto stats = eval::RunInProcessSelfPlay(*game, *evaluator, c.search, sp, [&](mcts::GameRecord&& g) {
     wins[g.winner + 1] += 1;
+    for (uint8_t f : g.full_search) full += f;
+    resigned += g.resigned >= 0;
+    checks += g.would_resign >= 0;
+    false_resigns += g.FalseResignation();
     if (writer) writer->Add(g);
   });
   std::string shard;
@@ -64,6 +69,11 @@ int SelfplayCommand(int argc, char** argv) {
       static_cast<long long>(stats.games), wins[1], wins[2], wins[0], static_cast<long long>(stats.positions),
       stats.seconds, stats.positions / stats.seconds, stats.leaves / stats.seconds, stats.MeanBatch(),
       shard.empty() ? "" : "; wrote ", shard.c_str());
+  std::printf(
+      "zerofarm selfplay: %.2f leaf evals per position, %lld full searches, %lld games resigned, %lld false "
+      "resignations of %lld checked\n",
+      stats.positions ? static_cast<double>(stats.leaves) / stats.positions : 0.0, static_cast<long long>(full),
+      static_cast<long long>(resigned), static_cast<long long>(false_resigns), static_cast<long long>(checks));
   return 0;
 }
 

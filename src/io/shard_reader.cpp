@@ -104,6 +104,12 @@ std::vector<ShardGame> ShardReader::ReadGames() const {
   const auto first = ReadColumn<int64_t>(path_, gid, "first_position", g);
   const auto count = ReadColumn<int32_t>(path_, gid, "position_count", g);
   const auto offset = ReadColumn<int64_t>(path_, gid, "moves_offset", g + 1);
+  // Added after schema 1 shipped: absent in older shards (nobody resigned).
+  const auto resigned = IsDataset(gid, "resigned") ? ReadColumn<int32_t>(path_, gid, "resigned", g)
+                                                   : std::vector<int32_t>(g, -1);
+  const auto would_resign = IsDataset(gid, "would_resign")
+                                ? ReadColumn<int32_t>(path_, gid, "would_resign", g)
+                                : std::vector<int32_t>(g, -1);
   std::vector<uint64_t> mdims;
   const auto moves = ReadDataset<int16_t>(gid, "moves", &mdims);
 
@@ -123,6 +129,8 @@ std::vector<ShardGame> ShardReader::ReadGames() const {
     out.seed = seed[i];
     out.first_position = first[i];
     out.position_count = count[i];
+    out.resigned = resigned[i];
+    out.would_resign = would_resign[i];
     out.moves.assign(moves.begin() + offset[i], moves.begin() + offset[i + 1]);
   }
   return games;
@@ -144,6 +152,7 @@ PositionRows ShardReader::ReadPositions(uint64_t first, uint64_t count) const {
   rows.ply.resize(count);
   rows.game_id.resize(count);
   rows.model_version.resize(count);
+  rows.full_search.assign(count, 1);  // older shards have no column: every search was full
   ReadRows(gid, "features", first, count, rows.features.data());
   ReadRows(gid, "policy", first, count, rows.policy.data());
   ReadRows(gid, "z", first, count, rows.z.data());
@@ -151,6 +160,7 @@ PositionRows ShardReader::ReadPositions(uint64_t first, uint64_t count) const {
   ReadRows(gid, "ply", first, count, rows.ply.data());
   ReadRows(gid, "game_id", first, count, rows.game_id.data());
   ReadRows(gid, "model_version", first, count, rows.model_version.data());
+  if (IsDataset(gid, "full_search")) ReadRows(gid, "full_search", first, count, rows.full_search.data());
   return rows;
 }
 
@@ -167,6 +177,8 @@ std::vector<mcts::GameRecord> ShardReader::ReadGameRecords() const {
     r.seed = g.seed;
     r.worker = g.worker;
     r.winner = g.result;
+    r.resigned = g.resigned;
+    r.would_resign = g.would_resign;
     r.moves = g.moves;
     const auto b = static_cast<size_t>(g.first_position);
     const auto e = b + static_cast<size_t>(g.position_count);
@@ -176,6 +188,7 @@ std::vector<mcts::GameRecord> ShardReader::ReadGameRecords() const {
     r.root_value.assign(rows.root_value.begin() + b, rows.root_value.begin() + e);
     r.ply.assign(rows.ply.begin() + b, rows.ply.begin() + e);
     r.model_version.assign(rows.model_version.begin() + b, rows.model_version.begin() + e);
+    r.full_search.assign(rows.full_search.begin() + b, rows.full_search.begin() + e);
   }
   return records;
 }

@@ -91,6 +91,10 @@ void ShardWriter::Add(const mcts::GameRecord& r) {
               std::to_string(r.z.size()) + ", root_value " + std::to_string(r.root_value.size()) +
               ", model_version " + std::to_string(r.model_version.size()) + ")");
   if (r.winner < -1 || r.winner > 1) throw bad("winner " + std::to_string(r.winner));
+  if (!r.full_search.empty() && r.full_search.size() != n)
+    throw bad(std::to_string(r.full_search.size()) + " full_search flags for " + std::to_string(n) + " positions");
+  if (r.resigned < -1 || r.resigned > 1 || r.would_resign < -1 || r.would_resign > 1)
+    throw bad("resigned " + std::to_string(r.resigned) + ", would_resign " + std::to_string(r.would_resign));
   if (r.moves.size() > static_cast<size_t>(INT32_MAX) || n > static_cast<size_t>(INT32_MAX))
     throw bad("too long");
 
@@ -103,12 +107,16 @@ void ShardWriter::Add(const mcts::GameRecord& r) {
   Append(&ply_, r.ply);
   position_game_id_.insert(position_game_id_.end(), n, r.game_id);
   Append(&model_version_, r.model_version);
+  if (r.full_search.empty()) full_search_.insert(full_search_.end(), n, 1);
+  else Append(&full_search_, r.full_search);
 
   game_id_.push_back(r.game_id);
   result_.push_back(static_cast<int8_t>(r.winner));
   length_.push_back(static_cast<int32_t>(r.moves.size()));
   worker_.push_back(r.worker);
   seed_.push_back(r.seed);
+  resigned_.push_back(static_cast<int8_t>(r.resigned));
+  would_resign_.push_back(static_cast<int8_t>(r.would_resign));
   Append(&moves_, r.moves);
   moves_offset_.push_back(static_cast<int64_t>(moves_.size()));
 }
@@ -170,6 +178,7 @@ std::vector<uint8_t> ShardWriter::BuildImage(const std::string& name, uint64_t s
     WriteDataset(pos.id(), "ply", ply_, compression_);
     WriteDataset(pos.id(), "game_id", position_game_id_, compression_);
     WriteDataset(pos.id(), "model_version", model_version_, compression_);
+    WriteDataset(pos.id(), "full_search", full_search_, compression_);
 
     H5Group games = CreateGroup(root, "games");
     WriteDataset(games.id(), "game_id", game_id_, compression_);
@@ -179,6 +188,8 @@ std::vector<uint8_t> ShardWriter::BuildImage(const std::string& name, uint64_t s
     WriteDataset(games.id(), "seed", seed_, compression_);
     WriteDataset(games.id(), "first_position", first_position_, compression_);
     WriteDataset(games.id(), "position_count", position_count_, compression_);
+    WriteDataset(games.id(), "resigned", resigned_, compression_);
+    WriteDataset(games.id(), "would_resign", would_resign_, compression_);
     WriteDataset(games.id(), "moves", moves_, compression_);
     WriteDataset(games.id(), "moves_offset", moves_offset_, compression_);
   }
@@ -193,6 +204,7 @@ void ShardWriter::Clear() {
   ply_.clear();
   position_game_id_.clear();
   model_version_.clear();
+  full_search_.clear();
   game_id_.clear();
   result_.clear();
   length_.clear();
@@ -200,6 +212,8 @@ void ShardWriter::Clear() {
   seed_.clear();
   first_position_.clear();
   position_count_.clear();
+  resigned_.clear();
+  would_resign_.clear();
   moves_.clear();
   moves_offset_.assign(1, 0);
 }

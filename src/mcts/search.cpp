@@ -23,6 +23,8 @@ struct Search::Node {
   int16_t action = -1;       // the move from the parent into this node
   uint8_t kind = kUnexpanded;
   float terminal_value = 0.0f;  // for kTerminal: value for the player to move here
+  float net_value = 0.0f;       // for kExpanded: the network's value, player to move here
+  float log_prior = 0.0f;       // log of the network's prior (before root noise); Gumbel's logits
 
   static constexpr uint8_t kUnexpanded = 0;
   static constexpr uint8_t kPending = 1;   // a leaf in flight
@@ -42,6 +44,15 @@ std::string SearchConfig::Describe() const {
      << " dirichlet_alpha=" << dirichlet_alpha << " dirichlet_fraction=" << dirichlet_fraction
      << " temperature_plies=" << temperature_plies << " final_temperature=" << final_temperature
      << " leaves_per_round=" << leaves_per_round << " reuse_tree=" << (reuse_tree ? 1 : 0);
+  // Appended only when not the default, so older descriptions stay as they were.
+  if (gumbel)
+    os << " search=gumbel gumbel_m=" << gumbel_m << " gumbel_scale=" << gumbel_scale
+       << " gumbel_c_visit=" << gumbel_c_visit << " gumbel_c_scale=" << gumbel_c_scale;
+  if (playout_cap_fraction > 0.0f)
+    os << " playout_cap_fraction=" << playout_cap_fraction << " fast_simulations=" << fast_simulations;
+  if (ResignEnabled())
+    os << " resign_threshold=" << resign_threshold << " resign_moves=" << resign_moves
+       << " resign_playthrough=" << resign_playthrough << " resign_target=" << resign_target;
   return os.str();
 }
 
@@ -49,7 +60,22 @@ Search::Search(const game::Game& game, const SearchConfig& config, uint64_t seed
     : game_(game), config_(config), rng_(seed) {
   ZF_CHECK(config_.simulations >= 1) << config_.simulations;
   ZF_CHECK(config_.leaves_per_round >= 1) << config_.leaves_per_round;
+  ZF_CHECK(config_.gumbel_m >= 1) << config_.gumbel_m;
   scratch_state_ = game_.NewInitialState();
+  budget_ = config_.simulations;
+}
+
+void Search::SetMoveBudget(int simulations, bool root_noise) {
+  ZF_CHECK(simulations >= 1) << simulations;
+  ZF_CHECK(!root_noise_added_) << "SetMoveBudget after the move's search started";
+  budget_ = simulations;
+  root_noise_ = root_noise;
+}
+
+bool Search::Done() const {
+  if (in_flight_ != 0) return false;
+  if (config_.gumbel) return sims_started_ >= budget_;
+  return RootChildVisits() >= budget_;
 }
 
 Search::~Search() = default;
@@ -71,6 +97,10 @@ void Search::SetRoot(const game::State& root) {
   nodes_.clear();
   NewNode(-1, 1.0f);
   root_noise_added_ = false;
+  budget_ = config_.simulations;
+  root_noise_ = true;
+  sims_started_ = 0;
+  num_considered_ = 0;
 }
 
 int Search::RootChildVisits() const {
@@ -113,9 +143,20 @@ int Search::SelectLeaves(int max, std::vector<LeafRequest>* out) {
   ZF_CHECK(root_state_) << "SelectLeaves before SetRoot";
   int added = 0;
   const bool use_virtual_loss = config_.leaves_per_round > 1;
-  while (added < max && RootChildVisits() + in_flight_ < config_.simulations + (nodes_[0].kind == Node::kUnexpanded ? 1 : 0)) {
+  // Gumbel counts in-flight leaves in virtual_visits for its visit schedule
+  // and its non-root rule; it never applies a virtual loss to Q.
+  const bool count_in_flight = use_virtual_loss || config_.gumbel;
+  auto budget_left = [&]() {
+    if (nodes_[0].kind == Node::kUnexpanded) return true;
+    if (config_.gumbel) return sims_started_ < budget_;
+    return RootChildVisits() + in_flight_ < budget_;
+  };
+  while (added < max && budget_left()) {
     if (nodes_[0].kind == Node::kPending) break;  // the root's own evaluation is in flight
-    if (nodes_[0].kind == Node::kExpanded && !root_noise_added_) AddRootNoise();
+    if (nodes_[0].kind == Node::kExpanded && !root_noise_added_) {
+      if (config_.gumbel) PrepareGumbelRoot();
+      else AddRootNoise();
+    }
     // Descend from the root, replaying moves on a scratch state.
     std::vector<int> path;
     path.reserve(32);
@@ -123,12 +164,14 @@ int Search::SelectLeaves(int max, std::vector<LeafRequest>* out) {
     int node = 0;
     path.push_back(0);
     while (nodes_[node].kind == Node::kExpanded) {
-      node = SelectChild(node);
+      if (!config_.gumbel) node = SelectChild(node);
+      else node = node == 0 ? SelectGumbelRootChild() : SelectGumbelChild(node);
       path.push_back(node);
       scratch_state_->Apply(nodes_[node].action);
     }
     Node& leaf = nodes_[node];
     if (leaf.kind == Node::kPending) break;  // collision with a leaf in flight: wait
+    if (node != 0) ++sims_started_;
     if (leaf.kind == Node::kUnexpanded && scratch_state_->IsTerminal()) {
       leaf.kind = Node::kTerminal;
       leaf.terminal_value = scratch_state_->Outcome(scratch_state_->CurrentPlayer());
@@ -150,9 +193,9 @@ int Search::SelectLeaves(int max, std::vector<LeafRequest>* out) {
     p.path = std::move(path);
     if (!p.state) p.state = scratch_state_->Clone();
     else p.state->CopyFrom(*scratch_state_);
-    p.virtual_loss = use_virtual_loss;
+    p.virtual_loss = count_in_flight;
     leaf.kind = Node::kPending;
-    if (use_virtual_loss)
+    if (count_in_flight)
       for (int i : p.path) nodes_[i].virtual_visits += 1;
     ++in_flight_;
     out->push_back(LeafRequest{token, p.state.get()});
@@ -162,7 +205,7 @@ int Search::SelectLeaves(int max, std::vector<LeafRequest>* out) {
   return added;
 }
 
-void Search::Expand(int node_index, const game::State& state, const float* logits) {
+void Search::Expand(int node_index, const game::State& state, const float* logits, float value) {
   state.LegalActions(&legal_scratch_);
   ZF_CHECK(!legal_scratch_.empty()) << "non-terminal state without legal actions";
   float max_logit = -1e30f;
@@ -174,11 +217,17 @@ void Search::Expand(int node_index, const game::State& state, const float* logit
     sum += p;
     NewNode(static_cast<int16_t>(a), p);
   }
-  for (size_t i = 0; i < legal_scratch_.size(); ++i) nodes_[first + i].prior /= sum;
+  const float log_sum = std::log(sum);
+  for (size_t i = 0; i < legal_scratch_.size(); ++i) {
+    Node& c = nodes_[first + i];
+    c.log_prior = logits[c.action] - max_logit - log_sum;
+    c.prior /= sum;
+  }
   Node& node = nodes_[node_index];  // after the emplace_backs: nodes_ may have moved
   node.first_child = first;
   node.num_children = static_cast<int16_t>(legal_scratch_.size());
   node.kind = Node::kExpanded;
+  node.net_value = value;
 }
 
 void Search::Backup(const std::vector<int>& path, float leaf_value, bool remove_virtual_loss) {
@@ -200,8 +249,9 @@ void Search::CompleteLeaf(int token, const float* logits, float value) {
   ZF_CHECK(!p.path.empty()) << "token " << token << " completed twice";
   const int leaf = p.path.back();
   ZF_CHECK(nodes_[leaf].kind == Node::kPending);
-  Expand(leaf, *p.state, logits);
-  Backup(p.path, std::clamp(value, -1.0f, 1.0f), p.virtual_loss);
+  value = std::clamp(value, -1.0f, 1.0f);
+  Expand(leaf, *p.state, logits, value);
+  Backup(p.path, value, p.virtual_loss);
   p.path.clear();
   free_tokens_.push_back(token);
   --in_flight_;
@@ -210,7 +260,7 @@ void Search::CompleteLeaf(int token, const float* logits, float value) {
 void Search::AddRootNoise() {
   root_noise_added_ = true;
   const Node& root = nodes_[0];
-  if (config_.dirichlet_fraction <= 0.0f || root.num_children <= 1) return;
+  if (!root_noise_ || config_.dirichlet_fraction <= 0.0f || root.num_children <= 1) return;
   std::gamma_distribution<float> gamma(config_.dirichlet_alpha, 1.0f);
   std::vector<float> noise(root.num_children);
   float sum = 0.0f;
@@ -226,12 +276,24 @@ void Search::AddRootNoise() {
 void Search::RootPolicy(float* out) const {
   std::fill(out, out + game_.ActionCount(), 0.0f);
   const Node& root = nodes_[0];
+  if (config_.gumbel) {
+    ZF_CHECK(root.kind == Node::kExpanded) << "RootPolicy on an unexpanded root";
+    ImprovedPolicy(0);
+    for (int i = 0; i < root.num_children; ++i) out[nodes_[root.first_child + i].action] = pi_scratch_[i];
+    return;
+  }
   const int total = RootChildVisits();
   if (total == 0) return;
   for (int i = 0; i < root.num_children; ++i) {
     const Node& c = nodes_[root.first_child + i];
     out[c.action] = static_cast<float>(c.n) / static_cast<float>(total);
   }
+}
+
+void Search::RootVisitCounts(int* out) const {
+  std::fill(out, out + game_.ActionCount(), 0);
+  const Node& root = nodes_[0];
+  for (int i = 0; i < root.num_children; ++i) out[nodes_[root.first_child + i].action] = nodes_[root.first_child + i].n;
 }
 
 float Search::RootValue() const {
@@ -242,6 +304,7 @@ float Search::RootValue() const {
 int Search::ChooseAction(float temperature, Rng& rng) const {
   const Node& root = nodes_[0];
   ZF_CHECK(root.num_children > 0) << "ChooseAction on an unexpanded root";
+  if (config_.gumbel && num_considered_ > 0) return nodes_[GumbelWinner()].action;
   if (temperature <= 0.0f) {
     int best = root.first_child;
     for (int i = 1; i < root.num_children; ++i) {
@@ -271,6 +334,10 @@ void Search::Advance(int action) {
   ZF_CHECK(in_flight_ == 0) << "Advance with leaves in flight";
   root_state_->Apply(action);
   root_noise_added_ = false;
+  budget_ = config_.simulations;
+  root_noise_ = true;
+  sims_started_ = 0;
+  num_considered_ = 0;
   const Node& root = nodes_[0];
   int new_root = -1;
   for (int i = 0; config_.reuse_tree && i < root.num_children; ++i)
@@ -298,6 +365,166 @@ void Search::Advance(int action) {
     }
   }
   nodes_.swap(kept);
+}
+
+// ---- Gumbel ---------------------------------------------------------------
+
+namespace {
+
+// The considered visit count of each simulation of sequential halving with m
+// actions and n simulations: phase after phase, each of the `considered`
+// actions still in play gets max(1, n / (ceil(log2 m) * considered)) more
+// visits, then half of them (at least 2) go on. The k-th simulation visits a
+// considered action that has exactly schedule[k] visits so far, so actions
+// that fell behind are never visited again (that is the halving). With m = 1
+// the schedule is 0, 1, 2, ...: every simulation goes to the one action.
+std::vector<int> HalvingSchedule(int m, int n) {
+  std::vector<int> schedule;
+  schedule.reserve(static_cast<size_t>(n));
+  if (m <= 1) {
+    for (int k = 0; k < n; ++k) schedule.push_back(k);
+    return schedule;
+  }
+  const int log2m = static_cast<int>(std::ceil(std::log2(static_cast<double>(m))));
+  std::vector<int> visits(static_cast<size_t>(m), 0);
+  int considered = m;
+  while (static_cast<int>(schedule.size()) < n) {
+    const int extra = std::max(1, n / (log2m * considered));
+    for (int e = 0; e < extra; ++e) {
+      for (int i = 0; i < considered; ++i) schedule.push_back(visits[i]++);
+    }
+    considered = std::max(2, considered / 2);
+  }
+  schedule.resize(static_cast<size_t>(n));
+  return schedule;
+}
+
+}  // namespace
+
+void Search::PrepareGumbelRoot() {
+  root_noise_added_ = true;
+  const Node& root = nodes_[0];
+  const int k = root.num_children;
+  gumbel_.assign(k, 0.0f);
+  base_visits_.resize(k);
+  considered_.assign(k, 0);
+  for (int i = 0; i < k; ++i) base_visits_[i] = nodes_[root.first_child + i].n;
+  if (root_noise_ && config_.gumbel_scale > 0.0f) {
+    for (float& g : gumbel_) {
+      const double u = std::max(rng_.Uniform(), 1e-300);
+      g = config_.gumbel_scale * static_cast<float>(-std::log(-std::log(u)));
+    }
+  }
+  // Gumbel-top-k: the m actions with the largest g + logits, without replacement.
+  std::vector<int> order(k);
+  for (int i = 0; i < k; ++i) order[i] = i;
+  auto score = [&](int i) { return gumbel_[i] + nodes_[root.first_child + i].log_prior; };
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return score(a) > score(b); });
+  num_considered_ = std::min(config_.gumbel_m, k);
+  for (int i = 0; i < num_considered_; ++i) considered_[order[i]] = 1;
+  visit_schedule_ = HalvingSchedule(num_considered_, budget_);
+}
+
+void Search::ImprovedPolicy(int node_index) const {
+  const Node& node = nodes_[node_index];
+  const int k = node.num_children;
+  q_scratch_.resize(k);
+  pi_scratch_.resize(k);
+  int sum_n = 0, max_n = 0;
+  double visited_prior = 0.0, visited_q = 0.0;
+  for (int i = 0; i < k; ++i) {
+    const Node& c = nodes_[node.first_child + i];
+    sum_n += c.n;
+    max_n = std::max(max_n, c.n);
+    if (c.n > 0) {
+      visited_prior += c.prior;
+      visited_q += c.prior * (c.w / static_cast<float>(c.n));
+    }
+  }
+  // v_mix (the paper's eq. 33): the network value mixed with the
+  // prior-weighted Q of the visited children; unvisited children get it.
+  double v_mix = node.net_value;
+  if (sum_n > 0 && visited_prior > 0.0)
+    v_mix = (node.net_value + sum_n * (visited_q / visited_prior)) / (1.0 + sum_n);
+  const float scale = (config_.gumbel_c_visit + static_cast<float>(max_n)) * config_.gumbel_c_scale;
+  float max_logit = -1e30f;
+  for (int i = 0; i < k; ++i) {
+    const Node& c = nodes_[node.first_child + i];
+    const double q = c.n > 0 ? c.w / static_cast<float>(c.n) : v_mix;  // in [-1, 1]
+    q_scratch_[i] = scale * static_cast<float>((q + 1.0) * 0.5);      // sigma(q normalised to [0, 1])
+    pi_scratch_[i] = c.log_prior + q_scratch_[i];
+    max_logit = std::max(max_logit, pi_scratch_[i]);
+  }
+  float sum = 0.0f;
+  for (int i = 0; i < k; ++i) sum += (pi_scratch_[i] = std::exp(pi_scratch_[i] - max_logit));
+  for (int i = 0; i < k; ++i) pi_scratch_[i] /= sum;
+}
+
+int Search::SelectGumbelRootChild() const {
+  const Node& root = nodes_[0];
+  ImprovedPolicy(0);  // fills q_scratch_ with sigma(completedQ)
+  const int target = visit_schedule_[std::min<size_t>(sims_started_, visit_schedule_.size() - 1)];
+  int best = -1, fallback = -1, fallback_visits = 0;
+  float best_score = -1e30f, fallback_score = -1e30f;
+  for (int i = 0; i < root.num_children; ++i) {
+    if (!considered_[i]) continue;
+    const Node& c = nodes_[root.first_child + i];
+    const int visits = c.n + c.virtual_visits - base_visits_[i];
+    const float score = gumbel_[i] + c.log_prior + q_scratch_[i];
+    if (visits == target && score > best_score) {
+      best_score = score;
+      best = i;
+    }
+    // In-flight leaves can leave no action at the target count: then the
+    // least visited, best scoring one.
+    if (fallback < 0 || visits < fallback_visits || (visits == fallback_visits && score > fallback_score)) {
+      fallback = i;
+      fallback_visits = visits;
+      fallback_score = score;
+    }
+  }
+  return root.first_child + (best >= 0 ? best : fallback);
+}
+
+int Search::SelectGumbelChild(int node_index) const {
+  const Node& node = nodes_[node_index];
+  ImprovedPolicy(node_index);
+  int total = 0;
+  for (int i = 0; i < node.num_children; ++i) {
+    const Node& c = nodes_[node.first_child + i];
+    total += c.n + c.virtual_visits;
+  }
+  int best = 0;
+  float best_score = -1e30f;
+  for (int i = 0; i < node.num_children; ++i) {
+    const Node& c = nodes_[node.first_child + i];
+    const float score =
+        pi_scratch_[i] - static_cast<float>(c.n + c.virtual_visits) / (1.0f + static_cast<float>(total));
+    if (score > best_score) {
+      best_score = score;
+      best = i;
+    }
+  }
+  return node.first_child + best;
+}
+
+int Search::GumbelWinner() const {
+  const Node& root = nodes_[0];
+  ImprovedPolicy(0);
+  int best = -1, best_visits = -1;
+  float best_score = -1e30f;
+  for (int i = 0; i < root.num_children; ++i) {
+    if (!considered_[i]) continue;
+    const Node& c = nodes_[root.first_child + i];
+    const int visits = c.n - base_visits_[i];
+    const float score = gumbel_[i] + c.log_prior + q_scratch_[i];
+    if (visits > best_visits || (visits == best_visits && score > best_score)) {
+      best = i;
+      best_visits = visits;
+      best_score = score;
+    }
+  }
+  return root.first_child + best;
 }
 
 }  // namespace zerofarm::mcts

@@ -13,7 +13,30 @@ SelfPlayGame::SelfPlayGame(const game::Game& game, const SearchConfig& config, u
   record_.seed = seed;
   record_.worker = worker;
   policy_scratch_.resize(game.ActionCount());
+  // Drawn first and always, so the rest of the game's randomness does not
+  // depend on whether resignation is on.
+  const bool playthrough = rng_.Uniform() < config_.resign_playthrough;
+  may_resign_ = config_.ResignEnabled() && !playthrough;
   search_.SetRoot(*game.NewInitialState());
+  StartMove();
+}
+
+void SelfPlayGame::StartMove() {
+  full_search_ = true;
+  if (config_.playout_cap_fraction > 0.0f && rng_.Uniform() < config_.playout_cap_fraction) {
+    full_search_ = false;
+    search_.SetMoveBudget(std::min(config_.fast_simulations, config_.simulations), false);
+  }
+}
+
+void SelfPlayGame::Finish(int winner) {
+  finished_ = true;
+  record_.winner = winner;
+  // z holds the mover of each position until now.
+  for (float& z : record_.z) {
+    const int mover = static_cast<int>(z);
+    z = winner < 0 ? 0.0f : (winner == mover ? 1.0f : -1.0f);
+  }
 }
 
 int SelfPlayGame::NextLeaves(int max, std::vector<LeafRequest>* out) {
@@ -44,8 +67,22 @@ void SelfPlayGame::PlayMove() {
   record_.root_value.push_back(search_.RootValue());
   record_.ply.push_back(static_cast<int16_t>(ply));
   record_.model_version.push_back(search_model_version_);
+  record_.full_search.push_back(full_search_ ? 1 : 0);
   // z is filled in when the game ends; remember who was to move.
-  record_.z.push_back(static_cast<float>(root.CurrentPlayer()));
+  const int mover = root.CurrentPlayer();
+  record_.z.push_back(static_cast<float>(mover));
+
+  if (config_.ResignEnabled()) {
+    low_moves_[mover] = search_.RootValue() < config_.resign_threshold ? low_moves_[mover] + 1 : 0;
+    if (low_moves_[mover] >= config_.resign_moves) {
+      if (may_resign_) {
+        record_.resigned = mover;
+        Finish(1 - mover);
+        return;
+      }
+      if (record_.would_resign < 0) record_.would_resign = mover;
+    }
+  }
 
   const float temperature = ply < config_.temperature_plies ? 1.0f : config_.final_temperature;
   const int action = search_.ChooseAction(temperature, rng_);
@@ -55,11 +92,8 @@ void SelfPlayGame::PlayMove() {
   // call (reused tree, terminal leaves) was still guided by that model.
 
   const game::State& next = search_.RootState();
-  if (next.IsTerminal()) {
-    finished_ = true;
-    record_.winner = next.Winner();
-    for (float& z : record_.z) z = next.Outcome(static_cast<int>(z));
-  }
+  if (next.IsTerminal()) Finish(next.Winner());
+  else StartMove();
 }
 
 GameRecord SelfPlayGame::TakeRecord() {

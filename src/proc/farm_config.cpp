@@ -88,6 +88,23 @@ const std::vector<Field>& Fields() {
       ZF_FIELD("games", games),
       ZF_FIELD("duration", duration),
       ZF_FIELD("epoch", epoch),
+      // Search quality options (docs/search.md).
+      {"search", [](const FarmConfig& c) { return std::string(c.search.gumbel ? "gumbel" : "puct"); },
+       [](FarmConfig& c, const std::string& v) {
+         if (v != "puct" && v != "gumbel") throw ConfigError("config key 'search': bad value '" + v + "' (puct or gumbel)");
+         c.search.gumbel = v == "gumbel";
+       }},
+      ZF_FIELD("gumbel_m", search.gumbel_m),
+      ZF_FIELD("gumbel_scale", search.gumbel_scale),
+      ZF_FIELD("gumbel_c_visit", search.gumbel_c_visit),
+      ZF_FIELD("gumbel_c_scale", search.gumbel_c_scale),
+      ZF_FIELD("playout_cap_fraction", search.playout_cap_fraction),
+      ZF_FIELD("fast_simulations", search.fast_simulations),
+      ZF_FIELD("resign_threshold", search.resign_threshold),
+      ZF_FIELD("resign_moves", search.resign_moves),
+      ZF_FIELD("resign_playthrough", search.resign_playthrough),
+      ZF_FIELD("resign_target", search.resign_target),
+      ZF_FIELD("eval_cache", eval_cache),
   };
   return fields;
 }
@@ -136,6 +153,23 @@ void FarmConfig::Validate() const {
   CheckRange("compression", compression, 0, 9);
   CheckRange("games", static_cast<double>(games), 0, 1e15);
   CheckRange("duration", duration, 0, 1e9);
+  CheckRange("gumbel-m", search.gumbel_m, 1, 4096);
+  CheckRange("gumbel-scale", search.gumbel_scale, 0.0, 100.0);
+  CheckRange("gumbel-c-visit", search.gumbel_c_visit, 0.0, 1e6);
+  CheckRange("gumbel-c-scale", search.gumbel_c_scale, 0.0, 1e6);
+  CheckRange("playout-cap-fraction", search.playout_cap_fraction, 0.0, 1.0);
+  CheckRange("fast-simulations", search.fast_simulations, 1, 1000000);
+  if (search.playout_cap_fraction > 0.0f && search.fast_simulations >= search.simulations)
+    throw ConfigError("--fast-simulations must be below --simulations when --playout-cap-fraction > 0");
+  CheckRange("resign-threshold", search.resign_threshold, -1.0, 1.0);
+  CheckRange("resign-moves", search.resign_moves, 1, 10000);
+  CheckRange("resign-playthrough", search.resign_playthrough, 0.0, 1.0);
+  CheckRange("resign-target", search.resign_target, 0.0, 1.0);
+  if (search.resign_target > 0.0f && !search.ResignEnabled())
+    throw ConfigError("--resign-target needs a starting --resign-threshold above -1");
+  if (search.resign_target > 0.0f && search.resign_playthrough <= 0.0f)
+    throw ConfigError("--resign-target needs --resign-playthrough > 0 to measure the false-resignation rate");
+  CheckRange("eval-cache", static_cast<double>(eval_cache), 0, 1 << 28);
   if (ring_slots > 0 && ring_slots < search.leaves_per_round)
     throw ConfigError("--ring-slots must be at least --leaves-per-round");
   if (out.empty()) throw ConfigError("--out must name a run directory");

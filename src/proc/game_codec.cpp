@@ -5,7 +5,7 @@
 namespace zerofarm::proc {
 namespace {
 
-constexpr uint32_t kMagic = 0x5A464731;  // "ZFG1"
+constexpr uint32_t kMagic = 0x5A464732;  // "ZFG2" (ZFG1 had no full_search column)
 
 struct Header {
   uint32_t magic;
@@ -13,7 +13,8 @@ struct Header {
   uint32_t moves;
   int32_t worker;
   int32_t winner;
-  uint32_t reserved;
+  int16_t resigned;      // GameRecord::resigned
+  int16_t would_resign;  // GameRecord::would_resign
   uint64_t game_id;
   uint64_t seed;
 };
@@ -21,7 +22,7 @@ static_assert(sizeof(Header) == 40);
 
 size_t BytesPerPosition(const game::Game& g) {
   return static_cast<size_t>(g.Shape().FeatureBytes()) + sizeof(float) * g.ActionCount() +
-         sizeof(float) * 2 + sizeof(int16_t) + sizeof(uint32_t);
+         sizeof(float) * 2 + sizeof(int16_t) + sizeof(uint32_t) + sizeof(uint8_t);
 }
 
 template <typename T>
@@ -49,7 +50,7 @@ size_t MaxGameMessageBytes(const game::Game& game) {
 void EncodeGame(const mcts::GameRecord& r, const game::Game& game, std::vector<uint8_t>* out) {
   const size_t n = r.Positions();
   Header h{kMagic, static_cast<uint32_t>(n), static_cast<uint32_t>(r.moves.size()), r.worker,
-           r.winner, 0, r.game_id, r.seed};
+           r.winner, static_cast<int16_t>(r.resigned), static_cast<int16_t>(r.would_resign), r.game_id, r.seed};
   out->resize(sizeof(Header) + r.moves.size() * sizeof(int16_t) + n * BytesPerPosition(game));
   std::memcpy(out->data(), &h, sizeof h);
   size_t at = sizeof h;
@@ -60,6 +61,12 @@ void EncodeGame(const mcts::GameRecord& r, const game::Game& game, std::vector<u
   Put(out, &at, r.root_value);
   Put(out, &at, r.ply);
   Put(out, &at, r.model_version);
+  if (r.full_search.size() == n) {
+    Put(out, &at, r.full_search);
+  } else {  // a record without the column: every search was a full one
+    std::memset(out->data() + at, 1, n);
+    at += n;
+  }
 }
 
 std::optional<mcts::GameRecord> DecodeGame(const uint8_t* data, size_t size, const game::Game& game) {
@@ -73,6 +80,8 @@ std::optional<mcts::GameRecord> DecodeGame(const uint8_t* data, size_t size, con
   r.seed = h.seed;
   r.worker = h.worker;
   r.winner = h.winner;
+  r.resigned = h.resigned;
+  r.would_resign = h.would_resign;
   size_t at = sizeof h;
   const size_t n = h.positions;
   const size_t fb = static_cast<size_t>(game.Shape().FeatureBytes());
@@ -80,7 +89,7 @@ std::optional<mcts::GameRecord> DecodeGame(const uint8_t* data, size_t size, con
   if (!Get(data, size, &at, h.moves, &r.moves) || !Get(data, size, &at, n * fb, &r.features) ||
       !Get(data, size, &at, n * actions, &r.policy) || !Get(data, size, &at, n, &r.z) ||
       !Get(data, size, &at, n, &r.root_value) || !Get(data, size, &at, n, &r.ply) ||
-      !Get(data, size, &at, n, &r.model_version) || at != size)
+      !Get(data, size, &at, n, &r.model_version) || !Get(data, size, &at, n, &r.full_search) || at != size)
     return std::nullopt;
   return r;
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -43,6 +44,16 @@ FarmSnapshot ReadSnapshot(const shm::SegmentMap& map) {
     s.positions += b.positions.load(kRelaxed);
     s.dropped += b.games_dropped.load(kRelaxed);
     for (uint32_t i = 0; i < shm::kLatencyBuckets; ++i) s.latency_hist[i] += b.latency_hist[i].load(kRelaxed);
+    s.full_positions += b.full_positions.load(kRelaxed);
+    s.games_resigned += b.games_resigned.load(kRelaxed);
+    s.resign_checks += b.resign_checks.load(kRelaxed);
+    s.false_resignations += b.false_resignations.load(kRelaxed);
+    s.cache_lookups += b.cache_lookups.load(kRelaxed);
+    s.cache_hits += b.cache_hits.load(kRelaxed);
+    const uint32_t bits = b.resign_threshold_bits.load(kRelaxed);
+    float threshold;
+    std::memcpy(&threshold, &bits, sizeof threshold);
+    s.resign_threshold += threshold / p.num_workers;
     const shm::LeafRingCounts c = shm::ReadCounts(map.Ring(w));
     s.ring_occupancy.push_back(static_cast<double>(c.head - c.done) / p.ring_slots);
     s.restarts_worker += map.WorkerProcess(w).restarts.load(kRelaxed);
@@ -205,6 +216,22 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   m << "zerofarm_restarts_total{role=\"worker\"} " << now.restarts_worker << "\n"
     << "zerofarm_restarts_total{role=\"evaluator\"} " << now.restarts_evaluator << "\n"
     << "zerofarm_restarts_total{role=\"writer\"} " << now.restarts_writer << "\n";
+  metric("zerofarm_full_search_positions_total", "counter", "Positions searched with the full budget (policy targets).");
+  m << "zerofarm_full_search_positions_total " << now.full_positions << "\n";
+  metric("zerofarm_games_resigned_total", "counter", "Games that ended by resignation.");
+  m << "zerofarm_games_resigned_total " << now.games_resigned << "\n";
+  metric("zerofarm_resign_checks_total", "counter", "Play-through games in which a side would have resigned.");
+  m << "zerofarm_resign_checks_total " << now.resign_checks << "\n";
+  metric("zerofarm_false_resignations_total", "counter", "Of those, games the would-be resigner did not lose.");
+  m << "zerofarm_false_resignations_total " << now.false_resignations << "\n";
+  metric("zerofarm_resign_threshold", "gauge", "Mean resignation threshold of the workers (-1 = off).");
+  m << "zerofarm_resign_threshold " << now.resign_threshold << "\n";
+  metric("zerofarm_eval_cache_lookups_total", "counter", "Leaves looked up in the shared evaluation cache.");
+  m << "zerofarm_eval_cache_lookups_total " << now.cache_lookups << "\n";
+  metric("zerofarm_eval_cache_hits_total", "counter", "Leaves answered by the shared evaluation cache.");
+  m << "zerofarm_eval_cache_hits_total " << now.cache_hits << "\n";
+  metric("zerofarm_eval_cache_hit_ratio", "gauge", "Cache hits / lookups since the start.");
+  m << "zerofarm_eval_cache_hit_ratio " << (now.cache_lookups ? static_cast<double>(now.cache_hits) / now.cache_lookups : 0.0) << "\n";
   metric("zerofarm_shards_written_total", "counter", "HDF5 shards written.");
   m << "zerofarm_shards_written_total " << now.shards << "\n";
   metric("zerofarm_written_bytes_total", "counter", "Bytes of HDF5 shards written.");
@@ -237,6 +264,19 @@ void StatusReporter::PrintSummary(const std::string& stop_reason) {
       occupancy_samples_ ? 100.0 * occupancy_sum_ / occupancy_samples_ : 0,
       secs > 0 ? 100.0 * t.busy_ns * 1e-9 / secs / t.eval_leaves.size() : 0,
       static_cast<unsigned long long>(t.restarts()));
+  if (config_.search.playout_cap_fraction > 0.0f || config_.search.ResignEnabled())
+    std::printf(
+        "zerofarm run: search: %llu of %llu positions full searches; %llu games resigned; false resignations "
+        "%llu of %llu checked (%.1f%%); resign threshold %.3f\n",
+        static_cast<unsigned long long>(t.full_positions), static_cast<unsigned long long>(t.positions),
+        static_cast<unsigned long long>(t.games_resigned), static_cast<unsigned long long>(t.false_resignations),
+        static_cast<unsigned long long>(t.resign_checks),
+        t.resign_checks ? 100.0 * t.false_resignations / t.resign_checks : 0.0, t.resign_threshold);
+  if (config_.eval_cache > 0)
+    std::printf("zerofarm run: eval cache: %llu of %llu leaves answered (hit rate %.1f%%), %.2f leaf evals per position\n",
+                static_cast<unsigned long long>(t.cache_hits), static_cast<unsigned long long>(t.cache_lookups),
+                t.cache_lookups ? 100.0 * t.cache_hits / t.cache_lookups : 0.0,
+                t.positions ? static_cast<double>(t.leaves) / t.positions : 0.0);
   if (t.games > t.games_written)
     std::printf("zerofarm run: %llu finished games were NOT written (see the errors above)\n",
                 static_cast<unsigned long long>(t.games - t.games_written));

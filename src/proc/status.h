@@ -29,6 +29,10 @@ struct FarmSnapshot {
   std::array<uint64_t, shm::kLatencyBuckets> latency_hist{};
   uint64_t restarts_worker = 0, restarts_evaluator = 0, restarts_writer = 0;
 
+  // Search quality (docs/search.md): summed over workers; the threshold is the workers' mean.
+  uint64_t full_positions = 0, games_resigned = 0, resign_checks = 0, false_resignations = 0;
+  uint64_t cache_lookups = 0, cache_hits = 0;
+  double resign_threshold = 0;
   uint64_t restarts() const { return restarts_worker + restarts_evaluator + restarts_writer; }
   double MeanOccupancy() const;
 };

@@ -35,6 +35,7 @@
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/game_codec.h"
 #include "zerofarm/proc/roles.h"
+#include "zerofarm/shm/eval_cache.h"
 #include "zerofarm/shm/layout.h"
 #include "zerofarm/shm/segment.h"
 
@@ -211,6 +212,10 @@ int RunFarm(const FarmConfig& requested) {
   const uint64_t run_id = SplitMix64(seed_state);
   shm::InitSegment(segment, layout, run_id);
   shm::SegmentMap map(segment.data(), segment.size());
+  // The workers' shared evaluation cache (--eval-cache; docs/search.md):
+  // inherited by the forked workers, gone with the last process.
+  shm::EvalCacheMemory cache_memory;
+  if (config.eval_cache > 0) cache_memory = shm::EvalCacheMemory(config.eval_cache, game->ActionCount());
   WriteFileAtomically(ConfigPath(config), config.ToText());
   ZF_LOG(INFO) << "run " << std::hex << run_id << std::dec << ": " << config.game << ", " << config.workers
                << " workers x " << config.games_per_worker << " games, " << config.Evaluators()
@@ -249,7 +254,8 @@ int RunFarm(const FarmConfig& requested) {
                                       "--index", std::to_string(e), "--config", ConfigPath(config)},
                                      {"CUDA_VISIBLE_DEVICES=" + devices});
     } else {
-      c.process = ChildProcess::Fork(c.role, [&]() { return RunWorker(config, map, c.slot); });
+      c.process = ChildProcess::Fork(
+          c.role, [&]() { return RunWorker(config, map, c.slot, cache_memory.valid() ? &cache_memory : nullptr); });
     }
     // relaxed: a liveness hint for peers; nothing is published through it.
     map.Process(c.slot).pid.store(static_cast<uint32_t>(c.process.pid()), std::memory_order_relaxed);
@@ -283,6 +289,11 @@ int RunFarm(const FarmConfig& requested) {
         wb.games_dropped.fetch_add(lost, std::memory_order_relaxed);
         if (config.games > 0) map.header().games_claimed.fetch_sub(lost, std::memory_order_relaxed);
         ZF_LOG(WARN) << c.role << " lost " << lost << " games in flight";
+        if (cache_memory.valid()) {
+          // Entries it left mid-write are only lost capacity until freed here.
+          const uint64_t freed = shm::EvalCache(cache_memory).ReclaimFrom(pid);
+          if (freed > 0) ZF_LOG(WARN) << c.role << " left " << freed << " cache entries mid-write; reclaimed";
+        }
       }
       if (WIFEXITED(st) && (WEXITSTATUS(st) == kExitUsage || WEXITSTATUS(st) == kExitNoSpace ||
                             WEXITSTATUS(st) == kExitFailure)) {

@@ -14,8 +14,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "zerofarm/core/clock.h"
@@ -25,6 +28,7 @@
 #include "zerofarm/mcts/selfplay_game.h"
 #include "zerofarm/proc/game_codec.h"
 #include "zerofarm/proc/roles.h"
+#include "zerofarm/shm/eval_cache.h"
 #include "zerofarm/shm/layout.h"
 
 namespace zerofarm::proc {
@@ -35,11 +39,26 @@ constexpr uint64_t kWaitNs = 100'000'000;  // longest sleep before re-checking p
 struct SlotOwner {
   int game = -1;   // index into the worker's games
   int token = -1;  // the search's leaf token
+  uint64_t feature_hash = 0;  // of the leaf's features (the cache key, with the model version)
 };
+
+// Adds a queued game's search-quality figures to the worker's statistics.
+void CountSearchStats(const mcts::GameRecord& r, shm::WorkerBlock& stats) {
+  uint64_t full = 0;
+  for (uint8_t f : r.full_search) full += f;
+  // relaxed: statistics only, read by the supervisor.
+  stats.full_positions.fetch_add(full, std::memory_order_relaxed);
+  if (r.resigned >= 0) stats.games_resigned.fetch_add(1, std::memory_order_relaxed);
+  if (r.would_resign >= 0) {
+    stats.resign_checks.fetch_add(1, std::memory_order_relaxed);
+    if (r.FalseResignation()) stats.false_resignations.fetch_add(1, std::memory_order_relaxed);
+  }
+}
 
 }  // namespace
 
-int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker) {
+int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker,
+              const shm::EvalCacheMemory* cache_memory) {
   const auto game = game::MakeGame(config.game);
   shm::SegmentHeader& header = map.header();
   shm::WorkerBlock& stats = map.Worker(worker);
@@ -50,6 +69,24 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
   const int k = config.games_per_worker;
   const int per_game = config.search.leaves_per_round;
   ZF_CHECK(ring.FeatureBytes() == static_cast<uint32_t>(game->Shape().FeatureBytes()));
+  // New games start with this worker's current search settings: the
+  // resignation threshold moves with the measured false-resignation rate.
+  mcts::SearchConfig search = config.search;
+  auto publish_threshold = [&]() {
+    uint32_t bits;
+    std::memcpy(&bits, &search.resign_threshold, sizeof bits);
+    // relaxed: a statistic for the status line; nothing is published by it.
+    stats.resign_threshold_bits.store(bits, std::memory_order_relaxed);
+  };
+  publish_threshold();
+  // The shared evaluation cache: leaves are looked up under the newest model
+  // version this worker has seen, and results stored under their own.
+  std::optional<shm::EvalCache> cache;
+  if (cache_memory) cache.emplace(*cache_memory);
+  const size_t feature_bytes = static_cast<size_t>(game->Shape().FeatureBytes());
+  std::vector<float> cached_logits(static_cast<size_t>(game->ActionCount()));
+  uint32_t newest_version = 0;
+  const pid_t self = getpid();
 
   if (ring.Ghosts().size() > 0)
     ZF_LOG(INFO) << "resuming ring with " << ring.Ghosts().size() << " leaves of a previous worker in flight";
@@ -108,6 +145,10 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
           1, std::memory_order_relaxed);
       const SlotOwner& o = owners[seq % ring.Slots()];
       const shm::LeafResult r = ring.Result(seq);
+      newest_version = std::max(newest_version, r.model_version);
+      if (cache)
+        cache->Insert(shm::EvalCache::MakeKey(o.feature_hash, r.model_version), r.policy, r.value, r.model_version,
+                      self);
       games[o.game]->OnResult(o.token, r.policy, r.value, r.model_version);
       progressed = true;
     }
@@ -121,7 +162,7 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
         if (!claim_game()) continue;
         const uint64_t id = (static_cast<uint64_t>(config.epoch) << 48) | (static_cast<uint64_t>(worker) << 32) |
                             (queue.NextSequence() & 0xFFFFFFFFULL);
-        games[g] = std::make_unique<mcts::SelfPlayGame>(*game, config.search, id,
+        games[g] = std::make_unique<mcts::SelfPlayGame>(*game, search, id,
                                                         MixSeed(config.seed, id), static_cast<int>(worker));
         publish_in_flight();
       }
@@ -130,15 +171,47 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
       if (room > 0) {
         leaves.clear();
         sp.NextLeaves(room, &leaves);
+        uint64_t lookups = 0, hits = 0;
         for (const auto& leaf : leaves) {
           const uint64_t seq = ring.Head() + burst;
-          leaf.state->EncodeFeatures(ring.SlotFeatures(seq));
-          owners[seq % ring.Slots()] = SlotOwner{g, leaf.token};
+          uint8_t* features = ring.SlotFeatures(seq);
+          leaf.state->EncodeFeatures(features);
+          uint64_t hash = 0;
+          if (cache) {
+            hash = shm::EvalCache::HashBytes(features, feature_bytes);
+            float value;
+            uint32_t version;
+            ++lookups;
+            if (cache->Lookup(shm::EvalCache::MakeKey(hash, newest_version), cached_logits.data(), &value,
+                              &version)) {
+              // Answered here: the slot stays free for the next leaf.
+              ++hits;
+              sp.OnResult(leaf.token, cached_logits.data(), value, version);
+              progressed = true;
+              continue;
+            }
+          }
+          owners[seq % ring.Slots()] = SlotOwner{g, leaf.token, hash};
           ++burst;
+        }
+        if (lookups > 0) {
+          // relaxed: statistics only.
+          stats.cache_lookups.fetch_add(lookups, std::memory_order_relaxed);
+          stats.cache_hits.fetch_add(hits, std::memory_order_relaxed);
         }
       }
       if (sp.Finished()) {
         outbox.push_back(sp.TakeRecord());
+        const mcts::GameRecord& r = outbox.back();
+        if (search.resign_target > 0.0f && r.would_resign >= 0) {
+          // Stochastic approximation: each measured play-through moves the
+          // threshold by step * (target - false), so it settles where the
+          // false-resignation rate equals the target.
+          constexpr float kStep = 0.02f;
+          search.resign_threshold += kStep * (search.resign_target - (r.FalseResignation() ? 1.0f : 0.0f));
+          search.resign_threshold = std::clamp(search.resign_threshold, -0.999f, 0.999f);
+          publish_threshold();
+        }
         games[g].reset();
         progressed = true;
       }
@@ -160,6 +233,7 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
       // writer keeps it even if this worker dies. relaxed: statistics only.
       stats.games_finished.fetch_add(1, std::memory_order_relaxed);
       stats.positions.fetch_add(outbox.front().Positions(), std::memory_order_relaxed);
+      CountSearchStats(outbox.front(), stats);
       outbox.pop_front();
       publish_in_flight();
       progressed = true;
@@ -194,6 +268,7 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
     if (queue.TryPush(message.data(), static_cast<uint32_t>(message.size())) == shm::PushResult::kOk) {
       stats.games_finished.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
       stats.positions.fetch_add(outbox.front().Positions(), std::memory_order_relaxed);
+      CountSearchStats(outbox.front(), stats);
       outbox.pop_front();
     } else {
       queue.WaitForSpace(kWaitNs);

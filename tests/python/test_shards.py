@@ -67,6 +67,31 @@ class LoadRunTest(unittest.TestCase):
         for p in paths:
             self.assertEqual(zf_shards.check_shard(p), [], p)
 
+    def test_older_shards_read_as_all_full_search_and_no_resignation(self):
+        # The synthetic shards have no full_search / resigned / would_resign
+        # columns, as shards written before they existed.
+        paths = zf_shards.iter_shards(self.run_dir)
+        d = zf_shards.load_shard(paths[0])
+        n, g = int(d["meta"]["positions"]), int(d["meta"]["games"])
+        self.assertEqual(d["full_search"].tolist(), [1] * n)
+        self.assertEqual(d["games/resigned"].tolist(), [-1] * g)
+        self.assertEqual(d["games/would_resign"].tolist(), [-1] * g)
+        run = zf_shards.load_run(self.run_dir, fields=("policy", "full_search"))
+        self.assertEqual(run["full_search"].shape, (sum(self.counts),))
+        self.assertTrue((run["full_search"] == 1).all())
+        self.assertEqual(zf_shards.game_positions(paths[0], 0)["full_search"].tolist(),
+                         [1] * int(d["games/position_count"][0]))
+        # A shard with the column reads it back.
+        import h5py
+        with h5py.File(paths[1], "r+") as f:
+            rows = int(f.attrs["positions"])
+            f["positions"].create_dataset("full_search", data=np.arange(rows, dtype=np.uint8) % 2)
+        run = zf_shards.load_run(self.run_dir, fields=("full_search",))
+        b = self.counts[0]
+        self.assertEqual(run["full_search"][b:b + self.counts[1]].tolist(),
+                         [i % 2 for i in range(self.counts[1])])
+        self.assertEqual(zf_shards.check_shard(paths[1]), [])
+
     def test_load_run_matches_load_positions(self):
         data = zf_shards.load_run(self.run_dir)
         self.assertEqual(sorted(data), ["features", "meta", "policy", "z"])

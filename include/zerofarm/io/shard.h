@@ -68,6 +68,8 @@ struct ShardGame {
   uint64_t seed = 0;
   int64_t first_position = 0;  // its first row in /positions
   int32_t position_count = 0;  // its rows: [first_position, first_position + position_count)
+  int32_t resigned = -1;       // the player who resigned; -1 = played out (or an older shard)
+  int32_t would_resign = -1;   // playthrough game: first player that would have resigned, -1 none
   std::vector<int16_t> moves;
 };
 
@@ -82,6 +84,7 @@ struct PositionRows {
   std::vector<int16_t> ply;             // count
   std::vector<uint64_t> game_id;        // count
   std::vector<uint32_t> model_version;  // count
+  std::vector<uint8_t> full_search;     // count: 1 = full search; all 1 for shards without the column
 };
 
 // Buffers finished games in memory and writes them as one shard per Flush.
@@ -131,6 +134,7 @@ class ShardWriter {
   std::vector<int16_t> ply_;
   std::vector<uint64_t> position_game_id_;
   std::vector<uint32_t> model_version_;
+  std::vector<uint8_t> full_search_;
   // /games columns.
   std::vector<uint64_t> game_id_;
   std::vector<int8_t> result_;
@@ -139,6 +143,8 @@ class ShardWriter {
   std::vector<uint64_t> seed_;
   std::vector<int64_t> first_position_;
   std::vector<int32_t> position_count_;
+  std::vector<int8_t> resigned_;
+  std::vector<int8_t> would_resign_;
   std::vector<int16_t> moves_;
   std::vector<int64_t> moves_offset_{0};
 };

@@ -17,6 +17,13 @@
 // Terminal positions are resolved without the network. With
 // leaves_per_round > 1, in-flight leaves carry a virtual loss.
 //
+// With config.gumbel the same API runs Gumbel MuZero's search (Danihelka et
+// al., ICLR 2022): Gumbel-top-k sampling of gumbel_m root actions, sequential
+// halving of the budget among them, the deterministic non-root selection
+// argmax(pi' - N / (1 + sum N)), RootPolicy = the completed-Q improved policy
+// softmax(logits + sigma(completedQ)), and ChooseAction = the halving winner.
+// Details and deviations: docs/search.md.
+//
 // Thread safety: none; a Search belongs to one thread.
 #include <cstdint>
 #include <memory>
@@ -55,17 +62,30 @@ class Search {
   // backs `value` (from the view of the player to move at the leaf) up the path.
   void CompleteLeaf(int token, const float* logits, float value);
 
+  // This move's budget (config.simulations unless SetMoveBudget changed it)
+  // and whether root noise (Dirichlet, or Gumbel's) is used. Call after
+  // SetRoot/Advance, before the move's first SelectLeaves; Advance and
+  // SetRoot restore (config.simulations, noise on).
+  void SetMoveBudget(int simulations, bool root_noise);
+  int MoveBudget() const { return budget_; }
+
   // The budget is spent and no leaf is in flight.
-  bool Done() const { return in_flight_ == 0 && RootChildVisits() >= config_.simulations; }
+  bool Done() const;
   int InFlight() const { return in_flight_; }
   // Sum of the root children's visits (what the budget counts).
   int RootChildVisits() const;
-  // Visit distribution over all ActionCount() actions (0 for illegal ones).
+  // The policy target over all ActionCount() actions (0 for illegal ones):
+  // the visit distribution (PUCT), or softmax(logits + sigma(completedQ))
+  // over the legal actions (Gumbel). Sums to 1. Precondition: root expanded.
   void RootPolicy(float* out) const;
+  // Visits of each root child (all ActionCount() actions; 0 for illegal ones).
+  void RootVisitCounts(int* out) const;
   // The root's value from the view of its player to move, in [-1, 1].
   float RootValue() const;
-  // Samples proportionally to visits^(1/temperature); temperature 0 = most
-  // visited (ties: higher prior). Precondition: the root has visits.
+  // PUCT: samples proportionally to visits^(1/temperature); temperature 0 =
+  // most visited (ties: higher prior). Gumbel: the sequential-halving winner
+  // (temperature is ignored; the Gumbel noise explores). Precondition: the
+  // root has visits.
   int ChooseAction(float temperature, Rng& rng) const;
   // Plays `action` at the root, keeping its subtree when reuse_tree is set.
   // Precondition: InFlight() == 0.
@@ -78,7 +98,18 @@ class Search {
   struct Pending;
 
   int SelectChild(int node) const;
-  void Expand(int node, const game::State& state, const float* logits);
+  // Gumbel: the root child for the next simulation, and the non-root rule.
+  int SelectGumbelRootChild() const;
+  int SelectGumbelChild(int node) const;
+  // completedQ of node's children (parent's view, in [0, 1]) into q_scratch_,
+  // and the improved policy softmax(log prior + sigma(q)) into pi_scratch_.
+  void ImprovedPolicy(int node) const;
+  // Gumbel noise, top-k and per-move visit baselines, at a move's first selection.
+  void PrepareGumbelRoot();
+  // The root child with the most visits this move among the considered,
+  // ties by g + log prior + sigma(q).
+  int GumbelWinner() const;
+  void Expand(int node, const game::State& state, const float* logits, float value);
   void Backup(const std::vector<int>& path, float leaf_value, bool remove_virtual_loss);
   void AddRootNoise();
   int NewNode(int16_t action, float prior);
@@ -91,7 +122,18 @@ class Search {
   std::vector<Pending> pending_;  // slot per in-flight leaf (token = index)
   std::vector<int> free_tokens_;
   int in_flight_ = 0;
-  bool root_noise_added_ = false;
+  bool root_noise_added_ = false;  // root prepared for this move (noise, Gumbel top-k)
+  int budget_ = 0;                 // this move's simulations
+  bool root_noise_ = true;         // this move uses root noise
+  int sims_started_ = 0;           // Gumbel: simulations started this move (incl. in flight)
+  // Gumbel, per root child i (index from first_child): noise g(a), visits
+  // before this move (tree reuse), and whether it is among the top-k.
+  std::vector<float> gumbel_;
+  std::vector<int> base_visits_;
+  std::vector<uint8_t> considered_;
+  int num_considered_ = 0;
+  std::vector<int> visit_schedule_;  // considered visit count of the k-th simulation
+  mutable std::vector<float> q_scratch_, pi_scratch_;
   std::vector<int> legal_scratch_;
   std::unique_ptr<game::State> scratch_state_;
 };

@@ -1,19 +1,47 @@
 #pragma once
-// Settings of one tree search. Plain data, validated once by the CLI layer.
+// Settings of one tree search and of the self-play game around it. Plain
+// data, validated once by the CLI layer (proc::FarmConfig::Validate).
 #include <string>
 
 namespace zerofarm::mcts {
 
 struct SearchConfig {
-  int simulations = 100;          // root child visits per move (reused visits count)
+  int simulations = 100;          // root child visits per move (reused visits count; Gumbel: new ones only)
   float c_puct = 1.5f;            // exploration constant of PUCT
   float fpu_reduction = 0.25f;    // unvisited child's Q = parent's Q - this (first-play urgency)
   float dirichlet_alpha = 1.0f;   // root noise concentration (~10 / typical legal moves)
   float dirichlet_fraction = 0.25f;  // share of the root prior replaced by noise; 0 = off
-  int temperature_plies = 8;      // plies played by sampling from visits (temperature 1)
+  int temperature_plies = 8;      // plies played by sampling from visits (temperature 1); PUCT only
   float final_temperature = 0.0f; // temperature after that; 0 = most visited
   int leaves_per_round = 1;       // L: leaves per tree in flight (virtual loss when > 1)
   bool reuse_tree = true;         // keep the chosen child's subtree between moves
+
+  // ---- Gumbel root search (Danihelka et al., ICLR 2022); docs/search.md ----
+  bool gumbel = false;            // sequential halving at the root instead of PUCT
+  int gumbel_m = 16;              // actions sampled (Gumbel-top-k) at the root
+  float gumbel_scale = 1.0f;      // scale of the Gumbel noise; 0 = deterministic (evaluation)
+  float gumbel_c_visit = 50.0f;   // sigma(q) = (c_visit + max child visits) * c_scale * q
+  float gumbel_c_scale = 1.0f;
+
+  // ---- playout-cap randomisation (KataGo) ----------------------------------
+  // With probability playout_cap_fraction a move is searched with only
+  // fast_simulations and no root noise; such positions are recorded with
+  // full_search = 0 (use their value target, not their policy target).
+  float playout_cap_fraction = 0.0f;  // 0 = every move is a full search
+  int fast_simulations = 16;
+
+  // ---- resignation ---------------------------------------------------------
+  // A side resigns when its root value is below resign_threshold for
+  // resign_moves consecutive own moves, except in a resign_playthrough share
+  // of games, which play on and measure whether it would have been wrong.
+  float resign_threshold = -1.0f;     // <= -1 = never resign
+  int resign_moves = 3;
+  float resign_playthrough = 0.1f;
+  // > 0: the farm moves resign_threshold so that the measured
+  // false-resignation rate approaches this (see docs/search.md).
+  float resign_target = 0.0f;
+
+  bool ResignEnabled() const { return resign_threshold > -1.0f; }
 
   // "simulations=100 c_puct=1.5 ...": stored in every shard.
   std::string Describe() const;

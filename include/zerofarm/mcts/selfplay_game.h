@@ -11,6 +11,9 @@
 //   }
 //   GameRecord r = g.TakeRecord();
 //
+// Playout-cap randomisation and resignation (SearchConfig) are decided here,
+// per move and per game, from the game's own seed.
+//
 // Thread safety: none; owned by one thread.
 #include <cstdint>
 #include <memory>
@@ -46,6 +49,10 @@ class SelfPlayGame {
 
  private:
   void PlayMove();
+  // Picks the next move's budget (playout cap) before its search starts.
+  void StartMove();
+  // Ends the game with `winner` (0, 1, or -1 for a draw), filling z.
+  void Finish(int winner);
 
   const game::Game& game_;
   SearchConfig config_;
@@ -55,6 +62,9 @@ class SelfPlayGame {
   std::vector<float> policy_scratch_;
   uint32_t search_model_version_ = 0;  // newest version that answered this game's searches
   bool finished_ = false;
+  bool full_search_ = true;     // the current move's search is a full one
+  bool may_resign_ = false;     // resignation on, and this game is not a playthrough
+  int low_moves_[2] = {0, 0};   // consecutive own moves with root value below the threshold
 };
 
 }  // namespace zerofarm::mcts

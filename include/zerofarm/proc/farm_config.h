@@ -46,6 +46,10 @@ struct FarmConfig {
   // so a run that continues a directory never repeats an id.
   uint32_t epoch = 0;
 
+  // Entries of the evaluation cache shared by this host's workers (rounded
+  // up to a power of two; 0 = no cache). docs/search.md.
+  uint64_t eval_cache = 0;
+
   int EffectiveRingSlots() const {
     return ring_slots > 0 ? ring_slots : games_per_worker * search.leaves_per_round;
   }

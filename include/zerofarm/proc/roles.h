@@ -17,6 +17,7 @@
 
 namespace zerofarm::shm {
 class SegmentMap;
+class EvalCacheMemory;
 }
 
 namespace zerofarm::proc {
@@ -28,7 +29,9 @@ inline constexpr uint32_t kStopWriter = 2;   // the workers are gone: drain, flu
 // Runs the whole farm; returns the supervisor's exit code.
 int RunFarm(const FarmConfig& config);
 
-int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker);
+// `cache`: the host's shared evaluation cache (--eval-cache), or nullptr.
+int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker,
+              const shm::EvalCacheMemory* cache = nullptr);
 int RunWriter(const FarmConfig& config, const shm::SegmentMap& map);
 // The exec'd evaluator: opens the segment by name, then serves its rings.
 int RunEvaluatorProcess(const std::string& segment_name, uint32_t evaluator,

@@ -36,7 +36,7 @@ class ShmSegment;
 
 // "ZFSHM001" as the bytes of a little-endian uint64.
 inline constexpr uint64_t kSegmentMagic = 0x313030'4D48'53'46'5AULL;
-inline constexpr uint32_t kLayoutVersion = 1;
+inline constexpr uint32_t kLayoutVersion = 2;  // 2: WorkerBlock search counters
 inline constexpr uint64_t kRegionAlign = 64;            // every region and array
 inline constexpr uint64_t kRingAlign = 4096;            // each leaf ring (page) and the whole segment
 inline constexpr uint32_t kBatchHistogramBuckets = 16;  // bucket b: batch sizes in [2^b, 2^(b+1))
@@ -134,6 +134,17 @@ struct WorkerBlock {
   std::atomic<uint64_t> games_dropped{0};               // in flight at a stop or crash
   std::atomic<uint64_t> games_in_flight{0};             // playing, or finished and not yet queued
   std::atomic<uint64_t> latency_hist[kLatencyBuckets]{};  // leaves by latency bucket
+  // Search quality (docs/search.md), counted when a game enters the queue.
+  std::atomic<uint64_t> full_positions{0};      // positions searched with the full budget
+  std::atomic<uint64_t> games_resigned{0};      // games that ended by resignation
+  std::atomic<uint64_t> resign_checks{0};       // play-through games in which a side would have resigned
+  std::atomic<uint64_t> false_resignations{0};  // ... and that side did not lose
+  // The worker's current resignation threshold as float bits (it moves with
+  // --resign-target); 0 bits before the worker set it.
+  std::atomic<uint32_t> resign_threshold_bits{0};
+  std::atomic<uint32_t> reserved{0};
+  std::atomic<uint64_t> cache_lookups{0};  // leaves looked up in the shared evaluation cache
+  std::atomic<uint64_t> cache_hits{0};     // ... and answered from it (not sent to an evaluator)
 };
 static_assert(std::is_standard_layout_v<WorkerBlock>);
 static_assert(std::is_trivially_destructible_v<WorkerBlock>);
