@@ -152,6 +152,7 @@ int ShardWindow::Refresh() {
       s.features = std::move(rows.features);
       s.policy = std::move(rows.policy);
       s.z = std::move(rows.z);
+      s.full = std::move(rows.full_search);
     } catch (const std::exception& e) {
       ZF_LOG(WARN) << "skipping shard: " << e.what();
       bad_.insert(std::upper_bound(bad_.begin(), bad_.end(), path), path);

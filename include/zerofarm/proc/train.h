@@ -83,7 +83,7 @@ class ShardWindow {
     std::vector<uint8_t> features;
     std::vector<float> policy;
     std::vector<float> z;
-    std::vector<uint8_t> full;  // empty: every row a full search
+    std::vector<uint8_t> full;  // /positions/full_search; empty: every row a full search
   };
   std::string run_dir_;
   int64_t window_;
