@@ -13,6 +13,8 @@ int RunCommand(int argc, char** argv);        // run.cpp
 int SelfplayCommand(int argc, char** argv);   // selfplay.cpp
 int InspectCommand(int argc, char** argv);    // inspect.cpp
 int EvaluatorRole(int argc, char** argv);     // evaluator_role.cpp (internal)
+int BenchCommand(int argc, char** argv);      // bench.cpp
+int TuneCommand(int argc, char** argv);       // tune.cpp
 
 // Options shared by run and selfplay: game, search and network settings.
 void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& defaults);

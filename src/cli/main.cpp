@@ -20,6 +20,8 @@ void Usage(std::ostream& os) {
      << "  run        start a self-play farm: workers, evaluators and a writer of HDF5 shards\n"
      << "  selfplay   single-process self-play (K games batched into one evaluator)\n"
      << "  inspect    summarise HDF5 shards and draw positions\n"
+     << "  bench      measure the farm against the evaluator alone, the leaf hand-off and the writer\n"
+     << "  tune       sweep ring size, games per worker, batch and wait on short runs; recommend settings\n"
      << "  version    print the version\n";
 }
 
@@ -37,6 +39,8 @@ int Main(int argc, char** argv) {
     if (command == "run") return RunCommand(argc - 1, argv + 1);
     if (command == "selfplay") return SelfplayCommand(argc - 1, argv + 1);
     if (command == "inspect") return InspectCommand(argc - 1, argv + 1);
+    if (command == "bench") return BenchCommand(argc - 1, argv + 1);
+    if (command == "tune") return TuneCommand(argc - 1, argv + 1);
     if (command == "__evaluator") return EvaluatorRole(argc - 1, argv + 1);
     if (command == "version" || command == "--version") {
       std::cout << "zerofarm " << ZF_VERSION_STRING << "\n";
