@@ -145,6 +145,13 @@ double BoundAt(const std::map<int, double>& bound, double batch) {
   return lo->second + f * (hi->second - lo->second);
 }
 
+// The best the evaluator alone reached at any batch size.
+double PeakBound(const std::map<int, double>& bound) {
+  double best = 0;
+  for (const auto& [b, rate] : bound) best = std::max(best, rate);
+  return best;
+}
+
 // ---- (b) the farm -----------------------------------------------------------
 
 std::vector<std::string> FarmArgs(const proc::FarmConfig& f) {
@@ -160,8 +167,10 @@ struct FarmSetting {
   int fixed_wait_us;  // -1: adaptive
 };
 
-void MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::map<int, double>& bound, int run,
-                 Table& table, const std::string& section) {
+// Runs the farm of setting `s` (or reuses `reuse`, a run of the same
+// setting in this round) and records it under `section`.
+FarmProbe MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::map<int, double>& bound, int run,
+                      Table& table, const std::string& section, const FarmProbe* reuse = nullptr) {
   proc::FarmConfig f = o.farm;
   f.workers = s.workers;
   std::vector<std::string> args = FarmArgs(f);
@@ -170,11 +179,11 @@ void MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::map<int
     args.push_back("--max-wait-us");
     args.push_back(std::to_string(s.fixed_wait_us));
   }
-  const FarmProbe p = ProbeFarm(args, o.farm_seconds, MakeTempDir("bench-farm"));
+  const FarmProbe p = reuse ? *reuse : ProbeFarm(args, o.farm_seconds, MakeTempDir("bench-farm"));
   if (!p.ok) {
     std::cerr << "zerofarm bench: farm " << s.label << " failed: " << p.error << "\n";
     Emit(JsonLine().Add("bench", "farm").Add("run", run).Add("setting", s.label).Add("error", p.error));
-    return;
+    return p;
   }
   const double b = BoundAt(bound, p.mean_batch);
   const double eff = b > 0 ? p.evals_per_s / b : std::nan("");
@@ -190,7 +199,9 @@ void MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::map<int
            .Add("seconds", p.seconds).Add("evals_per_s", p.evals_per_s).Add("positions_per_s", p.positions_per_s)
            .Add("mean_batch", p.mean_batch).Add("bound_evals_per_s", b).Add("efficiency", eff)
            .Add("evaluator_busy", p.evaluator_busy).Add("latency_p50_us", p.latency_p50_us)
-           .Add("latency_p99_us", p.latency_p99_us));
+           .Add("latency_p99_us", p.latency_p99_us).Add("peak_bound_evals_per_s", PeakBound(bound))
+           .Add("efficiency_vs_peak", PeakBound(bound) > 0 ? p.evals_per_s / PeakBound(bound) : std::nan("")));
+  return p;
 }
 
 // ---- (c) hand-off -------------------------------------------------------------
@@ -380,7 +391,9 @@ int BenchCommand(int argc, char** argv) {
       if (!net) net = proc::MakeEvaluatorFor(*game::MakeGame(o.farm.game), o.farm);
       bound = MeasureBound(o, *net, run, table, precision);
     }
-    if (o.Has("farm")) MeasureFarm(o, {"adaptive wait", o.farm.workers, -1}, bound, run, table, farm_section);
+    FarmProbe main_farm;
+    if (o.Has("farm"))
+      main_farm = MeasureFarm(o, {"adaptive wait", o.farm.workers, -1}, bound, run, table, farm_section);
     if (o.Has("wait"))
       for (int w : o.fixed_waits)
         MeasureFarm(o, {"fixed wait " + std::to_string(w) + " us", o.farm.workers, w}, bound, run, table,
@@ -388,7 +401,7 @@ int BenchCommand(int argc, char** argv) {
     if (o.Has("scaling"))
       for (int p : o.scaling_workers)
         MeasureFarm(o, {std::to_string(p) + " worker" + (p > 1 ? "s" : ""), p, -1}, bound, run, table,
-                    scaling_section);
+                    scaling_section, p == o.farm.workers && main_farm.ok ? &main_farm : nullptr);
   }
 
   std::cout << "\nzerofarm bench: " << o.farm.game << ", " << o.farm.blocks << " blocks x " << o.farm.filters
