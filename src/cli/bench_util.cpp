@@ -19,6 +19,8 @@
 namespace zerofarm::cli {
 namespace {
 
+constexpr double kStartSeconds = 3;  // added to every farm run for the evaluator's start
+
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
   std::ostringstream os;
@@ -111,8 +113,10 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
   FarmProbe p;
   std::vector<std::string> argv = {SelfExe(), "run"};
   argv.insert(argv.end(), args.begin(), args.end());
+  // The evaluator's start (loading LibTorch, building the net) is not part
+  // of the window measured; give it a few seconds on top.
   std::ostringstream secs;
-  secs << seconds;
+  secs << seconds + kStartSeconds;
   for (const std::string& a : {std::string("--duration"), secs.str(), std::string("--no-status"),
                                std::string("--out"), dir})
     argv.push_back(a);
@@ -130,7 +134,7 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
     return 127;
   });
   int status = -1;
-  const int limit_ms = static_cast<int>((seconds + 120) * 1000);
+  const int limit_ms = static_cast<int>((seconds + kStartSeconds + 120) * 1000);
   if (!child.WaitFor(limit_ms, &status)) {
     child.Stop(5000);
     p.error = "the farm did not stop within " + std::to_string(limit_ms / 1000) + " s";
@@ -159,8 +163,8 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
       p.mean_batch = NumberAfter(p.summary, "mean batch ");
       p.evaluator_busy = NumberAfter(p.summary, "evaluator busy ") / 100.0;
     }
-    p.ok = std::isfinite(p.evals_per_s) && std::isfinite(p.mean_batch);
-    if (!p.ok) p.error = "cannot read the summary: " + p.summary;
+    p.ok = std::isfinite(p.evals_per_s) && std::isfinite(p.mean_batch) && p.evals_per_s > 0;
+    if (!p.ok) p.error = "no leaf evaluated (too short a run?): " + p.summary;
   }
   std::filesystem::remove_all(dir, ec);
   return p;

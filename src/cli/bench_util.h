@@ -25,8 +25,9 @@ struct FarmProbe {
   std::string summary;        // the run's summary line
 };
 
-// Runs `zerofarm run ARGS --duration SECONDS --no-status --out DIR` (this
-// binary, /proc/self/exe) and waits for it (bounded); DIR is removed after.
+// Runs `zerofarm run ARGS --duration SECONDS+3 --no-status --out DIR` (this
+// binary, /proc/self/exe; the 3 s are for the evaluator's start, outside the
+// window measured) and waits for it (bounded); DIR is removed after.
 FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const std::string& dir);
 
 // The path of this executable.

@@ -28,9 +28,11 @@ struct Setting {
   int ring_slots = 0;  // 0: games x leaves per round
   int max_batch = 256;
   int fixed_wait_us = -1;  // -1: adaptive
-  std::string Key() const {
-    return std::to_string(games_per_worker) + "/" + std::to_string(ring_slots) + "/" + std::to_string(max_batch) +
-           "/" + std::to_string(fixed_wait_us);
+  // Settings that run the same farm share a key (ring 0 = K x L).
+  std::string Key(int leaves_per_round) const {
+    const int ring = ring_slots > 0 ? ring_slots : games_per_worker * leaves_per_round;
+    return std::to_string(games_per_worker) + "/" + std::to_string(ring) + "/" + std::to_string(max_batch) + "/" +
+           std::to_string(fixed_wait_us);
   }
   std::string Wait() const { return fixed_wait_us < 0 ? "adaptive" : "fixed " + std::to_string(fixed_wait_us) + " us"; }
 };
@@ -131,7 +133,7 @@ int TuneCommand(int argc, char** argv) {
 
   std::map<std::string, FarmProbe> done;  // one run per distinct setting
   auto measure = [&](const Setting& s) -> FarmProbe {
-    auto it = done.find(s.Key());
+    auto it = done.find(s.Key(l));
     if (it != done.end()) return it->second;
     std::vector<std::string> args = {"--game", f.game, "--simulations", std::to_string(f.search.simulations),
                                      "--leaves-per-round", std::to_string(l), "--blocks", std::to_string(f.blocks),
@@ -150,7 +152,7 @@ int TuneCommand(int argc, char** argv) {
               << s.max_batch << ", wait " << s.Wait() << " ..." << std::endl;
     FarmProbe p = ProbeFarm(args, seconds, MakeTempDir("tune"));
     if (!p.ok) std::cerr << "zerofarm tune: that run failed: " << p.error << "\n";
-    done[s.Key()] = p;
+    done[s.Key(l)] = p;
     return p;
   };
 
@@ -187,7 +189,7 @@ int TuneCommand(int argc, char** argv) {
   // Ring slots were swept at the default K; keep the same ratio at the chosen K.
   if (best.ring_slots > 0 && best.games_per_worker != k)
     best.ring_slots = std::max(l, best.ring_slots * best.games_per_worker / k);
-  if (!quick && done.find(best.Key()) == done.end()) {
+  if (!quick && done.find(best.Key(l)) == done.end()) {
     Row row{"recommended", "combined", best, best.ring_slots > 0 ? best.ring_slots : best.games_per_worker * l,
             measure(best)};
     rows.push_back(row);
