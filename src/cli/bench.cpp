@@ -74,15 +74,16 @@ class Table {
       const Section& s = it->second;
       os << "\n" << name << " (min / median / max over runs)\n";
       os << "  " << std::left << std::setw(34) << "setting";
-      for (const auto& c : s.columns) os << std::setw(30) << c;
+      for (const auto& c : s.columns) os << std::setw(32) << c;
       os << "\n";
       for (const auto& row : s.order) {
         os << "  " << std::setw(34) << row;
         for (const auto& c : s.columns) {
           auto cell = s.cells.at(row).find(c);
+          const Stats st = cell == s.cells.at(row).end() ? Stats{} : Summarize(cell->second);
           const int digits = c.find("efficiency") != std::string::npos || c.find("batch") != std::string::npos ? 2
-                             : c.find("ns") != std::string::npos ? 1 : 0;
-          os << std::setw(30) << (cell == s.cells.at(row).end() ? "-" : FormatStats(Summarize(cell->second), digits));
+                             : st.max < 100 ? 1 : 0;
+          os << std::setw(30) << FormatStats(st, digits) << "  ";
         }
         os << "\n";
       }
