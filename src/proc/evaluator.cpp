@@ -25,6 +25,7 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/core/log.h"
+#include "zerofarm/eval/cpu_features.h"
 #include "model_watcher.h"
 #include "zerofarm/proc/batch_policy.h"
 #include "zerofarm/proc/roles.h"
@@ -53,7 +54,10 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
   std::unique_ptr<eval::Evaluator> net = MakeEvaluatorFor(*game, config, on_gpu);
   // A GPU evaluator pins the whole segment: the rings' copies are DMAs.
   net->RegisterHostMemory(view.data(), view.size());
-  ZF_LOG(INFO) << "serving workers of evaluator " << index << " with " << net->Describe();
+  const std::string blas = eval::LoadedBlas();
+  ZF_LOG(INFO) << "serving workers of evaluator " << index << " with " << net->Describe() << "; BLAS "
+               << (blas.empty() ? "none loaded" : blas) << "; wait "
+               << (config.adaptive_wait ? "adaptive, at most " : "fixed ") << config.max_wait_us << " us";
   shm::EvaluatorBlock& block = map.Evaluator(index);
   ModelWatcher models(ModelsDir(config));
   // Between batches: swap in the newest model of the models directory. A file
