@@ -18,9 +18,9 @@ declare -A pos evals
 for r in $(seq "$runs"); do
   for setting in farm-fp32 farm-bf16 selfplay-fp32; do
     case $setting in
-      farm-fp32) line=$("$bin" run "${common[@]}" --workers 2 --gpus 0 --duration "$secs" --no-status --out "$tmp/$setting-$r" 2>/dev/null | head -1) ;;
+      farm-fp32) line=$("$bin" run "${common[@]}" --precision fp32 --workers 2 --gpus 0 --duration "$secs" --no-status --out "$tmp/$setting-$r" 2>/dev/null | head -1) ;;
       farm-bf16) line=$("$bin" run "${common[@]}" --workers 2 --gpus 0 --bf16 --duration "$secs" --no-status --out "$tmp/$setting-$r" 2>/dev/null | head -1) ;;
-      selfplay-fp32) line=$("$bin" selfplay "${common[@]}" --games 64 --concurrent 64 2>/dev/null | head -1) ;;
+      selfplay-fp32) line=$("$bin" selfplay "${common[@]}" --precision fp32 --games 64 --concurrent 64 2>/dev/null | head -1) ;;
     esac
     p=$(grep -oE '[0-9.]+ positions/s' <<<"$line" | grep -oE '^[0-9.]+')
     e=$(grep -oE '[0-9.]+ leaf evals/s' <<<"$line" | grep -oE '^[0-9.]+')

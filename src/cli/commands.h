@@ -17,6 +17,8 @@ int TrainCommand(int argc, char** argv);      // train.cpp
 int EvalCommand(int argc, char** argv);       // eval.cpp
 int LoopCommand(int argc, char** argv);       // loop.cpp
 int EvaluatorRole(int argc, char** argv);     // evaluator_role.cpp (internal)
+int BenchCommand(int argc, char** argv);      // bench.cpp
+int TuneCommand(int argc, char** argv);       // tune.cpp
 
 // The solver verdicts shipped in data/connect4/*.rated (eval.cpp).
 std::vector<std::string> ShippedRatings();

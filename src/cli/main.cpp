@@ -23,6 +23,8 @@ void Usage(std::ostream& os) {
      << "  train      train the network on a run's newest shards (checkpoints hot-reload into the farm)\n"
      << "  loop       farm + trainer + periodic evaluation on one machine (the whole AlphaZero loop)\n"
      << "  eval       measure strength: move error against the exact Connect Four solver, or an arena\n"
+     << "  bench      measure the farm against the evaluator alone, the leaf hand-off and the writer\n"
+     << "  tune       sweep ring size, games per worker, batch and wait on short runs; recommend settings\n"
      << "  version    print the version\n";
 }
 
@@ -43,6 +45,8 @@ int Main(int argc, char** argv) {
     if (command == "train") return TrainCommand(argc - 1, argv + 1);
     if (command == "eval") return EvalCommand(argc - 1, argv + 1);
     if (command == "loop") return LoopCommand(argc - 1, argv + 1);
+    if (command == "bench") return BenchCommand(argc - 1, argv + 1);
+    if (command == "tune") return TuneCommand(argc - 1, argv + 1);
     if (command == "__evaluator") return EvaluatorRole(argc - 1, argv + 1);
     if (command == "version" || command == "--version") {
       std::cout << "zerofarm " << ZF_VERSION_STRING << "\n";

@@ -76,7 +76,9 @@ void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& 
       ("filters", "Filters of the random net", cxxopts::value<int>()->default_value(Str(d.filters)))
       ("eval-threads", "LibTorch intra-op threads per evaluator",
        cxxopts::value<int>()->default_value(Str(d.eval_threads)))
-      ("bf16", "Run the network in bfloat16")
+      ("precision", "Network precision: fp32, bf16, fp16 (GPU only) or auto (bf16 on CPUs with "
+       "AVX512-BF16/AMX, else fp32)", cxxopts::value<std::string>()->default_value(d.precision))
+      ("bf16", "Run the network in bfloat16 (same as --precision bf16)")
       ("fp16", "Run the network in float16 (GPU evaluators only)");
 }
 
@@ -113,6 +115,7 @@ void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c
   Override(r, "blocks", &c->blocks);
   Override(r, "filters", &c->filters);
   Override(r, "eval-threads", &c->eval_threads);
+  Override(r, "precision", &c->precision);
   if (r.count("bf16")) c->bf16 = true;
   if (r.count("fp16")) c->fp16 = true;
 }

@@ -40,8 +40,11 @@ int RunCommand(int argc, char** argv) {
       ("ring-slots", "Leaf slots per worker ring (0 = games-per-worker x leaves-per-round)",
        cxxopts::value<int>()->default_value(Str(d.ring_slots)))
       ("max-batch", "Most leaves per network call", cxxopts::value<int>()->default_value(Str(d.max_batch)))
-      ("max-wait-us", "Longest wait for more leaves after the first, in microseconds",
-       cxxopts::value<int>()->default_value(Str(d.max_wait_us)));
+      ("max-wait-us", "Longest wait for more leaves after the first, in microseconds: the cap of the "
+       "adaptive wait, or with --fixed-wait the wait itself",
+       cxxopts::value<int>()->default_value(Str(d.max_wait_us)))
+      ("fixed-wait", "Always wait --max-wait-us for more leaves (default: adaptive, from the measured "
+       "leaf arrival rate and batch cost)");
   options.add_options("config")
       ("config", "Read settings from FILE (key=value lines, the option names without '--'); "
        "options given on the command line override it", cxxopts::value<std::string>());
@@ -69,6 +72,7 @@ int RunCommand(int argc, char** argv) {
   Override(r, "ring-slots", &c.ring_slots);
   Override(r, "max-batch", &c.max_batch);
   Override(r, "max-wait-us", &c.max_wait_us);
+  if (r.count("fixed-wait")) c.adaptive_wait = false;
   Override(r, "out", &c.out);
   Override(r, "models", &c.models);
   if (c.out.empty()) c.out = DefaultRunDir();

@@ -16,6 +16,7 @@
 
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/log.h"
+#include "zerofarm/eval/cpu_features.h"
 #include "torch_net.h"
 
 namespace zerofarm::eval {
@@ -153,6 +154,10 @@ void ConfigureThreads(int intra_op_threads) {
     }
   });
   at::set_num_threads(std::max(1, intra_op_threads));
+  // OpenBLAS keeps its own pool (Debian's LibTorch calls the BLAS by its
+  // generic name, so set_num_threads does not reach it); warn if the BLAS is
+  // the reference one.
+  ConfigureBlas(intra_op_threads);
 }
 
 class TorchEvaluator final : public Evaluator {
@@ -184,11 +189,8 @@ class TorchEvaluator final : public Evaluator {
       row += ch.count;
     }
     auto [policy, value] = net_->forward(input);
-    if (options_.bf16) {
-      policy = policy.to(torch::kFloat);
-      value = value.to(torch::kFloat);
-    }
-    // Outputs go straight into the callers' memory (ring slots).
+    // Outputs go straight into the callers' memory (ring slots); in bf16 the
+    // copy into the float slots is the conversion (no intermediate tensor).
     row = 0;
     for (int i = 0; i < num_chunks; ++i) {
       const LeafChunk& ch = chunks[i];

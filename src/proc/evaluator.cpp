@@ -6,14 +6,17 @@
 // pool (1 thread by default on CPU: the cores belong to the workers).
 //
 // Loop: take the ready leaves of its rings (workers w with w % G == N) greedily
-// up to --max-batch; after the first ready leaf wait at most --max-wait-us for
-// more, asleep on the evaluator's doorbell; run the network on the slots in
+// up to --max-batch; after the first ready leaf wait for more, asleep on the
+// evaluator's doorbell, while the adaptive policy (batch_policy.h) says the
+// next leaf is worth waiting for, never longer than --max-wait-us (with
+// adaptive_wait off: always up to --max-wait-us); run the network on the slots in
 // place (features read where the workers wrote them, outputs written into the
 // same slots); publish completion per ring (one wake-up per ring per batch).
 // A replacement evaluator starts from each ring's `done`, so leaves its
 // predecessor took but did not finish are evaluated again.
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -22,7 +25,9 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/core/log.h"
+#include "zerofarm/eval/cpu_features.h"
 #include "model_watcher.h"
+#include "zerofarm/proc/batch_policy.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/layout.h"
 #include "zerofarm/shm/segment.h"
@@ -49,7 +54,10 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
   std::unique_ptr<eval::Evaluator> net = MakeEvaluatorFor(*game, config, on_gpu);
   // A GPU evaluator pins the whole segment: the rings' copies are DMAs.
   net->RegisterHostMemory(view.data(), view.size());
-  ZF_LOG(INFO) << "serving workers of evaluator " << index << " with " << net->Describe();
+  const std::string blas = eval::LoadedBlas();
+  ZF_LOG(INFO) << "serving workers of evaluator " << index << " with " << net->Describe() << "; BLAS "
+               << (blas.empty() ? "none loaded" : blas) << "; wait "
+               << (config.adaptive_wait ? "adaptive, at most " : "fixed ") << config.max_wait_us << " us";
   shm::EvaluatorBlock& block = map.Evaluator(index);
   ModelWatcher models(ModelsDir(config));
   // Between batches: swap in the newest model of the models directory. A file
@@ -87,6 +95,8 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
   const uint64_t max_batch = static_cast<uint64_t>(config.max_batch);
   const uint64_t max_wait_ns = static_cast<uint64_t>(config.max_wait_us) * 1000;
   const pid_t supervisor = getppid();
+  const bool adaptive = config.adaptive_wait;
+  AdaptiveBatchPolicy policy;
 
   std::vector<eval::LeafChunk> chunks;
   std::vector<shm::LeafRun> runs;
@@ -134,8 +144,12 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
       if (getppid() != supervisor) return kExitPeerGone;
       continue;
     }
-    // Wait a little for more leaves, asleep, never past the deadline.
-    const uint64_t deadline = MonotonicNs() + max_wait_ns;
+    // Wait a little for more leaves, asleep, never past the deadline. The
+    // adaptive policy waits only while the next leaf is expected sooner than
+    // it is worth (batch_policy.h) and stops once leaves stop arriving.
+    const uint64_t wait_start = MonotonicNs();
+    const uint64_t deadline = wait_start + max_wait_ns;
+    uint64_t last_arrival = wait_start;
     auto rings_full = [&]() {  // no worker can send more until we answer
       for (auto& r : rings)
         if (r.Taken() - r.Done() < r.Slots()) return false;
@@ -143,11 +157,22 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
     };
     while (batch < max_batch && !rings_full()) {
       const uint64_t t = MonotonicNs();
-      if (t >= deadline) break;
-      bell.SleepUnless(any_ready, deadline - t);
+      uint64_t until = deadline;
+      if (adaptive) {
+        if (!policy.WorthWaiting(batch)) break;
+        until = std::min(deadline, last_arrival + policy.ArrivalTimeoutNs());
+      }
+      if (t >= until) break;
+      bell.SleepUnless(any_ready, until - t);
       const uint64_t before = batch;
       gather();
-      if (batch == before && MonotonicNs() >= deadline) break;
+      const uint64_t after = MonotonicNs();
+      if (batch > before) {
+        policy.ObserveArrival(batch - before, after - last_arrival);
+        last_arrival = after;
+      } else if (after >= until) {
+        break;
+      }
     }
     // Evaluate in place.
     chunks.clear();
@@ -162,7 +187,9 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
     for (const auto& run : runs)
       for (uint32_t i = 0; i < run.count; ++i) run.model_version[i] = version;
     for (auto& ring : rings) ring.CompleteAllTaken();
-    shm::RecordBatch(block, batch, MonotonicNs() - t0);
+    const uint64_t compute_ns = MonotonicNs() - t0;
+    policy.ObserveBatch(batch, compute_ns);
+    shm::RecordBatch(block, batch, compute_ns);
   }
 }
 

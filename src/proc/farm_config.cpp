@@ -105,6 +105,9 @@ const std::vector<Field>& Fields() {
       ZF_FIELD("resign_playthrough", search.resign_playthrough),
       ZF_FIELD("resign_target", search.resign_target),
       ZF_FIELD("eval_cache", eval_cache),
+      {"precision", [](const FarmConfig& c) { return c.precision; },
+       [](FarmConfig& c, const std::string& v) { c.precision = v; }},
+      ZF_FIELD("adaptive_wait", adaptive_wait),
   };
   return fields;
 }
@@ -136,6 +139,12 @@ void FarmConfig::Validate() const {
   CheckRange("gpus", gpus, -1, 64);
   if (fp16 && bf16) throw ConfigError("--fp16 and --bf16 exclude each other");
   if (fp16 && gpus == 0) throw ConfigError("--fp16 needs a GPU evaluator (--gpus >= 1); use --bf16 on the CPU");
+  if (precision != "auto" && precision != "fp32" && precision != "bf16" && precision != "fp16")
+    throw ConfigError("--precision must be fp32, bf16, fp16 or auto, not '" + precision + "'");
+  if ((bf16 || fp16) && precision != "auto" && precision != (bf16 ? "bf16" : "fp16"))
+    throw ConfigError(std::string(bf16 ? "--bf16" : "--fp16") + " contradicts --precision " + precision);
+  if (precision == "fp16" && gpus == 0)
+    throw ConfigError("--precision fp16 needs a GPU evaluator (--gpus >= 1); use bf16 on the CPU");
   CheckRange("games-per-worker", games_per_worker, 1, 100000);
   CheckRange("ring-slots", ring_slots, 0, 1 << 20);
   CheckRange("max-batch", max_batch, 1, 65536);

@@ -49,6 +49,15 @@ struct FarmConfig {
   // Entries of the evaluation cache shared by this host's workers (rounded
   // up to a power of two; 0 = no cache). docs/search.md.
   uint64_t eval_cache = 0;
+  // ---- performance (issue #6); appended here to keep merges small ------------------
+  // Network precision: fp32, bf16, fp16 (GPU only) or auto = bf16 on a CPU
+  // with AVX512-BF16/AMX (CpuHasBf16), fp32 otherwise and on GPUs. --bf16 and
+  // --fp16 (the fields above) override it.
+  std::string precision = "auto";
+  // The evaluator sets its wait for more leaves from the measured arrival
+  // rate (proc/batch_policy.h), never past max_wait_us; false: always wait up
+  // to max_wait_us (the old fixed policy).
+  bool adaptive_wait = true;
 
   int EffectiveRingSlots() const {
     return ring_slots > 0 ? ring_slots : games_per_worker * search.leaves_per_round;

@@ -1,0 +1,439 @@
+// zerofarm bench: how close the farm comes to its limit, in one run, on one net.
+//   (a) bound    the evaluator alone (this process, LibTorch CPU) at batch 1..1024
+//   (b) farm     a real farm (`zerofarm run` as a child) with P workers: leaf
+//                evals/s, and efficiency = (b) / (a) at the farm's mean batch;
+//                the adaptive wait beside fixed --max-wait-us settings; and
+//                positions/s against the number of workers (1, 2, 4, .. cores)
+//   (c) handoff  the cross-process leaf hand-off per leaf at batch 1..256:
+//                the leaf ring against a pipe and a boost spsc_queue
+//   (d) writer   the shard writer's positions/s per compression setting
+// Each run does every part once, the parts interleaved; --runs N repeats it.
+// Every result is one JSON line on stdout (starting with '{'); a table of
+// min / median / max over the runs and the targets follow.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "bench_util.h"
+#include "commands.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/exit_codes.h"
+#include "zerofarm/eval/cpu_features.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/shard.h"
+#include "zerofarm/proc/handoff_bench.h"
+#include "zerofarm/proc/roles.h"
+
+namespace zerofarm::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct BenchOptions {
+  proc::FarmConfig farm;   // game, net, search, workers, precision
+  int runs = 3;
+  double farm_seconds = 20;
+  double bound_seconds = 0.5;    // per batch size
+  double handoff_seconds = 0.3;  // per transport and batch
+  uint64_t writer_positions = 300'000;
+  std::vector<int> bound_batches, handoff_batches, fixed_waits, deflate_levels, scaling_workers;
+  std::string parts = "bound,farm,wait,scaling,handoff,writer";
+  bool Has(const std::string& part) const { return ("," + parts + ",").find("," + part + ",") != std::string::npos; }
+};
+
+// Results, keyed by a row label, one sample per run.
+class Table {
+ public:
+  void Add(const std::string& section, const std::string& row, const std::string& column, double v) {
+    auto& s = sections_[section];
+    if (std::find(s.order.begin(), s.order.end(), row) == s.order.end()) s.order.push_back(row);
+    if (std::find(s.columns.begin(), s.columns.end(), column) == s.columns.end()) s.columns.push_back(column);
+    s.cells[row][column].push_back(v);
+  }
+  Stats Get(const std::string& section, const std::string& row, const std::string& column) const {
+    auto s = sections_.find(section);
+    if (s == sections_.end()) return {};
+    auto r = s->second.cells.find(row);
+    if (r == s->second.cells.end()) return {};
+    auto c = r->second.find(column);
+    return c == r->second.end() ? Stats{} : Summarize(c->second);
+  }
+  void Print(std::ostream& os) const {
+    for (const auto& name : section_order_) {
+      auto it = sections_.find(name);
+      if (it == sections_.end()) continue;
+      const Section& s = it->second;
+      os << "\n" << name << " (min / median / max over runs)\n";
+      os << "  " << std::left << std::setw(34) << "setting";
+      for (const auto& c : s.columns) os << std::setw(32) << c;
+      os << "\n";
+      for (const auto& row : s.order) {
+        os << "  " << std::setw(34) << row;
+        for (const auto& c : s.columns) {
+          auto cell = s.cells.at(row).find(c);
+          const Stats st = cell == s.cells.at(row).end() ? Stats{} : Summarize(cell->second);
+          const int digits = c.find("efficiency") != std::string::npos || c.find("batch") != std::string::npos ? 2
+                             : st.max < 100 ? 1 : 0;
+          os << std::setw(30) << FormatStats(st, digits) << "  ";
+        }
+        os << "\n";
+      }
+    }
+  }
+  void Order(std::vector<std::string> order) { section_order_ = std::move(order); }
+
+ private:
+  struct Section {
+    std::vector<std::string> order, columns;
+    std::map<std::string, std::map<std::string, std::vector<double>>> cells;
+  };
+  std::map<std::string, Section> sections_;
+  std::vector<std::string> section_order_;
+};
+
+void Emit(const JsonLine& line) {
+  std::cout << line.str() << "\n" << std::flush;
+}
+
+// ---- (a) the evaluator alone ------------------------------------------------
+
+std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, int run, Table& table,
+                                   const std::string& precision) {
+  const eval::NetConfig& c = net.Config();
+  const int feature_bytes = c.planes * c.height * c.width;
+  std::map<int, double> bound;
+  std::mt19937 rng(7);
+  for (int b : o.bound_batches) {
+    std::vector<uint8_t> features(static_cast<size_t>(b) * feature_bytes);
+    for (auto& f : features) f = static_cast<uint8_t>(rng() % 2);
+    std::vector<float> policy(static_cast<size_t>(b) * c.actions), value(static_cast<size_t>(b));
+    const eval::LeafChunk chunk{features.data(), policy.data(), value.data(), b};
+    net.Evaluate(&chunk, 1);  // warm-up (allocations, oneDNN kernels)
+    int calls = 0;
+    const auto t0 = Clock::now();
+    while (calls < 3 || Since(t0) < o.bound_seconds) {
+      net.Evaluate(&chunk, 1);
+      ++calls;
+    }
+    const double secs = Since(t0);
+    const double rate = b * calls / secs;
+    bound[b] = rate;
+    table.Add("(a) evaluator alone, leaf evals/s", "batch " + std::to_string(b), "evals/s", rate);
+    Emit(JsonLine().Add("bench", "bound").Add("run", run).Add("precision", precision).Add("batch", b)
+             .Add("evals_per_s", rate).Add("ms_per_batch", secs * 1e3 / calls));
+  }
+  return bound;
+}
+
+// The bound at a (fractional) batch size: interpolated in log2(batch).
+double BoundAt(const std::map<int, double>& bound, double batch) {
+  if (bound.empty()) return std::nan("");
+  if (batch <= bound.begin()->first) return bound.begin()->second;
+  if (batch >= bound.rbegin()->first) return bound.rbegin()->second;
+  auto hi = bound.lower_bound(static_cast<int>(std::ceil(batch)));
+  auto lo = std::prev(hi);
+  if (hi->first == lo->first) return hi->second;
+  const double f = (std::log2(batch) - std::log2(lo->first)) / (std::log2(hi->first) - std::log2(lo->first));
+  return lo->second + f * (hi->second - lo->second);
+}
+
+// The best the evaluator alone reached at any batch size.
+double PeakBound(const std::map<int, double>& bound) {
+  double best = 0;
+  for (const auto& [b, rate] : bound) best = std::max(best, rate);
+  return best;
+}
+
+// ---- (b) the farm -----------------------------------------------------------
+
+std::vector<std::string> FarmArgs(const proc::FarmConfig& f) {
+  return {"--game", f.game, "--simulations", std::to_string(f.search.simulations), "--blocks",
+          std::to_string(f.blocks), "--filters", std::to_string(f.filters), "--workers", std::to_string(f.workers),
+          "--games-per-worker", std::to_string(f.games_per_worker), "--gpus", "0", "--precision", f.precision,
+          "--seed", std::to_string(f.seed), "--max-batch", std::to_string(f.max_batch)};
+}
+
+struct FarmSetting {
+  std::string label;
+  int workers;
+  int fixed_wait_us;  // -1: adaptive
+};
+
+// Runs the farm of setting `s` (or reuses `reuse`, a run of the same
+// setting in this round) and records it under `section`.
+FarmProbe MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::map<int, double>& bound, int run,
+                      Table& table, const std::string& section, const FarmProbe* reuse = nullptr) {
+  proc::FarmConfig f = o.farm;
+  f.workers = s.workers;
+  std::vector<std::string> args = FarmArgs(f);
+  if (s.fixed_wait_us >= 0) {
+    args.push_back("--fixed-wait");
+    args.push_back("--max-wait-us");
+    args.push_back(std::to_string(s.fixed_wait_us));
+  }
+  const FarmProbe p = reuse ? *reuse : ProbeFarm(args, o.farm_seconds, MakeTempDir("bench-farm"));
+  if (!p.ok) {
+    std::cerr << "zerofarm bench: farm " << s.label << " failed: " << p.error << "\n";
+    Emit(JsonLine().Add("bench", "farm").Add("run", run).Add("setting", s.label).Add("error", p.error));
+    return p;
+  }
+  const double b = BoundAt(bound, p.mean_batch);
+  const double eff = b > 0 ? p.evals_per_s / b : std::nan("");
+  table.Add(section, s.label, "leaf evals/s", p.evals_per_s);
+  table.Add(section, s.label, "positions/s", p.positions_per_s);
+  table.Add(section, s.label, "mean batch", p.mean_batch);
+  if (!bound.empty()) table.Add(section, s.label, "efficiency", eff);
+  table.Add(section, s.label, "latency p50 us", p.latency_p50_us);
+  Emit(JsonLine().Add("bench", "farm").Add("run", run).Add("setting", s.label).Add("workers", s.workers)
+           .Add("games_per_worker", f.games_per_worker)
+           .Add("wait", s.fixed_wait_us < 0 ? "adaptive" : "fixed")
+           .Add("max_wait_us", s.fixed_wait_us < 0 ? f.max_wait_us : s.fixed_wait_us)
+           .Add("seconds", p.seconds).Add("evals_per_s", p.evals_per_s).Add("positions_per_s", p.positions_per_s)
+           .Add("mean_batch", p.mean_batch).Add("bound_evals_per_s", b).Add("efficiency", eff)
+           .Add("evaluator_busy", p.evaluator_busy).Add("latency_p50_us", p.latency_p50_us)
+           .Add("latency_p99_us", p.latency_p99_us).Add("peak_bound_evals_per_s", PeakBound(bound))
+           .Add("efficiency_vs_peak", PeakBound(bound) > 0 ? p.evals_per_s / PeakBound(bound) : std::nan("")));
+  return p;
+}
+
+// ---- (c) hand-off -------------------------------------------------------------
+
+void MeasureHandoffs(const BenchOptions& o, int run, Table& table) {
+  for (int b : o.handoff_batches)
+    for (auto t : {proc::HandoffTransport::kLeafRing, proc::HandoffTransport::kPipe,
+                   proc::HandoffTransport::kBoostSpsc}) {
+      const proc::HandoffResult r = proc::MeasureHandoff(t, static_cast<uint32_t>(b), o.handoff_seconds);
+      table.Add("(c) hand-off, ns per leaf (there and back)", "batch " + std::to_string(b),
+                proc::TransportName(t), r.NsPerLeaf());
+      Emit(JsonLine().Add("bench", "handoff").Add("run", run).Add("transport", proc::TransportName(t))
+               .Add("batch", b).Add("leaves", r.leaves).Add("ns_per_leaf", r.NsPerLeaf()));
+    }
+}
+
+// ---- (d) the writer ------------------------------------------------------------
+
+void MeasureWriter(const BenchOptions& o, int run, Table& table) {
+  const auto game = game::MakeGame(o.farm.game);
+  const io::ShardMeta meta = io::ShardMetaForGame(*game);
+  const int fb = meta.FeatureBytes();
+  // Games of 30 positions of random planes (HDF5 compresses real games better).
+  std::mt19937_64 rng(6);
+  std::vector<mcts::GameRecord> games(64);
+  for (size_t g = 0; g < games.size(); ++g) {
+    auto& r = games[g];
+    r.game_id = g;
+    for (int i = 0; i < 30; ++i) {
+      r.moves.push_back(static_cast<int16_t>(rng() % meta.actions));
+      for (int b = 0; b < fb; ++b) r.features.push_back(static_cast<uint8_t>(rng() % 2));
+      for (int a = 0; a < meta.actions; ++a) r.policy.push_back(1.0f / meta.actions);
+      r.z.push_back(static_cast<float>(static_cast<int>(rng() % 3) - 1));
+      r.root_value.push_back(static_cast<float>(rng() % 2001) / 1000.0f - 1.0f);
+      r.ply.push_back(static_cast<int16_t>(i));
+      r.model_version.push_back(1);
+    }
+  }
+  struct Setting {
+    int level;
+    int threads;
+  };
+  std::vector<Setting> settings;
+  for (int level : o.deflate_levels) settings.push_back({level, io::Compression{}.threads});
+  settings.push_back({io::Compression{}.deflate_level, 1});
+  for (const Setting& s : settings) {
+    const std::string dir = MakeTempDir("bench-writer");
+    io::Compression c;
+    c.deflate_level = s.level;
+    c.threads = s.threads;
+    io::ShardWriter writer(dir, "bench", meta, c);
+    const uint64_t per_shard = 100'000;
+    // deflate 6 and above run at tens of thousands of positions/s: fewer of them.
+    const uint64_t target = s.level >= 6 ? std::max<uint64_t>(o.writer_positions / 10, 1000) : o.writer_positions;
+    uint64_t positions = 0, bytes = 0, shard = 0;
+    const auto t0 = Clock::now();
+    while (positions < target) {
+      for (size_t g = 0; writer.PendingPositions() < per_shard && positions + writer.PendingPositions() < target;
+           ++g)
+        writer.Add(games[g % games.size()]);
+      positions += writer.PendingPositions();
+      const std::string path = writer.Flush(shard++, {});
+      bytes += std::filesystem::file_size(path);
+    }
+    const double secs = Since(t0);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    const std::string label = "deflate " + std::to_string(s.level) + ", " + std::to_string(s.threads) +
+                              " thread" + (s.threads > 1 ? "s" : "") +
+                              (s.level == io::Compression{}.deflate_level && s.threads == io::Compression{}.threads
+                                   ? " (default)" : "");
+    table.Add("(d) writer", label, "positions/s", positions / secs);
+    table.Add("(d) writer", label, "bytes/position", static_cast<double>(bytes) / positions);
+    Emit(JsonLine().Add("bench", "writer").Add("run", run).Add("deflate", s.level).Add("threads", s.threads)
+             .Add("positions", positions).Add("positions_per_s", positions / secs)
+             .Add("bytes_per_position", static_cast<double>(bytes) / positions));
+  }
+}
+
+std::vector<int> ParseInts(const std::string& s) {
+  std::vector<int> out;
+  std::istringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) {
+      char* end = nullptr;
+      const long v = std::strtol(item.c_str(), &end, 10);
+      if (*end != '\0') throw ConfigError("not a list of integers: '" + s + "'");
+      out.push_back(static_cast<int>(v));
+    }
+  return out;
+}
+
+void Target(const std::string& name, double value, double target, bool at_least, const std::string& detail) {
+  const bool met = std::isfinite(value) && (at_least ? value >= target : value <= target);
+  std::cout << "target " << name << ": " << (at_least ? ">= " : "<= ") << target << ", median " << value << " "
+            << detail << ": " << (met ? "met" : "MISSED") << "\n";
+  Emit(JsonLine().Add("bench", "target").Add("name", name).Add("value", value).Add("target", target)
+           .Add("at_least", at_least).Add("met", met));
+}
+
+}  // namespace
+
+int BenchCommand(int argc, char** argv) {
+  BenchOptions o;
+  cxxopts::Options options("zerofarm bench",
+                           "Measures the farm against its bound: the evaluator alone, the farm, the leaf hand-off, "
+                           "the writer. One JSON line per result, then a table.");
+  AddGameAndSearchOptions(options, o.farm);
+  options.add_options("bench")
+      ("runs", "Repeat every measurement this many times (interleaved)", cxxopts::value<int>()->default_value("3"))
+      ("quick", "Small sizes and short runs (a few seconds; for tests)")
+      ("parts", "Comma-separated parts: bound, farm, wait, scaling, handoff, writer",
+       cxxopts::value<std::string>()->default_value(o.parts))
+      ("workers", "Worker processes of the farm", cxxopts::value<int>()->default_value("2"))
+      ("games-per-worker", "Concurrent games per worker", cxxopts::value<int>()->default_value("32"))
+      ("farm-seconds", "Length of each farm run", cxxopts::value<double>()->default_value("20"))
+      ("fixed-waits", "Fixed --max-wait-us settings shown beside the adaptive wait",
+       cxxopts::value<std::string>()->default_value("0,500,2000,10000"))
+      ("bound-batches", "Batch sizes of the evaluator-alone bound",
+       cxxopts::value<std::string>()->default_value("1,2,4,8,16,32,64,128,256,512,1024"))
+      ("handoff-batches", "Batch sizes of the hand-off benchmark",
+       cxxopts::value<std::string>()->default_value("1,4,16,64,256"))
+      ("writer-positions", "Positions written per compression setting",
+       cxxopts::value<uint64_t>()->default_value("300000"));
+  cxxopts::ParseResult r;
+  int code = 0;
+  if (!ParseArgs(options, argc, argv, &r, &code)) return code;
+  ReadGameAndSearchOptions(r, &o.farm);
+  const bool quick = r.count("quick") > 0;
+  o.runs = quick && !r.count("runs") ? 1 : r["runs"].as<int>();
+  o.parts = r["parts"].as<std::string>();
+  o.farm.workers = r["workers"].as<int>();
+  o.farm.games_per_worker = r["games-per-worker"].as<int>();
+  o.farm.gpus = 0;
+  o.farm_seconds = quick && !r.count("farm-seconds") ? 3 : r["farm-seconds"].as<double>();
+  o.fixed_waits = ParseInts(quick && !r.count("fixed-waits") ? "0" : r["fixed-waits"].as<std::string>());
+  o.bound_batches =
+      ParseInts(quick && !r.count("bound-batches") ? "1,8,64" : r["bound-batches"].as<std::string>());
+  o.handoff_batches =
+      ParseInts(quick && !r.count("handoff-batches") ? "1,64" : r["handoff-batches"].as<std::string>());
+  o.writer_positions = quick && !r.count("writer-positions") ? 20'000 : r["writer-positions"].as<uint64_t>();
+  o.deflate_levels = quick ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 3, 6, 9};
+  if (quick) {
+    o.bound_seconds = 0.05;
+    o.handoff_seconds = 0.05;
+  }
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  for (int p = 1; p < cores; p *= 2) o.scaling_workers.push_back(p);
+  o.scaling_workers.push_back(std::max(cores, 1));
+  if (o.runs < 1 || o.runs > 100) throw ConfigError("--runs must be 1..100");
+  if (o.farm_seconds < 1) throw ConfigError("--farm-seconds must be at least 1");
+  for (int b : o.bound_batches)
+    if (b < 1 || b > 4096) throw ConfigError("--bound-batches must be 1..4096");
+  for (int b : o.handoff_batches)
+    if (b < 1 || b > 1024) throw ConfigError("--handoff-batches must be 1..1024");
+  if (o.farm.fp16) throw ConfigError("zerofarm bench runs on the CPU: fp16 is for GPUs");
+  if (o.farm.bf16) o.farm.precision = "bf16", o.farm.bf16 = false;
+  o.farm.out = "bench";  // each farm run gets its own temporary directory
+  o.farm.Validate();
+
+  // The precision `auto` resolves to, as the farm's evaluator will resolve it.
+  const eval::TorchOptions torch = proc::TorchOptionsFor(o.farm, false);
+  const std::string precision = torch.bf16 ? "bf16" : "fp32";
+  std::unique_ptr<eval::Evaluator> net;
+  if (o.Has("bound") || o.Has("farm") || o.Has("wait") || o.Has("scaling")) {
+    if (!eval::TorchAvailable()) throw ConfigError("zerofarm bench needs LibTorch for the bound and the farm");
+  }
+  Emit(JsonLine().Add("bench", "machine").Add("cpu", CpuModel()).Add("cores", cores)
+           .Add("loadavg", LoadAverage()).Add("cpu_bf16", eval::CpuHasBf16()).Add("precision", precision)
+           .Add("game", o.farm.game).Add("blocks", o.farm.blocks).Add("filters", o.farm.filters)
+           .Add("simulations", o.farm.search.simulations).Add("runs", o.runs));
+
+  Table table;
+  const std::string farm_section = "(b) farm, " + std::to_string(o.farm.workers) + " workers x " +
+                                   std::to_string(o.farm.games_per_worker) + " games";
+  const std::string wait_section = "adaptive wait against fixed --max-wait-us";
+  const std::string scaling_section = "scaling with the number of workers";
+  table.Order({"(a) evaluator alone, leaf evals/s", farm_section, wait_section, scaling_section,
+               "(c) hand-off, ns per leaf (there and back)", "(d) writer"});
+  std::map<std::string, std::vector<double>> efficiency;
+  for (int run = 1; run <= o.runs; ++run) {
+    // Forks and shm first, LibTorch in this process last: the children of
+    // the hand-off bench then fork from a process without LibTorch threads.
+    if (o.Has("handoff")) MeasureHandoffs(o, run, table);
+    if (o.Has("writer")) MeasureWriter(o, run, table);
+    std::map<int, double> bound;
+    if (o.Has("bound")) {
+      if (!net) net = proc::MakeEvaluatorFor(*game::MakeGame(o.farm.game), o.farm);
+      bound = MeasureBound(o, *net, run, table, precision);
+    }
+    FarmProbe main_farm;
+    if (o.Has("farm"))
+      main_farm = MeasureFarm(o, {"adaptive wait", o.farm.workers, -1}, bound, run, table, farm_section);
+    if (o.Has("wait"))
+      for (int w : o.fixed_waits)
+        MeasureFarm(o, {"fixed wait " + std::to_string(w) + " us", o.farm.workers, w}, bound, run, table,
+                    wait_section);
+    if (o.Has("scaling"))
+      for (int p : o.scaling_workers)
+        MeasureFarm(o, {std::to_string(p) + " worker" + (p > 1 ? "s" : ""), p, -1}, bound, run, table,
+                    scaling_section, p == o.farm.workers && main_farm.ok ? &main_farm : nullptr);
+  }
+
+  std::cout << "\nzerofarm bench: " << o.farm.game << ", " << o.farm.blocks << " blocks x " << o.farm.filters
+            << " filters, " << o.farm.search.simulations << " simulations, " << precision << " on the CPU; "
+            << CpuModel() << ", " << cores << " cores, load average now " << LoadAverage() << "; " << o.runs
+            << " run(s)\n";
+  table.Print(std::cout);
+  std::cout << "\n";
+  if (o.Has("farm") && o.Has("bound"))
+    Target("farm_efficiency", table.Get(farm_section, "adaptive wait", "efficiency").median, 0.90, true,
+           "(farm leaf evals/s / evaluator alone at the farm's mean batch)");
+  if (o.Has("handoff")) {
+    double worst = std::nan("");
+    for (int b : o.handoff_batches)
+      if (b >= 64) {
+        const double v = table.Get("(c) hand-off, ns per leaf (there and back)", "batch " + std::to_string(b),
+                                   "leaf_ring").median;
+        worst = std::isnan(worst) ? v : std::max(worst, v);
+      }
+    if (!std::isnan(worst)) Target("handoff_ns_per_leaf_batch_ge_64", worst, 500, false, "(leaf ring, worst batch >= 64)");
+  }
+  if (o.Has("writer")) {
+    const io::Compression d;
+    const std::string label = "deflate " + std::to_string(d.deflate_level) + ", " + std::to_string(d.threads) +
+                              " thread" + (d.threads > 1 ? "s" : "") + " (default)";
+    Target("writer_positions_per_s", table.Get("(d) writer", label, "positions/s").median, 1e6, true,
+           "(default compression)");
+  }
+  return kExitOk;
+}
+
+}  // namespace zerofarm::cli

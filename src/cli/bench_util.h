@@ -1,0 +1,68 @@
+#pragma once
+// Shared by `zerofarm bench` and `zerofarm tune` (private to src/cli): run a
+// short real farm as a child `zerofarm run` and read its figures; JSON lines;
+// min/median/max.
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace zerofarm::cli {
+
+// What one farm run reached. Rates are over its steady part: from the first
+// metrics row with evaluated leaves to the last (so the evaluator's start-up
+// does not count), or over the whole run when it was too short for that.
+struct FarmProbe {
+  bool ok = false;
+  std::string error;          // when !ok: why (the child's exit, its last stderr line)
+  double seconds = 0;         // the window measured
+  double evals_per_s = 0;     // leaf evaluations per second
+  double positions_per_s = 0;
+  double mean_batch = 0;      // leaves per network call
+  double evaluator_busy = 0;  // 0..1
+  double latency_p50_us = 0;  // leaf latency (whole run, from the summary)
+  double latency_p99_us = 0;
+  std::string summary;        // the run's summary line
+};
+
+// Runs `zerofarm run ARGS --duration SECONDS+3 --no-status --out DIR` (this
+// binary, /proc/self/exe; the 3 s are for the evaluator's start, outside the
+// window measured) and waits for it (bounded); DIR is removed after.
+FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const std::string& dir);
+
+// The path of this executable.
+std::string SelfExe();
+// A fresh directory under $TMPDIR (or /tmp), "zf-PREFIX-XXXXXX".
+std::string MakeTempDir(const std::string& prefix);
+
+// One JSON object on one line, keys in insertion order.
+class JsonLine {
+ public:
+  JsonLine& Add(const std::string& key, const std::string& value);
+  JsonLine& Add(const std::string& key, const char* value) { return Add(key, std::string(value)); }
+  JsonLine& Add(const std::string& key, double value);
+  JsonLine& Add(const std::string& key, int value) { return Add(key, static_cast<double>(value)); }
+  JsonLine& Add(const std::string& key, uint64_t value) { return Add(key, static_cast<double>(value)); }
+  JsonLine& Add(const std::string& key, bool value);
+  std::string str() const { return "{" + body_.str() + "}"; }
+
+ private:
+  void Key(const std::string& key);
+  std::ostringstream body_;
+  bool first_ = true;
+};
+
+// min / median / max of samples (the median of an even count: the lower middle).
+struct Stats {
+  double min = 0, median = 0, max = 0;
+  size_t n = 0;
+};
+Stats Summarize(std::vector<double> samples);
+// "12.3 / 14.0 / 15.2" with `digits` decimals (one sample: just the number).
+std::string FormatStats(const Stats& s, int digits);
+
+// The machine: CPU model, cores, load average (for the record).
+std::string CpuModel();
+std::string LoadAverage();
+
+}  // namespace zerofarm::cli

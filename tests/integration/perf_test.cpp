@@ -1,0 +1,125 @@
+// zerofarm bench and zerofarm tune, end to end with a tiny net and short runs:
+// the JSON lines have sane fields, tune prints a table and a recommendation
+// and draws its PNG. No speed is asserted here (numbers live in
+// docs/benchmarks.md); only that every part ran and reported.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "skip.h"
+#include "spawn.h"
+#include "test_paths.h"
+
+namespace zerofarm::testing {
+namespace {
+
+// The value of "key": in a JSON line (numbers and strings; "" if absent).
+std::string Field(const std::string& line, const std::string& key) {
+  const std::regex re("\"" + key + "\":(\"([^\"]*)\"|[^,}]*)");
+  std::smatch m;
+  if (!std::regex_search(line, m, re)) return "";
+  return m[2].matched ? m[2].str() : m[1].str();
+}
+double Number(const std::string& line, const std::string& key) {
+  const std::string v = Field(line, key);
+  return v.empty() || v == "null" ? -1 : std::atof(v.c_str());
+}
+
+const std::vector<std::string> kTinyNet = {"--blocks", "1", "--filters", "8", "--simulations", "10"};
+
+TEST_CASE("zerofarm bench --quick reports every part as JSON lines and a table", "[perf][multiprocess]") {
+  ScratchDir dir("zf-bench");
+  std::vector<std::string> args = {ZF_BINARY, "bench", "--quick", "--farm-seconds", "2"};
+  args.insert(args.end(), kTinyNet.begin(), kTinyNet.end());
+  Spawned bench(args, dir / "bench");
+  const int code = bench.Wait(240);
+  const std::string out = bench.Stdout();
+  INFO(out << bench.Stderr());
+  REQUIRE(code == 0);
+
+  std::map<std::string, std::vector<std::string>> lines;  // by "bench"
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] == '{') lines[Field(line, "bench")].push_back(line);
+  REQUIRE(lines["machine"].size() == 1);
+  CHECK(Number(lines["machine"][0], "cores") >= 1);
+
+  // (a) the bound at the quick batch sizes, rising from batch 1 to 64.
+  REQUIRE(lines["bound"].size() == 3);
+  std::map<int, double> bound;
+  for (const auto& l : lines["bound"]) bound[static_cast<int>(Number(l, "batch"))] = Number(l, "evals_per_s");
+  REQUIRE(bound.count(1) == 1);
+  REQUIRE(bound.count(64) == 1);
+  CHECK(bound[1] > 0);
+  CHECK(bound[64] > bound[1]);
+
+  // (b) the farm: adaptive, a fixed wait, and the scaling runs (1 and the cores).
+  REQUIRE(lines["farm"].size() >= 3);
+  bool adaptive = false, fixed = false;
+  for (const auto& l : lines["farm"]) {
+    INFO(l);
+    CHECK(Field(l, "error").empty());
+    CHECK(Number(l, "evals_per_s") > 0);
+    CHECK(Number(l, "mean_batch") >= 1);
+    CHECK(Number(l, "mean_batch") <= 256);
+    CHECK(Number(l, "efficiency") > 0);
+    CHECK(Number(l, "latency_p50_us") > 0);
+    adaptive |= Field(l, "wait") == "adaptive";
+    fixed |= Field(l, "wait") == "fixed";
+  }
+  CHECK(adaptive);
+  CHECK(fixed);
+
+  // (c) three transports at two batch sizes; (d) three writer settings.
+  REQUIRE(lines["handoff"].size() == 6);
+  for (const auto& l : lines["handoff"]) {
+    INFO(l);
+    CHECK(Number(l, "ns_per_leaf") > 0);
+    CHECK(Number(l, "leaves") > 0);
+  }
+  REQUIRE(lines["writer"].size() == 3);
+  for (const auto& l : lines["writer"]) CHECK(Number(l, "positions_per_s") > 0);
+
+  CHECK(lines["target"].size() == 3);
+  CHECK(out.find("(a) evaluator alone") != std::string::npos);
+  CHECK(out.find("(c) hand-off") != std::string::npos);
+}
+
+TEST_CASE("zerofarm bench rejects bad options with the usage exit code", "[perf][multiprocess]") {
+  ScratchDir dir("zf-bench");
+  Spawned bench({ZF_BINARY, "bench", "--runs", "0"}, dir / "bad");
+  CHECK(bench.Wait(60) == 2);
+  CHECK(bench.Stderr().find("--runs") != std::string::npos);
+}
+
+TEST_CASE("zerofarm tune --quick prints a table, a recommendation and draws a PNG", "[perf][multiprocess]") {
+  ScratchDir dir("zf-tune");
+  std::vector<std::string> args = {ZF_BINARY, "tune", "--quick", "--out", dir / "tune"};
+  args.insert(args.end(), kTinyNet.begin(), kTinyNet.end());
+  Spawned tune(args, dir / "tune-log");
+  const int code = tune.Wait(240);
+  const std::string out = tune.Stdout();
+  INFO(out << tune.Stderr());
+  REQUIRE(code == 0);
+  CHECK(out.find("ring_slots") != std::string::npos);
+  CHECK(out.find("recommended: zerofarm run --workers 2 --games-per-worker") != std::string::npos);
+  std::ifstream csv(dir / "tune/tune.csv");
+  int rows = 0;
+  for (std::string line; std::getline(csv, line);) ++rows;
+  CHECK(rows >= 4);  // a header and a row per setting of the quick sweeps
+
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0)
+    ZF_SKIP("no matplotlib for /usr/bin/python3: the PNG is not checked");
+  REQUIRE(out.find("plot: ") != std::string::npos);
+  std::ifstream png(dir / "tune/tune.png", std::ios::binary);
+  char magic[8] = {};
+  png.read(magic, 8);
+  CHECK(std::string(magic + 1, 3) == "PNG");
+}
+
+}  // namespace
+}  // namespace zerofarm::testing
