@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "farm_check.h"
 #include "spawn.h"
 #include "test_paths.h"
 #include "zerofarm/game/game.h"
@@ -16,6 +17,8 @@
 using namespace zerofarm;
 using testing::ScratchDir;
 using testing::Spawned;
+using testing::HostDir;
+using testing::kTestHost;
 
 namespace {
 

@@ -93,8 +93,9 @@ TEST_CASE("a host index held by another host of the run is refused with one line
   std::ofstream(out + "/host-index/5") << "someone-else\n";
   Spawned p(HostFarm(out, "5", {"--games", "2"}), dir / "p");
   CHECK(p.Wait(60) == 2);
-  CHECK_THAT(p.Stderr(), Catch::Contains("host index 5") && Catch::Contains("someone-else"));
-  CHECK(std::count(p.Stderr().begin(), p.Stderr().end(), '\n') == 1);
+  const std::string err = p.Stderr();
+  CHECK_THAT(err, Catch::Contains("host index 5") && Catch::Contains("someone-else"));
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
 }
 
 TEST_CASE("inspect refuses a host directory copied from another run", "[multiprocess][hosts][cli]") {

@@ -59,7 +59,7 @@ TEST_CASE("game ids put host, epoch, worker and sequence in separate bits", "[pr
   for (uint32_t h : {0u, 1u, 2u, 65535u})
     for (uint32_t e : {0u, 1u, kMaxEpochs - 1})
       for (uint32_t w : {0u, 1u, 1023u})
-        for (uint64_t s : {0ull, 1ull, kMaxGameSequence - 1}) {
+        for (uint64_t s : {uint64_t{0}, uint64_t{1}, kMaxGameSequence - 1}) {
           ids.insert(MakeGameId(h, e, w, s));
           ++n;
         }
@@ -70,7 +70,7 @@ TEST_CASE("game ids put host, epoch, worker and sequence in separate bits", "[pr
   CHECK_THROWS_AS(MakeGameId(0, 0, 0, kMaxGameSequence), Error);
 }
 
-TEST_CASE("a numeric host id is its own host index; any other is hashed to 16 bits", "[proc][hosts]") {
+TEST_CASE("a numeric host id is its own host index, any other is hashed to 16 bits", "[proc][hosts]") {
   CHECK(HostIndexOf("0") == 0);
   CHECK(HostIndexOf("17") == 17);
   CHECK(HostIndexOf("65535") == 65535);
@@ -126,7 +126,7 @@ TEST_CASE("workers default to the CPUs granted, not every core of the node", "[p
   }
   {
     ScopedEnv env(kNoSlurm);
-    ScopedEnv slurm({{"SLURM_CPUS_PER_TASK", "3"}});
+    ScopedEnv slurm({{"SLURM_CPUS_PER_TASK", "3"}, {"SLURM_JOB_ID", "1"}});
     CHECK(CpusGranted() == 3);
     FarmConfig c;
     c.out = "/tmp/unused";
@@ -139,12 +139,12 @@ TEST_CASE("workers default to the CPUs granted, not every core of the node", "[p
   }
   {
     ScopedEnv env(kNoSlurm);
-    ScopedEnv slurm({{"SLURM_CPUS_PER_TASK", "junk"}});
+    ScopedEnv slurm({{"SLURM_CPUS_PER_TASK", "junk"}, {"SLURM_JOB_ID", "1"}});
     CHECK(CpusGranted() >= 1);  // not a number: ignored
   }
 }
 
-TEST_CASE("host_id travels in the config text; host_index and run_id are not a config file's to set",
+TEST_CASE("host_id travels in the config text, host_index and run_id are not for a config file",
           "[proc][hosts]") {
   FarmConfig c;
   c.out = "/tmp/run";
