@@ -20,7 +20,9 @@ std::vector<std::string> ShardsOf(const std::string& path) {
   if (!fs::exists(path)) throw Error(path + ": no such file or directory");
   if (!fs::is_directory(path)) return {path};
   std::vector<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(path))
+  // A run directory: only its shards (RUN/models holds weights files, also *.h5).
+  const std::string root = fs::is_directory(path + "/shards") ? path + "/shards" : path;
+  for (const auto& e : fs::recursive_directory_iterator(root))
     if (e.is_regular_file() && e.path().extension() == ".h5") out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
   if (out.empty()) throw Error(path + ": no *.h5 shards in it");
@@ -77,7 +79,7 @@ void DrawPosition(const io::ShardReader& shard, const io::ShardGame& g, int ply)
 
 int InspectCommand(int argc, char** argv) {
   cxxopts::Options options("zerofarm inspect", "Summarise zerofarm HDF5 shards and draw their positions.");
-  options.add_options()("path", "A shard file or a directory of shards (searched recursively)",
+  options.add_options()("path", "A shard file, a directory of shards (searched recursively) or a run directory (its shards/)",
                         cxxopts::value<std::string>())
       ("game-id", "Draw a position of this game", cxxopts::value<uint64_t>())
       ("ply", "Which position of --game-id to draw (plies played)", cxxopts::value<int>()->default_value("0"))

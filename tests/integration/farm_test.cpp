@@ -82,7 +82,7 @@ TEST_CASE("SIGINT stops the farm cleanly: finished games kept, in-flight games r
 TEST_CASE("bad command-line values give one line on stderr and exit code 2", "[multiprocess][cli]") {
   ScratchDir dir("zf-badargs");
   const std::vector<std::vector<std::string>> cases = {
-      {"--workers", "0"},          {"--workers", "abc"},       {"--simulations", "-5"},
+      {"--workers", "-1"},         {"--workers", "abc"},       {"--workers", "1025"},       {"--simulations", "-5"},
       {"--game", "chess"},         {"--max-batch", "0"},       {"--gpus", "-2"},
       {"--compression", "12"},     {"--dirichlet-fraction", "2"}, {"--no-such-option"},
       {"--games-per-worker", "0"}, {"--duration", "-1"},       {"stray"},

@@ -66,7 +66,8 @@ TEST_CASE("two hosts write one run: own directories, one run id, distinct game i
   CHECK(ids.size() == 20);    // same --seed, same worker numbers: only the host bits differ
   CHECK(seeds.size() == 20);  // so the seeds (mixed from the id) differ too
 
-  // inspect sees both hosts, with per-host counts.
+  // inspect sees both hosts, with per-host counts, and leaves RUN/models alone.
+  std::ofstream(out + "/models/model-1.h5") << "weights, not a shard";
   Spawned inspect({ZF_BINARY, "inspect", out, "--games", "0"}, dir / "inspect");
   REQUIRE(inspect.Wait(60) == 0);
   CHECK_THAT(inspect.Stdout(), Catch::Contains("host 0: ") && Catch::Contains("host node-b: ") &&
