@@ -3,8 +3,9 @@
 #   1. RUNS farms of SECONDS each (Connect Four, the defaults: workers = the
 #      CPUs granted, 32 games each, 100 simulations, a 6x64 net, one CPU
 #      evaluator in bf16 unless ZF_BENCH_FP32=1), each with --shard-positions
-#      SHARD: positions/s, bytes per position, shards/s and bytes/s into the
-#      run directory, as the host's summary line reports them;
+#      SHARD: positions/s and leaf evals/s (the host's summary line), bytes
+#      per position on disk (its shard files), shards/s and bytes/s into the
+#      run directory;
 #   2. the Python reader (tools/zf_shards.py load_run, what a trainer calls)
 #      on a run of many small fast games: positions/s and MB/s read.
 # Prints one line per run and min / median / max. Usage:
@@ -30,21 +31,24 @@ echo "== farm: connect4, defaults $prec, $secs s, --shard-positions $shard, $run
 for i in $(seq 1 "$runs"); do
   out=$("$zf" run --game connect4 --gpus 0 $prec --duration "$secs" --shard-positions "$shard" \
     --out "$tmp/run$i" --host-id bench --no-status 2>/dev/null)
-  bytes=$(du -sb "$tmp/run$i/shards/bench" --exclude='*.csv' --exclude='*.prom' --exclude='*.txt' | cut -f1)
   echo "$out" | "$python" -c '
-import re, sys
-secs, shard, dir_bytes = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+import os, re, sys
+sys.path.insert(0, "tools")
+import zf_shards
+secs, shard, host_dir = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 s = sys.stdin.read()
-t = float(re.search(r"after ([0-9.]+) s", s).group(1))
-pos = int(re.search(r"\((\d+) positions, ([0-9.]+) MB\)", s).group(1))
-mb = float(re.search(r"\((\d+) positions, ([0-9.]+) MB\)", s).group(2))
 pps = float(re.search(r"([0-9.]+) positions/s", s).group(1))
-bpp = mb * 1e6 / pos if pos else 0
-print(f"{pps:.1f} {bpp:.1f} {pps / shard:.6f} {pps * bpp:.0f}")
-' "$secs" "$shard" "$bytes" | tee -a "$tmp/farm.txt" |
-    awk '{printf "  run: %s positions/s, %s bytes/position, %s shards/s, %s bytes/s\n", $1, $2, $3, $4}'
+eps = float(re.search(r"([0-9.]+) leaf evals/s", s).group(1))
+paths = zf_shards.iter_shards(host_dir)
+pos = sum(int(zf_shards.read_meta(p)["positions"]) for p in paths)
+size = sum(os.path.getsize(p) for p in paths)
+bpp = size / pos if pos else 0
+print(f"{pps:.1f} {bpp:.1f} {pps / shard:.6f} {pps * bpp:.0f} {eps:.0f}")
+' "$secs" "$shard" "$tmp/run$i/shards/bench" | tee -a "$tmp/farm.txt" |
+    awk '{printf "  run: %s positions/s, %s leaf evals/s, %s bytes/position (on disk), %s shards/s, %s bytes/s\n", $1, $5, $2, $3, $4}'
 done
 echo "  positions/s       $(cut -d' ' -f1 "$tmp/farm.txt" | stats)"
+echo "  leaf evals/s      $(cut -d' ' -f5 "$tmp/farm.txt" | stats)"
 echo "  bytes/position    $(cut -d' ' -f2 "$tmp/farm.txt" | stats)"
 echo "  shards/s          $(cut -d' ' -f3 "$tmp/farm.txt" | stats)"
 echo "  bytes/s written   $(cut -d' ' -f4 "$tmp/farm.txt" | stats)"

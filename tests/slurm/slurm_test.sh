@@ -70,7 +70,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # Ports: two non-default ones, from this test's pid, so two test runs (or a
 # real Slurm on 6817/6818) do not clash.
 base=$((20000 + ($$ % 2000) * 2))
-host=$(hostname)
+host=$(hostname 2>/dev/null || cat /proc/sys/kernel/hostname)
 cpus=$(nproc)
 
 # ---- munge: its own key and socket --------------------------------------------
