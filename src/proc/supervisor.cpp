@@ -131,7 +131,8 @@ void PrepareOutput(const FarmConfig& config) {
 // OUT/run_id: the id of the run directory, shared by all its hosts. The first
 // host to start makes it (a private temporary file, then link(2), which fails
 // with EEXIST if another host was first, also on NFS); the others read it.
-std::string RunIdOf(const std::string& dir, uint64_t random) {
+// `host` names the temporary file (pids alone may repeat across hosts).
+std::string RunIdOf(const std::string& dir, uint64_t random, const std::string& host) {
   const std::string path = dir + "/run_id";
   for (int attempt = 0; attempt < 50; ++attempt) {
     std::ifstream in(path);
@@ -142,7 +143,7 @@ std::string RunIdOf(const std::string& dir, uint64_t random) {
     } else {
       char hex[17];
       std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(random));
-      const std::string tmp = path + "." + std::to_string(getpid()) + ".tmp";
+      const std::string tmp = path + "." + host + "." + std::to_string(getpid()) + ".tmp";
       {
         std::ofstream out(tmp);
         out << hex << "\n";
@@ -257,7 +258,7 @@ int RunFarm(const FarmConfig& requested) {
     throw Error(ErrnoMessage("the host directory " + ShardDir(config) + " is not writable", errno));
   RunDirLock lock(ShardDir(config));
   uint64_t id_state = config.seed ^ MonotonicNs() ^ (static_cast<uint64_t>(getpid()) << 32);
-  config.run_id = RunIdOf(config.out, SplitMix64(id_state));
+  config.run_id = RunIdOf(config.out, SplitMix64(id_state), config.host_id);
   config.host_index = HostIndexOf(config.host_id);
   ClaimHostIndex(config.out, config.host_index, config.host_id);
   config.epoch = NextEpoch(ShardDir(config));
