@@ -3,7 +3,9 @@
 
     plot_metrics.py RUN_DIR [--out DIR]
 
-Reads RUN_DIR/metrics.csv (RUN_DIR may also be the CSV file itself) and
+Reads RUN_DIR/metrics.csv, or the one host's RUN_DIR/shards/HOST/metrics.csv
+of a run with one host (RUN_DIR may also be a host directory or the CSV file
+itself; a run of several hosts has one metrics.csv per host: name one) and
 writes into DIR (default: RUN_DIR):
 
     throughput.png  games/s, positions/s and leaf evals/s over time (per evaluator too)
@@ -28,6 +30,7 @@ skipped with a warning, and every PNG is written whatever is missing. Exits
 
 import argparse
 import csv
+import glob
 import os
 import re
 import sys
@@ -45,6 +48,21 @@ MANY_WORKERS = 8  # above this, occupancy is drawn as mean and min..max band
 
 class MetricsError(Exception):
     pass
+
+
+def metrics_path(run_dir):
+    """The metrics.csv of RUN_DIR: the file itself, DIR/metrics.csv, or the
+    only DIR/shards/*/metrics.csv (one per host since runs have hosts)."""
+    if os.path.isfile(run_dir):
+        return run_dir
+    direct = os.path.join(run_dir, "metrics.csv")
+    if os.path.isfile(direct):
+        return direct
+    hosts = sorted(glob.glob(os.path.join(glob.escape(run_dir), "shards", "*", "metrics.csv")))
+    if len(hosts) > 1:
+        raise MetricsError(f"{run_dir} has {len(hosts)} hosts, each with its own metrics.csv: "
+                           f"name one, e.g. {hosts[0]}")
+    return hosts[0] if hosts else direct
 
 
 def read_metrics(path):
@@ -237,7 +255,7 @@ def plot_occupancy(cols, t, xlabel, path):
 
 def plot_run(run_dir, out=None):
     """Reads the metrics and writes every PNG; returns (rows, written paths)."""
-    csv_path = run_dir if os.path.isfile(run_dir) else os.path.join(run_dir, "metrics.csv")
+    csv_path = metrics_path(run_dir)
     cols = read_metrics(csv_path)
     rows = len(next(iter(cols.values())))
     if out is None:

@@ -13,6 +13,7 @@ packages=(
   libcxxopts-dev catch2              # command line; tests
   python3 python3-h5py python3-numpy python3-matplotlib  # reader, plots
   python3-torch                      # the Python Dataset and weights converter (tests)
+  slurm-wlm munge                    # the `slurm` test: a one-node Slurm (docs/scale-out.md)
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }

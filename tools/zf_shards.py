@@ -7,8 +7,8 @@ Needs only h5py and numpy. Full schema: docs/schema.md. In short, one shard
 Root attributes
     schema_version (int, 1), game (str), planes, height, width, actions (int),
     plane_names (str array [planes]), search (str), config (str), run_id (str),
-    zerofarm_version (str), host (str), created (str, ISO 8601 UTC),
-    model_version_min, model_version_max (uint32), shard_index (uint64),
+    zerofarm_version (str), host (str), host_id (str), epoch (uint32),
+    created (str, ISO 8601 UTC), model_version_min, model_version_max (uint32), shard_index (uint64),
     positions (uint64, = n), games (uint64, = g).
 ``/worker_commit``  uint64 [workers]: per-worker queue sequence committed through.
 ``/positions/``     one row per recorded position, grouped by game:
@@ -33,6 +33,10 @@ Root attributes
 
 Shards are written as ``*.h5.tmp`` and renamed when complete: ``iter_shards``
 never returns a ``.tmp`` file, so it is safe to call while a farm is running.
+A run of several hosts (docs/scale-out.md) has one directory per host,
+``RUN/shards/HOST/``; ``iter_shards(RUN)`` returns every host's shards and
+raises ValueError for a host directory of another run (its shards' run_id
+differs from ``RUN/run_id``); ``host_counts(RUN)`` gives per-host totals.
 
 Module use::
 
@@ -57,7 +61,7 @@ described in docs/training.md.
 CLI::
 
     zf_shards.py SHARD.h5 --check     # validate; exit 0 if fine, 1 if not
-    zf_shards.py --summary DIR        # counts per shard and in total
+    zf_shards.py --summary DIR        # counts per shard, per host and in total
 """
 
 import argparse
@@ -146,21 +150,75 @@ def is_shard(path):
         return False
 
 
+def run_id_of(run_or_dir):
+    """The run id of the run a directory belongs to: the contents of RUN/run_id,
+    looked for in the directory, its parent and its grandparent (so RUN,
+    RUN/shards and RUN/shards/HOST all find it); None for a file, a directory
+    outside a run, or a run written before hosts (no run_id file)."""
+    if not os.path.isdir(run_or_dir):
+        return None
+    d = os.path.abspath(run_or_dir)
+    for _ in range(3):
+        path = os.path.join(d, "run_id")
+        if os.path.isfile(path):
+            with open(path) as fh:
+                text = fh.read().strip()
+            if text:
+                return text
+        d = os.path.dirname(d)
+    return None
+
+
+def _shard_attrs(path):
+    """(run_id, host_id) of a shard, or None if `path` is not a zerofarm shard."""
+    try:
+        with h5py.File(path, "r") as f:
+            if "schema_version" not in f.attrs:
+                return None
+            return (_attr(f.attrs.get("run_id", "")), _attr(f.attrs.get("host_id", "")))
+    except OSError:
+        return None
+
+
 def iter_shards(run_or_dir):
     """Sorted paths of the complete shards (*.h5, never *.h5.tmp) under a run
-    directory or any directory, searched recursively. Other .h5 files (the
-    weights in a run's models directory) are left out, with a warning on
-    stderr for a .h5 file that HDF5 cannot open. A path to a single file is
-    returned as a one-element list."""
+    directory or any directory, searched recursively: a run's hosts write into
+    RUN/shards/HOST/, a run from before hosts into RUN/shards/. Other .h5
+    files (the weights in a run's models directory) are left out, with a
+    warning on stderr for a .h5 file that HDF5 cannot open. A path to a single
+    file is returned as a one-element list.
+
+    Raises ValueError, naming the shard and both run ids, if a host's shard
+    belongs to another run than the directory's RUN/run_id (a host directory
+    copied in from another run)."""
     if os.path.isfile(run_or_dir):
         return [run_or_dir]
+    run_id = run_id_of(run_or_dir)
     paths = []
     for path in sorted(glob.glob(os.path.join(glob.escape(run_or_dir), "**", "*.h5"), recursive=True)):
-        if is_shard(path):
+        attrs = _shard_attrs(path)
+        if attrs is not None:
+            shard_run, host = attrs
+            if run_id is not None and host and shard_run != run_id:
+                raise ValueError(f"{path} belongs to run {shard_run}, not to this run ({run_id}): "
+                                 f"host directory {host} comes from another run")
             paths.append(path)
         elif not h5py.is_hdf5(path):
             print(f"zf_shards: skipping {path}: not an HDF5 file", file=sys.stderr)
     return paths
+
+
+def host_counts(run_or_dir):
+    """Per-host totals of a run: {host_id: {"shards", "games", "positions"}}
+    (host "" for shards written before hosts). Checks run ids like iter_shards."""
+    hosts = {}
+    for path in iter_shards(run_or_dir):
+        m = read_meta(path)
+        h = hosts.setdefault(m.get("host_id", ""), {"shards": 0, "games": 0, "positions": 0})
+        h["shards"] += 1
+        h["games"] += int(m["games"])
+        h["positions"] += int(m["positions"])
+    return hosts
 
 
 def load_positions(paths, fields=POSITION_FIELDS):
@@ -640,8 +698,13 @@ def main(argv=None):
                 print(f"{path}: {e}")
                 status = 1
     if args.summary:
-        paths = iter_shards(args.summary)
+        try:
+            paths = iter_shards(args.summary)
+        except ValueError as e:
+            print(f"zf_shards: {e}", file=sys.stderr)
+            return 1
         positions = games = 0
+        hosts = {}
         for path in paths:
             try:
                 m = read_meta(path)
@@ -651,8 +714,16 @@ def main(argv=None):
                 continue
             positions += int(m["positions"])
             games += int(m["games"])
+            h = hosts.setdefault(m.get("host_id", ""), [0, 0, 0])
+            h[0] += 1
+            h[1] += int(m["games"])
+            h[2] += int(m["positions"])
             print(_summary_line(path, m))
-        print(f"{args.summary}: {len(paths)} shards, {positions} positions, {games} games")
+        if len(hosts) > 1 or run_id_of(args.summary):
+            for host, (n, g, p) in sorted(hosts.items()):
+                print(f"host {host or '(no host id)'}: {n} shards, {g} games, {p} positions")
+        print(f"{args.summary}: {len(paths)} shards, {positions} positions, {games} games"
+              + (f", {len(hosts)} host(s) of run {run_id_of(args.summary)}" if run_id_of(args.summary) else ""))
     return status
 
 

@@ -1,6 +1,8 @@
-// zerofarm inspect FILE|DIR: counts, schema, per-game summary, and a board
-// drawn for any position of a shard.
+// zerofarm inspect FILE|DIR: counts, schema, per-game summary, per-host
+// totals of a run with several hosts, and a board drawn for any position of a
+// shard.
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -18,12 +20,37 @@ std::vector<std::string> ShardsOf(const std::string& path) {
   if (!fs::exists(path)) throw Error(path + ": no such file or directory");
   if (!fs::is_directory(path)) return {path};
   std::vector<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(path))
+  // A run directory: only its shards (RUN/models holds weights files, also *.h5).
+  const std::string root = fs::is_directory(path + "/shards") ? path + "/shards" : path;
+  for (const auto& e : fs::recursive_directory_iterator(root))
     if (e.is_regular_file() && e.path().extension() == ".h5") out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
   if (out.empty()) throw Error(path + ": no *.h5 shards in it");
   return out;
 }
+
+// The run id of the run directory `path` belongs to (RUN/run_id, looked for
+// in PATH, PATH/.. and PATH/../.., so RUN, RUN/shards and RUN/shards/HOST all
+// find it), or "" when there is none (a single shard, a legacy run).
+std::string RunIdFor(const std::string& path, std::string* where) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(path)) return "";
+  fs::path dir = fs::absolute(path).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();  // "RUN/" -> "RUN"
+  for (int up = 0; up < 3 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    std::ifstream in(dir / "run_id");
+    std::string id;
+    if (in >> id) {
+      *where = (dir / "run_id").string();
+      return id;
+    }
+  }
+  return "";
+}
+
+struct HostTotals {
+  uint64_t shards = 0, games = 0, positions = 0;
+};
 
 const char* ResultText(int winner) { return winner == 0 ? "1-0" : winner == 1 ? "0-1" : "draw"; }
 
@@ -52,7 +79,7 @@ void DrawPosition(const io::ShardReader& shard, const io::ShardGame& g, int ply)
 
 int InspectCommand(int argc, char** argv) {
   cxxopts::Options options("zerofarm inspect", "Summarise zerofarm HDF5 shards and draw their positions.");
-  options.add_options()("path", "A shard file or a directory of shards (searched recursively)",
+  options.add_options()("path", "A shard file, a directory of shards (searched recursively) or a run directory (its shards/)",
                         cxxopts::value<std::string>())
       ("game-id", "Draw a position of this game", cxxopts::value<uint64_t>())
       ("ply", "Which position of --game-id to draw (plies played)", cxxopts::value<int>()->default_value("0"))
@@ -70,12 +97,24 @@ int InspectCommand(int argc, char** argv) {
   std::map<int, uint64_t> results;
   bool drawn = false;
   const auto shards = ShardsOf(r["path"].as<std::string>());
+  std::string run_id_file;
+  const std::string run_id = RunIdFor(r["path"].as<std::string>(), &run_id_file);
+  std::map<std::string, HostTotals> hosts;
   for (const auto& path : shards) {
     io::ShardReader shard(path);  // one clear line for a file that is not a shard
     const io::ShardMeta& m = shard.meta();
+    // A host directory copied in from another run would mix two runs' data
+    // (and game ids): refuse it. Shards without a host id predate hosts.
+    if (!run_id.empty() && !m.host_id.empty() && m.run_id != run_id)
+      throw Error(path + " belongs to run " + m.run_id + ", not to this run (" + run_id + ", " + run_id_file +
+                  "): host directory " + m.host_id + " comes from another run");
     const auto games = shard.ReadGames();
     total_games += games.size();
     total_positions += shard.Positions();
+    HostTotals& host = hosts[m.host_id.empty() ? std::string("(no host id)") : m.host_id];
+    host.shards += 1;
+    host.games += games.size();
+    host.positions += shard.Positions();
     if (r.count("game-id")) {
       for (const auto& g : games)
         if (g.game_id == r["game-id"].as<uint64_t>()) {
@@ -87,7 +126,9 @@ int InspectCommand(int argc, char** argv) {
     std::cout << path << ": schema " << m.schema_version << ", " << m.game << " " << m.planes << "x" << m.height
               << "x" << m.width << " -> " << m.actions << " actions, " << games.size() << " games, "
               << shard.Positions() << " positions, model versions " << m.model_version_min << ".."
-              << m.model_version_max << ", zerofarm " << m.zerofarm_version << ", host " << m.host << ", created "
+              << m.model_version_max << ", zerofarm " << m.zerofarm_version << ", host " << m.host
+              << (m.host_id.empty() ? "" : " (host id " + m.host_id + ", epoch " + std::to_string(m.epoch) + ")")
+              << ", created "
               << m.created << "\n";
     auto game = game::MakeGame(m.game);
     int shown = 0;
@@ -104,6 +145,12 @@ int InspectCommand(int argc, char** argv) {
     if (!drawn) throw Error("no game with id " + std::to_string(r["game-id"].as<uint64_t>()));
     return 0;
   }
+  if (hosts.size() > 1 || !run_id.empty()) {
+    for (const auto& [name, h] : hosts)
+      std::cout << "host " << name << ": " << h.shards << " shard(s), " << h.games << " games, " << h.positions
+                << " positions\n";
+  }
+  if (!run_id.empty()) std::cout << "run " << run_id << ": " << hosts.size() << " host(s)\n";
   std::cout << "total: " << shards.size() << " shard(s), " << total_games << " games, " << total_positions
             << " positions; results: " << results[0] << " first-player wins, " << results[1]
             << " second-player wins, " << results[-1] << " draws\n";

@@ -32,8 +32,10 @@ int RunCommand(int argc, char** argv) {
                            "writer of HDF5 shards, over shared memory.");
   AddGameAndSearchOptions(options, d);
   options.add_options("farm")
-      ("workers", "Worker processes P", cxxopts::value<int>()->default_value(Str(d.workers)))
-      ("gpus", "Evaluators on GPUs; 0 = one CPU evaluator; -1 = one per GPU found (CUDA builds)",
+      ("workers", "Worker processes P (0 = the CPUs granted: SLURM_CPUS_PER_TASK, else the CPU affinity)",
+       cxxopts::value<int>()->default_value(Str(d.workers)))
+      ("gpus", "Evaluators on GPUs; 0 = one CPU evaluator; -1 = one per GPU granted (CUDA_VISIBLE_DEVICES, "
+       "SLURM_GPUS_ON_NODE; CUDA builds)",
        cxxopts::value<int>()->default_value(Str(d.gpus)))
       ("games-per-worker", "Concurrent games K per worker",
        cxxopts::value<int>()->default_value(Str(d.games_per_worker)))
@@ -51,7 +53,10 @@ int RunCommand(int argc, char** argv) {
   options.add_options("output")
       ("models", "Directory watched for new weights (model-N.h5), loaded between batches (default OUT/models)",
        cxxopts::value<std::string>())
-      ("out", "Run directory (default runs/run-DATE-TIME)", cxxopts::value<std::string>()->default_value(""))
+      ("out", "Run directory (default runs/run-DATE-TIME); several hosts may share one (a shared filesystem)",
+       cxxopts::value<std::string>()->default_value(""))
+      ("host-id", "This host's name in the run: shards go to OUT/shards/HOST-ID (default: Slurm's task number "
+       "from SLURM_ARRAY_TASK_ID / SLURM_PROCID, else the hostname)", cxxopts::value<std::string>())
       ("shard-positions", "Positions per HDF5 shard (whole games; a shard may hold a few more)",
        cxxopts::value<int>()->default_value(Str(d.shard_positions)))
       ("compression", "Deflate level of the shards, 0..9", cxxopts::value<int>()->default_value(Str(d.compression)))
@@ -75,6 +80,7 @@ int RunCommand(int argc, char** argv) {
   if (r.count("fixed-wait")) c.adaptive_wait = false;
   Override(r, "out", &c.out);
   Override(r, "models", &c.models);
+  Override(r, "host-id", &c.host_id);
   if (c.out.empty()) c.out = DefaultRunDir();
   Override(r, "shard-positions", &c.shard_positions);
   Override(r, "compression", &c.compression);
@@ -82,7 +88,7 @@ int RunCommand(int argc, char** argv) {
   Override(r, "duration", &c.duration);
   if (r.count("no-status")) c.status_line = false;
   c.Validate();
-  c.ResolveGpus();
+  c.ResolveResources();
   return proc::RunFarm(c);
 }
 

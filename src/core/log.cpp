@@ -13,6 +13,13 @@ std::string& RoleStorage() {
   static std::string role = "zerofarm";
   return role;
 }
+std::string& HostStorage() {
+  static std::string host = [] {
+    const char* env = std::getenv("ZF_LOG_HOST");  // an exec'd child inherits its supervisor's
+    return std::string(env ? env : "");
+  }();
+  return host;
+}
 LogLevel InitialLevel() {
   const char* env = std::getenv("ZF_LOG_LEVEL");
   if (!env) return LogLevel::kINFO;
@@ -35,6 +42,12 @@ const char* LevelName(LogLevel l) {
 
 void SetLogRole(const std::string& role) { RoleStorage() = role; }
 const std::string& LogRole() { return RoleStorage(); }
+void SetLogHost(const std::string& host) {
+  HostStorage() = host;
+  if (host.empty()) ::unsetenv("ZF_LOG_HOST");
+  else ::setenv("ZF_LOG_HOST", host.c_str(), 1);
+}
+const std::string& LogHost() { return HostStorage(); }
 void SetMinLogLevel(LogLevel level) { g_min_level = level; }
 LogLevel MinLogLevel() { return g_min_level; }
 
@@ -48,7 +61,8 @@ LogMessage::LogMessage(LogLevel level, const char* file, int line) : level_(leve
   const char* base = std::strrchr(file, '/');
   char ms[8];
   std::snprintf(ms, sizeof ms, ".%03d", static_cast<int>(tv.tv_usec / 1000));
-  os_ << LevelName(level_) << " " << stamp << ms << " [" << LogRole() << " " << ::getpid() << "] "
+  os_ << LevelName(level_) << " " << stamp << ms << " [" << LogRole() << (LogHost().empty() ? "" : "@")
+      << LogHost() << " " << ::getpid() << "] "
       << (base ? base + 1 : file) << ":" << line << "] ";
 }
 

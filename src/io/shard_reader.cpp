@@ -59,6 +59,8 @@ ShardReader::ShardReader(const std::string& path) : path_(path) {
   meta_.run_id = str("run_id");
   meta_.zerofarm_version = str("zerofarm_version");
   meta_.host = str("host");
+  meta_.host_id = str("host_id");
+  if (HasAttr(root, "epoch")) meta_.epoch = ReadScalarAttr<uint32_t>(root, "epoch");
   meta_.created = str("created");
   if (HasAttr(root, "model_version_min"))
     meta_.model_version_min = ReadScalarAttr<uint32_t>(root, "model_version_min");

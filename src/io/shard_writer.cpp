@@ -160,6 +160,8 @@ std::vector<uint8_t> ShardWriter::BuildImage(const std::string& name, uint64_t s
     WriteStringAttr(root, "run_id", meta_.run_id);
     WriteStringAttr(root, "zerofarm_version", meta_.zerofarm_version);
     WriteStringAttr(root, "host", meta_.host);
+    if (!meta_.host_id.empty()) WriteStringAttr(root, "host_id", meta_.host_id);
+    WriteScalarAttr<uint32_t>(root, "epoch", meta_.epoch);
     WriteStringAttr(root, "created", NowIso8601Utc());
     WriteScalarAttr<uint32_t>(root, "model_version_min", *vmin);
     WriteScalarAttr<uint32_t>(root, "model_version_max", *vmax);

@@ -40,6 +40,20 @@ void SetProcessTitle(const std::string& title) {
   std::memset(g_title_area + n, 0, g_title_capacity - n + 1);
 }
 
+namespace {
+// A child's SIGTERM: from its supervisor (ChildProcess::Stop) it ends the
+// child as SIG_DFL would. From anyone else it is ignored: a batch system
+// (Slurm at a time limit or preemption, systemd) signals every process of
+// the job at once, and the supervisor, which got the same signal, stops the
+// farm in order, so the writer still drains every finished game.
+void OnChildTerm(int sig, siginfo_t* info, void*) {
+  if (info == nullptr || info->si_pid == 0 || info->si_pid == getppid()) {
+    signal(sig, SIG_DFL);  // async-signal-safe, as are getppid and raise
+    raise(sig);
+  }
+}
+}  // namespace
+
 void BecomeChild(const std::string& role, pid_t expected_parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (getppid() != expected_parent) _exit(kExitPeerGone);  // parent died before prctl
@@ -52,11 +66,16 @@ void BecomeChild(const std::string& role, pid_t expected_parent) {
       ZF_LOG(ERROR) << "ZF_FAULT_CRASH=" << fault << ": crashing on purpose";
       std::abort();
     }
-  // Children start with default signal handling; the supervisor owns SIGINT:
-  // a terminal's Ctrl-C reaches the whole process group, and children stop
-  // through the shared stop flag instead.
+  // The supervisor owns SIGINT and SIGTERM: a terminal's Ctrl-C reaches the
+  // whole process group, a batch system's SIGTERM every process of the job,
+  // and children stop through the shared stop flag instead. A SIGTERM from
+  // the supervisor itself still ends a child (OnChildTerm).
   signal(SIGINT, SIG_IGN);
-  signal(SIGTERM, SIG_DFL);
+  struct sigaction term {};
+  term.sa_sigaction = OnChildTerm;
+  term.sa_flags = SA_SIGINFO;
+  sigemptyset(&term.sa_mask);
+  sigaction(SIGTERM, &term, nullptr);
   signal(SIGPIPE, SIG_IGN);
 }
 

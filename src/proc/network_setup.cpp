@@ -57,7 +57,7 @@ std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const 
   return eval::MakeRandomEvaluator(net, config.seed);
 }
 
-std::string ShardDir(const FarmConfig& config) { return config.out + "/shards"; }
-std::string ConfigPath(const FarmConfig& config) { return config.out + "/config.txt"; }
+std::string ShardDir(const FarmConfig& config) { return config.out + "/shards/" + config.host_id; }
+std::string ConfigPath(const FarmConfig& config) { return ShardDir(config) + "/config.txt"; }
 
 }  // namespace zerofarm::proc

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -9,6 +10,7 @@
 
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/log.h"
+#include "zerofarm/proc/roles.h"
 
 namespace zerofarm::proc {
 namespace {
@@ -65,6 +67,9 @@ FarmSnapshot ReadSnapshot(const shm::SegmentMap& map) {
     s.leaves += s.eval_leaves.back();
     s.busy_ns += s.eval_busy_ns.back();
     s.batches += b.batches.load(kRelaxed);
+    const uint32_t version = b.model_version.load(kRelaxed);
+    s.model_min = e == 0 ? version : std::min(s.model_min, version);
+    s.model_max = std::max(s.model_max, version);
     for (uint32_t i = 0; i < shm::kBatchHistogramBuckets; ++i) s.batch_hist[i] += b.batch_size_log2[i].load(kRelaxed);
     s.restarts_evaluator += map.EvaluatorProcess(e).restarts.load(kRelaxed);
   }
@@ -94,10 +99,10 @@ StatusReporter::StatusReporter(const shm::SegmentMap& map, const FarmConfig& con
   first_ = last_line_ = last_metrics_ = ReadSnapshot(map);
   // One metrics.csv per run; an earlier run's (in a continued directory)
   // keeps its own file, metrics-EPOCH.csv.
-  const std::string path = config.out + "/metrics.csv";
+  const std::string path = ShardDir(config) + "/metrics.csv";
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && config.epoch > 0)
-    std::filesystem::rename(path, config.out + "/metrics-" + std::to_string(config.epoch - 1) + ".csv", ec);
+    std::filesystem::rename(path, ShardDir(config) + "/metrics-" + std::to_string(config.epoch - 1) + ".csv", ec);
   csv_ = std::fopen(path.c_str(), "w");
   if (!csv_) {
     ZF_LOG(WARN) << "cannot write " << path << "; no metrics file for this run";
@@ -136,13 +141,13 @@ void StatusReporter::Tick(bool force) {
   char line[320];
   std::snprintf(line, sizeof line,
                 "\r%6.0fs  games %llu (%.1f/s)  pos/s %.0f  evals/s %.0f  batch %.1f  latency p50 %.0fus  ring %3.0f%%  "
-                "eval busy %3.0f%%  restarts %llu\033[K",
+                "eval busy %3.0f%%  restarts %llu  host %s model %u\033[K",
                 now.t - first_.t, static_cast<unsigned long long>(now.games), Rate(now.games, last_line_.games, dt),
                 Rate(now.positions, last_line_.positions, dt), Rate(now.leaves, last_line_.leaves, dt),
                 batches > 0 ? (now.leaves - last_line_.leaves) / batches : 0.0,
                 LatencyQuantileUs(now, last_line_, 0.5), 100.0 * now.MeanOccupancy(),
                 100.0 * (now.busy_ns - last_line_.busy_ns) * 1e-9 / dt / now.eval_leaves.size(),
-                static_cast<unsigned long long>(now.restarts()));
+                static_cast<unsigned long long>(now.restarts()), config_.host_id.c_str(), now.model_max);
   std::fputs(line, stderr);
   std::fflush(stderr);
   last_line_ = now;
@@ -234,9 +239,11 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   m << "zerofarm_eval_cache_hit_ratio " << (now.cache_lookups ? static_cast<double>(now.cache_hits) / now.cache_lookups : 0.0) << "\n";
   metric("zerofarm_shards_written_total", "counter", "HDF5 shards written.");
   m << "zerofarm_shards_written_total " << now.shards << "\n";
+  metric("zerofarm_model_version", "gauge", "Newest model version an evaluator of this host runs.");
+  m << "zerofarm_model_version{host=\"" << config_.host_id << "\"} " << now.model_max << "\n";
   metric("zerofarm_written_bytes_total", "counter", "Bytes of HDF5 shards written.");
   m << "zerofarm_written_bytes_total " << now.bytes << "\n";
-  const std::string path = config_.out + "/metrics.prom", tmp = path + ".tmp";
+  const std::string path = ShardDir(config_) + "/metrics.prom", tmp = path + ".tmp";
   if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
     const std::string text = m.str();
     const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
@@ -252,18 +259,18 @@ void StatusReporter::PrintSummary(const std::string& stop_reason) {
   if (tty_) std::fputs("\n", stderr);
   std::printf(
       "zerofarm run: %s after %.1f s: %llu games finished, %llu written in %llu shards (%llu positions, %.1f MB) "
-      "to %s/shards; %llu in-flight games dropped; %.1f games/s, %.1f positions/s, %.0f leaf evals/s, "
+      "to %s; %llu in-flight games dropped; %.1f games/s, %.1f positions/s, %.0f leaf evals/s, "
       "mean batch %.1f, leaf latency p50 %.0f us p99 %.0f us, mean ring occupancy %.0f%%, evaluator busy %.0f%%, "
-      "restarts %llu\n",
+      "restarts %llu; host %s, model version %u..%u\n",
       stop_reason.c_str(), secs, static_cast<unsigned long long>(t.games),
       static_cast<unsigned long long>(t.games_written), static_cast<unsigned long long>(t.shards),
-      static_cast<unsigned long long>(t.positions_written), t.bytes / 1e6, config_.out.c_str(),
+      static_cast<unsigned long long>(t.positions_written), t.bytes / 1e6, ShardDir(config_).c_str(),
       static_cast<unsigned long long>(t.dropped), secs > 0 ? t.games / secs : 0, secs > 0 ? t.positions / secs : 0,
       secs > 0 ? t.leaves / secs : 0, t.batches ? static_cast<double>(t.leaves) / t.batches : 0,
       LatencyQuantileUs(t, first_, 0.5), LatencyQuantileUs(t, first_, 0.99),
       occupancy_samples_ ? 100.0 * occupancy_sum_ / occupancy_samples_ : 0,
       secs > 0 ? 100.0 * t.busy_ns * 1e-9 / secs / t.eval_leaves.size() : 0,
-      static_cast<unsigned long long>(t.restarts()));
+      static_cast<unsigned long long>(t.restarts()), config_.host_id.c_str(), t.model_min, t.model_max);
   if (config_.search.playout_cap_fraction > 0.0f || config_.search.ResignEnabled())
     std::printf(
         "zerofarm run: search: %llu of %llu positions full searches; %llu games resigned; false resignations "

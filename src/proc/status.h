@@ -28,6 +28,7 @@ struct FarmSnapshot {
   std::array<uint64_t, shm::kBatchHistogramBuckets> batch_hist{};
   std::array<uint64_t, shm::kLatencyBuckets> latency_hist{};
   uint64_t restarts_worker = 0, restarts_evaluator = 0, restarts_writer = 0;
+  uint32_t model_min = 0, model_max = 0;  // model versions the evaluators run now
 
   // Search quality (docs/search.md): summed over workers; the threshold is the workers' mean.
   uint64_t full_positions = 0, games_resigned = 0, resign_checks = 0, false_resignations = 0;

@@ -75,8 +75,8 @@ void RemoveStaleSegments() {
   }
 }
 
-// Holds OUT/.zerofarm.lock (flock) for the supervisor's lifetime, so two runs
-// never write into one directory. The lock dies with the process.
+// Holds HOSTDIR/.zerofarm.lock (flock) for the supervisor's lifetime, so two
+// supervisors never write into one host directory. The lock dies with the process.
 class RunDirLock {
  public:
   explicit RunDirLock(const std::string& dir) {
@@ -88,7 +88,8 @@ class RunDirLock {
       ssize_t n = pread(fd_, pid, sizeof pid - 1, 0);
       (void)n;
       close(fd_);
-      throw ConfigError("another zerofarm run (pid " + std::string(pid) + ") is writing into " + dir);
+      throw ConfigError("another zerofarm run (pid " + std::string(pid) + ") is writing into " + dir +
+                        " (two hosts with one --host-id?)");
     }
     const std::string me = std::to_string(getpid());
     if (ftruncate(fd_, 0) != 0 || pwrite(fd_, me.data(), me.size(), 0) < 0) {
@@ -119,10 +120,6 @@ void WriteFileAtomically(const std::string& path, const std::string& text) {
 
 void PrepareOutput(const FarmConfig& config) {
   std::error_code ec;
-  std::filesystem::create_directories(ShardDir(config), ec);
-  if (ec) throw Error("cannot create output directory " + ShardDir(config) + ": " + ec.message());
-  if (access(ShardDir(config).c_str(), W_OK) != 0)
-    throw Error(ErrnoMessage("output directory " + ShardDir(config) + " is not writable", errno));
   // Leftovers of a killed run: a .tmp shard was never complete.
   for (const auto& e : std::filesystem::directory_iterator(ShardDir(config))) {
     if (e.path().extension() == ".tmp") {
@@ -130,6 +127,71 @@ void PrepareOutput(const FarmConfig& config) {
       std::filesystem::remove(e.path(), ec);
     }
   }
+}
+
+// OUT/run_id: the id of the run directory, shared by all its hosts. The first
+// host to start makes it (a private temporary file, then link(2), which fails
+// with EEXIST if another host was first, also on NFS); the others read it.
+// `host` names the temporary file (pids alone may repeat across hosts).
+std::string RunIdOf(const std::string& dir, uint64_t random, const std::string& host) {
+  const std::string path = dir + "/run_id";
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    std::ifstream in(path);
+    std::string id;
+    if (in >> id && !id.empty()) return id;
+    if (in.is_open()) {  // being written by nobody: link() makes it whole; an empty one is damage
+      if (attempt > 0) throw ConfigError(path + " is empty: remove it or use a new run directory");
+    } else {
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(random));
+      const std::string tmp = path + "." + host + "." + std::to_string(getpid()) + ".tmp";
+      {
+        std::ofstream out(tmp);
+        out << hex << "\n";
+        if (!out.flush()) throw Error("cannot write " + tmp);
+      }
+      const int rc = link(tmp.c_str(), path.c_str());
+      const int err = errno;
+      std::remove(tmp.c_str());
+      if (rc == 0) return hex;
+      if (err != EEXIST) throw Error(ErrnoMessage("cannot create " + path, err));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw Error("cannot read " + path);
+}
+
+// Claims host index `index` for `host` in OUT/host-index/N (O_EXCL create);
+// the same host claiming again (a restart, a requeue) is fine. ConfigError
+// when another host of the run holds it: then two hosts would share game ids.
+void ClaimHostIndex(const std::string& dir, uint32_t index, const std::string& host) {
+  const std::string claims = dir + "/host-index";
+  std::error_code ec;
+  std::filesystem::create_directories(claims, ec);
+  if (ec) throw Error("cannot create " + claims + ": " + ec.message());
+  const std::string path = claims + "/" + std::to_string(index);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    const std::string text = host + "\n";
+    const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    close(fd);
+    if (!ok) {
+      std::remove(path.c_str());
+      throw Error("cannot write " + path);
+    }
+    return;
+  }
+  if (errno != EEXIST) throw Error(ErrnoMessage("cannot create " + path, errno));
+  std::string owner;
+  for (int attempt = 0; attempt < 50 && owner.empty(); ++attempt) {  // its creator may be mid-write
+    std::ifstream in(path);
+    in >> owner;
+    if (owner.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (owner != host)
+    throw ConfigError("host index " + std::to_string(index) + " of --host-id " + host + " is taken by host '" +
+                      owner + "' of this run (" + path + "); give this host another --host-id (a number below "
+                      "65536 is used as the index itself)");
 }
 
 // The device evaluator e runs on: the e-th entry of the supervisor's own
@@ -149,7 +211,8 @@ uint32_t NextEpoch(const std::string& dir) {
   uint32_t epoch = 0;
   std::ifstream in(dir + "/epoch");
   if (in >> epoch) ++epoch;
-  if (epoch >= (1u << 16)) throw Error(dir + ": more than 65535 runs wrote into this directory");
+  if (epoch >= kMaxEpochs)
+    throw Error(dir + ": more than " + std::to_string(kMaxEpochs - 1) + " runs of this host wrote into it");
   WriteFileAtomically(dir + "/epoch", std::to_string(epoch) + "\n");
   return epoch;
 }
@@ -171,7 +234,7 @@ uint32_t GameQueueDepth(const FarmConfig& config, size_t game_slot_bytes) {
 int RunFarm(const FarmConfig& requested) {
   FarmConfig config = requested;
   config.Validate();
-  config.ResolveGpus();
+  config.ResolveResources();
   SetLogRole("supervisor");
   SetProcessTitle("zf-supervisor");
   const auto game = game::MakeGame(config.game);
@@ -190,10 +253,17 @@ int RunFarm(const FarmConfig& requested) {
     }
   }
   std::error_code dir_error;
-  std::filesystem::create_directories(config.out, dir_error);
-  if (dir_error) throw Error("cannot create the run directory " + config.out + ": " + dir_error.message());
-  RunDirLock lock(config.out);
-  config.epoch = NextEpoch(config.out);
+  std::filesystem::create_directories(ShardDir(config), dir_error);
+  if (dir_error) throw Error("cannot create the host directory " + ShardDir(config) + ": " + dir_error.message());
+  if (access(ShardDir(config).c_str(), W_OK) != 0)
+    throw Error(ErrnoMessage("the host directory " + ShardDir(config) + " is not writable", errno));
+  RunDirLock lock(ShardDir(config));
+  uint64_t id_state = config.seed ^ MonotonicNs() ^ (static_cast<uint64_t>(getpid()) << 32);
+  config.run_id = RunIdOf(config.out, SplitMix64(id_state), config.host_id);
+  config.host_index = HostIndexOf(config.host_id);
+  ClaimHostIndex(config.out, config.host_index, config.host_id);
+  config.epoch = NextEpoch(ShardDir(config));
+  SetLogHost(config.host_id);  // every log line of this host's processes names it
   PrepareOutput(config);
   std::filesystem::create_directories(ModelsDir(config), dir_error);
   RemoveStaleSegments();
@@ -217,7 +287,8 @@ int RunFarm(const FarmConfig& requested) {
   shm::EvalCacheMemory cache_memory;
   if (config.eval_cache > 0) cache_memory = shm::EvalCacheMemory(config.eval_cache, game->ActionCount());
   WriteFileAtomically(ConfigPath(config), config.ToText());
-  ZF_LOG(INFO) << "run " << std::hex << run_id << std::dec << ": " << config.game << ", " << config.workers
+  ZF_LOG(INFO) << "run " << config.run_id << ", host " << config.host_id << " (index " << config.host_index
+               << ", epoch " << config.epoch << "), segment id " << std::hex << run_id << std::dec << ": " << config.game << ", " << config.workers
                << " workers x " << config.games_per_worker << " games, " << config.Evaluators()
                << (config.gpus > 0 ? " GPU" : " CPU") << " evaluator(s), segment " << segment.name() << " ("
                << layout.total_bytes / 1024 << " KiB), output " << config.out;

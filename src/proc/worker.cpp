@@ -160,8 +160,13 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
     for (int g = 0; g < k; ++g) {
       if (!games[g]) {
         if (!claim_game()) continue;
-        const uint64_t id = (static_cast<uint64_t>(config.epoch) << 48) | (static_cast<uint64_t>(worker) << 32) |
-                            (queue.NextSequence() & 0xFFFFFFFFULL);
+        const uint64_t sequence = queue.NextSequence();
+        if (sequence >= kMaxGameSequence) {  // the id's sequence field is spent: stop as if the budget were
+          ZF_LOG(WARN) << "worker " << worker << " played " << kMaxGameSequence << " games this epoch; it stops";
+          budget_left = false;
+          continue;
+        }
+        const uint64_t id = MakeGameId(config.host_index, config.epoch, worker, sequence);
         games[g] = std::make_unique<mcts::SelfPlayGame>(*game, search, id,
                                                         MixSeed(config.seed, id), static_cast<int>(worker));
         publish_in_flight();

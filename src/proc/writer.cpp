@@ -61,7 +61,9 @@ int WriteShards(const FarmConfig& config, const shm::SegmentMap& map) {
   io::ShardMeta meta = io::ShardMetaForGame(*game);
   meta.search = config.search.Describe();
   meta.config = config.ToText();
-  meta.run_id = std::to_string(map.header().run_id);
+  meta.run_id = config.run_id;
+  meta.host_id = config.host_id;
+  meta.epoch = config.epoch;
   io::Compression compression;
   compression.deflate_level = config.compression;
   io::ShardWriter writer(dir, kShardPrefix, meta, compression);
@@ -88,7 +90,9 @@ int WriteShards(const FarmConfig& config, const shm::SegmentMap& map) {
     const std::string last = writer.ShardPath(shard_index - 1);
     if (std::filesystem::exists(last)) {
       io::ShardReader reader(last);
-      if (reader.meta().run_id == meta.run_id && reader.meta().worker_commit.size() == workers)
+      // Written by this supervisor (same host directory, same epoch): its queues are ours.
+      if (reader.meta().run_id == meta.run_id && reader.meta().host_id == meta.host_id &&
+          reader.meta().epoch == meta.epoch && reader.meta().worker_commit.size() == workers)
         already_written = reader.meta().worker_commit;
     }
   }

@@ -104,9 +104,9 @@ TEST_CASE("a full output disk stops the writer cleanly and every finished shard 
   CHECK(code == kExitNoSpace);
   CHECK_THAT(err, Catch::Contains("No space left on device"));
   CHECK_THAT(summary, Catch::Contains("were NOT written"));
-  const auto shards = io::ListShards(out + "/run/shards");
+  const auto shards = io::ListShards(HostDir(out + "/run"));
   CHECK(shards.size() >= 1);
-  const ShardCheck check = CheckShards(out + "/run/shards");  // each complete shard opens and is valid
+  const ShardCheck check = CheckShards(HostDir(out + "/run"));  // each complete shard opens and is valid
   CHECK(check.duplicate_ids == 0);
   const auto leftovers = FilesWithSuffix(out, ".tmp");
   for (const auto& f : leftovers) INFO("left behind: " << f);
@@ -178,7 +178,7 @@ TEST_CASE("after a SIGKILLed supervisor: children exit, the next run cleans up a
   const std::string out = dir / "run";
   Spawned first(FarmArgs(out, {"--shard-positions", "60"}), dir / "first");
   // Wait for a few shards, then kill the supervisor outright.
-  for (int i = 0; i < 600 && (!std::filesystem::exists(out + "/shards") || io::ListShards(out + "/shards").size() < 2);
+  for (int i = 0; i < 600 && (!std::filesystem::exists(HostDir(out)) || io::ListShards(HostDir(out)).size() < 2);
        ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const auto children = ChildPids(first.pid());
@@ -191,8 +191,8 @@ TEST_CASE("after a SIGKILLed supervisor: children exit, the next run cleans up a
   for (pid_t c : children) CHECK_FALSE(ProcessAlive(c));  // PR_SET_PDEATHSIG
 
   // What a killed run leaves: its segment, perhaps a .tmp shard. Plant one.
-  std::ofstream(out + "/shards/shard-999999.h5.tmp") << "half a shard";
-  const auto before = io::ListShards(out + "/shards");
+  std::ofstream(HostDir(out) + "/shard-999999.h5.tmp") << "half a shard";
+  const auto before = io::ListShards(HostDir(out));
   std::map<std::string, uintmax_t> sizes;
   for (const auto& s : before) sizes[s] = std::filesystem::file_size(s);
 
@@ -200,9 +200,9 @@ TEST_CASE("after a SIGKILLed supervisor: children exit, the next run cleans up a
   REQUIRE(second.Wait(300) == 0);
   CHECK(std::filesystem::exists(segments[0]) == false);       // the dead run's segment is gone
   CHECK(FilesWithSuffix(out, ".tmp").empty());                 // the partial shard is gone
-  const auto after = io::ListShards(out + "/shards");
+  const auto after = io::ListShards(HostDir(out));
   CHECK(after.size() > before.size());
   for (const auto& s : before) CHECK(std::filesystem::file_size(s) == sizes[s]);  // nothing overwritten
-  const ShardCheck check = CheckShards(out + "/shards");
+  const ShardCheck check = CheckShards(HostDir(out));
   CHECK(check.duplicate_ids == 0);
 }

@@ -104,7 +104,7 @@ void RunChaos(double seconds, int min_kills) {
   CHECK(dropped > 0);                  // the kills cost in-flight games, and said so
   CHECK(restarts >= kills);            // every killed child was replaced
 
-  const ShardCheck check = CheckShards(out + "/shards");  // every shard opens, targets valid
+  const ShardCheck check = CheckShards(HostDir(out));  // every shard opens, targets valid
   CHECK(check.duplicate_ids == 0);                          // none written twice
   CHECK(static_cast<long long>(check.games) == written);
   CHECK(FilesWithSuffix(out, ".tmp").empty());
@@ -115,7 +115,7 @@ void RunChaos(double seconds, int min_kills) {
   if (std::system("/usr/bin/python3 -c 'import h5py' 2>/dev/null") == 0) {
     // h5py opens every shard (one interpreter for all of them).
     std::string cmd = "/usr/bin/python3 " + SourceDir() + "/tools/zf_shards.py --check";
-    for (const auto& shard : io::ListShards(out + "/shards")) cmd += " " + shard;
+    for (const auto& shard : io::ListShards(HostDir(out))) cmd += " " + shard;
     cmd += " >/dev/null";
     CHECK(std::system(cmd.c_str()) == 0);
   }

@@ -49,11 +49,11 @@ TEST_CASE("a farm of 2 workers and a CPU evaluator writes 50 games exactly once"
   const std::string summary = farm.Stdout();
   CHECK_THAT(summary, Catch::Contains("50 games finished, 50 written"));
 
-  const ShardCheck check = CheckShards(out + "/shards");
+  const ShardCheck check = CheckShards(HostDir(out));
   CHECK(check.games == 50);
   CHECK(check.duplicate_ids == 0);
   CHECK(check.game_ids.size() == 50);
-  CHECK(io::ListShards(out + "/shards").size() >= 2);  // 300-position shards
+  CHECK(io::ListShards(HostDir(out)).size() >= 2);  // 300-position shards
   CHECK(FilesWithSuffix(out, ".tmp").empty());
   CHECK(SegmentsOf(farm.pid()).empty());
 }
@@ -71,7 +71,7 @@ TEST_CASE("SIGINT stops the farm cleanly: finished games kept, in-flight games r
   const std::string summary = farm.Stdout();
   CHECK_THAT(summary, Catch::Contains("signal"));
   CHECK_THAT(summary, Catch::Contains("in-flight games dropped"));
-  const ShardCheck check = CheckShards(out + "/shards");
+  const ShardCheck check = CheckShards(HostDir(out));
   CHECK(check.games > 0);
   CHECK(check.duplicate_ids == 0);
   CHECK_THAT(summary, Catch::Contains(std::to_string(check.games) + " written"));
@@ -82,11 +82,11 @@ TEST_CASE("SIGINT stops the farm cleanly: finished games kept, in-flight games r
 TEST_CASE("bad command-line values give one line on stderr and exit code 2", "[multiprocess][cli]") {
   ScratchDir dir("zf-badargs");
   const std::vector<std::vector<std::string>> cases = {
-      {"--workers", "0"},          {"--workers", "abc"},       {"--simulations", "-5"},
+      {"--workers", "-1"},         {"--workers", "abc"},       {"--workers", "1025"},       {"--simulations", "-5"},
       {"--game", "chess"},         {"--max-batch", "0"},       {"--gpus", "-2"},
       {"--compression", "12"},     {"--dirichlet-fraction", "2"}, {"--no-such-option"},
       {"--games-per-worker", "0"}, {"--duration", "-1"},       {"stray"},
-      {"--weights", dir / "missing.h5"},
+      {"--weights", dir / "missing.h5"}, {"--host-id", "a/b"}, {"--host-id", ".."},
   };
   for (const auto& extra : cases) {
     std::vector<std::string> args = {ZF_BINARY, "run", "--out", dir / "run"};
@@ -114,7 +114,7 @@ TEST_CASE("inspect summarises shards and refuses a file that is not one", "[mult
   CHECK_THAT(text, Catch::Contains("total: 1 shard(s), 6 games"));
   CHECK_THAT(text, Catch::Contains("connect4 3x6x7 -> 7 actions"));
   // Draw a position of the first game listed.
-  const auto shards = io::ListShards(out + "/shards");
+  const auto shards = io::ListShards(HostDir(out));
   REQUIRE(!shards.empty());
   const auto games = io::ShardReader(shards[0]).ReadGames();
   Spawned draw({ZF_BINARY, "inspect", shards[0], "--game-id", std::to_string(games[0].game_id), "--ply", "3"},
@@ -147,7 +147,7 @@ TEST_CASE("a farm with one GPU evaluator writes valid games", "[multiprocess][fa
   INFO(farm.Stderr());
   REQUIRE(code == 0);
   CHECK_THAT(farm.Stderr(), Catch::Contains("LibTorch CUDA"));
-  const ShardCheck check = CheckShards(out + "/shards");
+  const ShardCheck check = CheckShards(HostDir(out));
   CHECK(check.games == 40);
   CHECK(check.duplicate_ids == 0);
   CHECK(SegmentsOf(farm.pid()).empty());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "farm_check.h"
 #include "spawn.h"
 #include "test_paths.h"
 #include "zerofarm/game/game.h"
@@ -16,6 +17,8 @@
 using namespace zerofarm;
 using testing::ScratchDir;
 using testing::Spawned;
+using testing::HostDir;
+using testing::kTestHost;
 
 namespace {
 
@@ -29,7 +32,7 @@ void RunAndCheck(const std::string& name, int simulations, int games) {
   Spawned farm({ZF_BINARY, "run", "--game", name, "--workers", "2", "--gpus", "0",
                 "--games-per-worker", "4", "--simulations", std::to_string(simulations), "--blocks", "1",
                 "--filters", "8", "--games", std::to_string(games), "--out", out, "--no-status",
-                "--shard-positions", "1000", "--seed", "5"},
+                "--shard-positions", "1000", "--seed", "5", "--host-id", kTestHost},
                dir / "farm");
   const int code = farm.Wait(600);
   INFO(name << " farm stderr:\n" << farm.Stderr());
@@ -41,7 +44,7 @@ void RunAndCheck(const std::string& name, int simulations, int games) {
   const int actions = g->ActionCount();
   std::vector<uint8_t> features(fb);
   std::vector<int> legal;
-  const std::vector<std::string> shards = io::ListShards(out + "/shards");
+  const std::vector<std::string> shards = io::ListShards(HostDir(out));
   REQUIRE(!shards.empty());
   uint64_t total = 0;
   for (const std::string& path : shards) {

@@ -55,7 +55,7 @@ TEST_CASE("new weights are hot-reloaded between batches; a broken file is refuse
 
   std::set<uint32_t> versions;
   bool monotonic = true;
-  for (const auto& path : io::ListShards(out + "/shards")) {
+  for (const auto& path : io::ListShards(HostDir(out))) {
     io::ShardReader shard(path);
     const auto rows = shard.ReadAllPositions();
     for (const auto& game : shard.ReadGames()) {

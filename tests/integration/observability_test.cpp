@@ -30,7 +30,7 @@ TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary
   REQUIRE(farm.Wait(300) == 0);
   const std::string summary = farm.Stdout();
   INFO(summary);
-  const auto csv = Lines(Slurp(out + "/metrics.csv"));
+  const auto csv = Lines(Slurp(HostDir(out) + "/metrics.csv"));
   REQUIRE(csv.size() >= 3);  // header + a row every 2 s + the final row
   CHECK(csv[0].rfind("time_s,games_total,positions_total,leaf_evals_total", 0) == 0);
   CHECK_THAT(csv[0], Catch::Contains("latency_p99_us") && Catch::Contains("ring_occupancy_w1") &&
@@ -38,7 +38,7 @@ TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary
   const size_t columns = std::count(csv[0].begin(), csv[0].end(), ',');
   for (size_t i = 1; i < csv.size(); ++i) CHECK(static_cast<size_t>(std::count(csv[i].begin(), csv[i].end(), ',')) == columns);
 
-  const std::string prom = Slurp(out + "/metrics.prom");
+  const std::string prom = Slurp(HostDir(out) + "/metrics.prom");
   const long long finished = NumberBefore(summary, " games finished");
   REQUIRE(finished > 0);
   CHECK_THAT(prom, Catch::Contains("# TYPE zerofarm_games_total counter"));
@@ -70,11 +70,11 @@ TEST_CASE("a config file sets options, the command line overrides it, shards sto
                                       "games-per-worker = 3\nseed = 99\ngames = 100\n";
   const std::string out = dir / "run";
   Spawned farm({ZF_BINARY, "run", "--config", dir / "farm.conf", "--games", "5", "--gpus", "0", "--blocks", "1",
-                "--filters", "8", "--out", out, "--no-status"},
+                "--filters", "8", "--out", out, "--no-status", "--host-id", kTestHost},
                dir / "farm");
   REQUIRE(farm.Wait(300) == 0);
   CHECK_THAT(farm.Stderr(), Catch::Contains("effective config: game=connect4"));
-  const auto shards = io::ListShards(out + "/shards");
+  const auto shards = io::ListShards(HostDir(out));
   REQUIRE(shards.size() == 1);
   const io::ShardReader shard(shards[0]);
   CHECK(shard.Games() == 5);  // the command line's --games 5, not the file's 100

@@ -6,6 +6,7 @@ torch. The farm tests need $ZF_BINARY; the Dataset and training tests need
 torch and skip without it ("SKIPPED: torch not installed").
 """
 
+import glob
 import os
 import pickle
 import shutil
@@ -14,6 +15,7 @@ import sys
 import tempfile
 import unittest
 
+import h5py
 import numpy as np
 
 import test_support as zftest
@@ -148,6 +150,70 @@ class LoadRunTest(unittest.TestCase):
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("needs PyTorch", p.stderr)
+
+
+class HostsTest(unittest.TestCase):
+    """A run of several hosts: RUN/run_id and RUN/shards/HOST/ (docs/scale-out.md)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="zf_hosts_")
+        self.run_dir = os.path.join(self.tmp.name, "run")
+        os.makedirs(os.path.join(self.run_dir, "shards"))
+        with open(os.path.join(self.run_dir, "run_id"), "w") as fh:
+            fh.write("00000000000000aa\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def add_host(self, host, shards, run_id="00000000000000aa"):
+        d = os.path.join(self.run_dir, "shards", host)
+        os.makedirs(d)
+        games = 0
+        for i in range(shards):
+            path = os.path.join(d, f"shard-{i:06d}.h5")
+            zftest.write_synthetic_shard(path, games=2 + i, seed=i, shard_index=i, first_game_id=100 * i)
+            with h5py.File(path, "r+") as f:
+                f.attrs["run_id"] = run_id
+                f.attrs["host_id"] = host
+            games += 2 + i
+        return games
+
+    def test_every_host_is_read_with_per_host_counts(self):
+        g0, g1 = self.add_host("0", 2), self.add_host("node-b", 3)
+        self.assertEqual(len(zf_shards.iter_shards(self.run_dir)), 5)
+        counts = zf_shards.host_counts(self.run_dir)
+        self.assertEqual(sorted(counts), ["0", "node-b"])
+        self.assertEqual((counts["0"]["shards"], counts["0"]["games"]), (2, g0))
+        self.assertEqual((counts["node-b"]["shards"], counts["node-b"]["games"]), (3, g1))
+        self.assertEqual(zf_shards.run_id_of(os.path.join(self.run_dir, "shards", "0")), "00000000000000aa")
+        data = zf_shards.load_run(self.run_dir, fields=("z",))
+        self.assertEqual(len(data["meta"]["shards"]), 5)
+        p = subprocess.run([sys.executable, os.path.join(zftest.TOOLS, "zf_shards.py"), "--summary", self.run_dir],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"host 0: 2 shards, {g0} games", p.stdout)
+        self.assertIn(f"host node-b: 3 shards, {g1} games", p.stdout)
+        self.assertIn("2 host(s) of run 00000000000000aa", p.stdout)
+
+    def test_a_host_directory_of_another_run_is_refused(self):
+        self.add_host("0", 1)
+        self.add_host("7", 1, run_id="00000000000000bb")
+        with self.assertRaisesRegex(ValueError, "host directory 7 comes from another run"):
+            zf_shards.iter_shards(self.run_dir)
+        with self.assertRaisesRegex(ValueError, "another run"):
+            zf_shards.load_run(self.run_dir)
+        p = subprocess.run([sys.executable, os.path.join(zftest.TOOLS, "zf_shards.py"), "--summary", self.run_dir],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("comes from another run", p.stderr)
+
+    def test_shards_from_before_hosts_are_still_read(self):
+        # RUN/shards/*.h5 with no host_id next to the new layout: no run id check.
+        zftest.write_synthetic_shard(os.path.join(self.run_dir, "shards", "shard-000000.h5"), games=4)
+        self.add_host("0", 1)
+        counts = zf_shards.host_counts(self.run_dir)
+        self.assertEqual(counts[""]["games"], 4)
+        self.assertEqual(len(zf_shards.iter_shards(self.run_dir)), 2)
 
 
 class SymmetryTest(unittest.TestCase):
@@ -381,6 +447,7 @@ class FarmShardsTest(unittest.TestCase):
 
     def test_plot_metrics_if_the_farm_writes_them(self):
         csv_path = os.path.join(self.run_dir, "metrics.csv")
+        csv_path = (glob.glob(os.path.join(self.run_dir, "shards", "*", "metrics.csv")) or [csv_path])[0]
         if not os.path.exists(csv_path):
             self.skipTest("this zerofarm writes no metrics.csv")
         out = os.path.join(self.tmp, "plots")

@@ -18,10 +18,16 @@
 
 namespace zerofarm::testing {
 
+// The --host-id of the test farms: their shards go to OUT/shards/test.
+inline const std::string kTestHost = "test";
+inline std::string HostDirOf(const std::string& out, const std::string& host) { return out + "/shards/" + host; }
+inline std::string HostDir(const std::string& out) { return HostDirOf(out, kTestHost); }
+
 inline std::vector<std::string> FarmArgs(const std::string& out, std::vector<std::string> extra) {
   std::vector<std::string> args = {ZF_BINARY, "run", "--game", "connect4", "--workers", "2", "--gpus", "0",
                                    "--games-per-worker", "8", "--simulations", "12", "--blocks", "1",
-                                   "--filters", "8", "--out", out, "--no-status", "--seed", "11"};
+                                   "--filters", "8", "--out", out, "--no-status", "--seed", "11",
+                                   "--host-id", kTestHost};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }

@@ -37,7 +37,9 @@ struct ShardMeta {
   std::vector<std::string> plane_names;  // `planes` names (empty: "plane0".."planeN-1")
   std::string search;                    // search settings, "simulations=100 c_puct=1.5 ..."
   std::string config;                    // the effective run config, as text
-  std::string run_id;
+  std::string run_id;                    // the run directory's id (RUN/run_id), shared by its hosts
+  std::string host_id;                   // the farm host that wrote it (RUN/shards/<host_id>); "" = none
+  uint32_t epoch = 0;                    // that host's supervisor start (0, 1, ...) in this run
 
   // ---- set by ShardWriter::Flush (values given to the writer are ignored) --
   int schema_version = kShardSchemaVersion;

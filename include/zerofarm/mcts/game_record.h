@@ -11,7 +11,7 @@ namespace zerofarm::mcts {
 
 struct GameRecord {
   // ---- the game ----------------------------------------------------------
-  uint64_t game_id = 0;  // unique within a run directory: (epoch << 48) | (worker << 32) | sequence
+  uint64_t game_id = 0;  // unique within a run directory: proc::MakeGameId (host, epoch, worker, sequence)
   uint64_t seed = 0;     // the seed this game's randomness was drawn from
   int32_t worker = 0;    // index of the worker that played it
   int32_t winner = -1;   // 0 or 1 for a win, -1 for a draw

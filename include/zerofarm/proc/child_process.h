@@ -52,8 +52,9 @@ class ChildProcess {
 std::string DescribeWaitStatus(int status);
 
 // Called first in every child: names the process for ps/top ("zf-worker-3")
-// and the log, asks the kernel to SIGKILL it when the parent dies, and exits
-// at once if the parent is already gone.
+// and the log, asks the kernel to SIGKILL it when the parent dies, exits at
+// once if the parent is already gone, ignores SIGINT, and ignores a SIGTERM
+// not sent by its parent (a batch system signals every process of a job).
 void BecomeChild(const std::string& role, pid_t expected_parent);
 
 // Remembers argv so SetProcessTitle can overwrite it (PostgreSQL's trick):

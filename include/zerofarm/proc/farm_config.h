@@ -17,8 +17,8 @@ struct FarmConfig {
   uint64_t seed = 1;                // run seed: games, random net, noise derive from it
 
   // ---- processes -------------------------------------------------------------
-  int workers = 2;                  // P worker processes
-  int gpus = -1;                    // G evaluators on GPUs; 0 = one CPU evaluator; -1 = the GPUs found
+  int workers = 0;                  // P worker processes; 0 = the CPUs granted (ResolveResources)
+  int gpus = -1;                    // G evaluators on GPUs; 0 = one CPU evaluator; -1 = the GPUs granted
   int games_per_worker = 32;        // K concurrent games per worker
   int ring_slots = 0;               // leaf slots per worker; 0 = K x L
   int max_batch = 256;              // most leaves per network call
@@ -34,17 +34,27 @@ struct FarmConfig {
   int filters = 64;
 
   // ---- output and duration -----------------------------------------------------
-  std::string out;                  // run directory (shards go to OUT/shards)
+  std::string out;                  // run directory (shards go to OUT/shards/HOST_ID)
+  // This host's name in the run: its directory OUT/shards/<host_id>. Empty =
+  // DefaultHostId() (Slurm's task, else the hostname), resolved by the CLI.
+  std::string host_id;
   int shard_positions = 16384;      // positions per HDF5 shard
   int compression = 1;              // deflate level 0..9 of the shards
   int64_t games = 0;                // stop after this many finished games (0 = no limit)
   double duration = 0.0;            // stop after this many seconds (0 = no limit)
   bool status_line = true;          // live status on a terminal
 
-  // Set by the supervisor, not by users (a config file may not set it): how many runs wrote into `out`
-  // before this one. Game ids are (epoch << 48) | (worker << 32) | sequence,
-  // so a run that continues a directory never repeats an id.
+  // Set by the supervisor, not by users (a config file may not set them):
+  //   epoch       how many runs of this host wrote into its host directory before this one;
+  //   host_index  this host's number in the run (< 2^16): the host id itself when it is a
+  //               number below 65536, else a 16-bit hash of it; claimed in OUT/host-index/,
+  //               so two hosts of one run never share one (see docs/schema.md);
+  //   run_id      the run directory's id (OUT/run_id, made by the first host), in every shard.
+  // Game ids are MakeGameId(host_index, epoch, worker, sequence): unique across the hosts and
+  // the restarts of a run without any coordination but the host index claim.
   uint32_t epoch = 0;
+  uint32_t host_index = 0;
+  std::string run_id;
 
   // Entries of the evaluation cache shared by this host's workers (rounded
   // up to a power of two; 0 = no cache). docs/search.md.
@@ -64,8 +74,11 @@ struct FarmConfig {
   }
   int Evaluators() const { return gpus > 0 ? gpus : 1; }
   // gpus = -1 resolved: the GPUs this machine has (CUDA builds only), else 0.
-  // Reads /proc/driver/nvidia and CUDA_VISIBLE_DEVICES; never initialises CUDA.
+  // Reads /proc/driver/nvidia, CUDA_VISIBLE_DEVICES and SLURM_GPUS_ON_NODE (so
+  // a Slurm job uses the GPUs it was granted); never initialises CUDA.
   void ResolveGpus();
+  // workers = 0 resolved to CpusGranted(), host_id "" to DefaultHostId(), then ResolveGpus().
+  void ResolveResources();
 
   // Throws ConfigError naming the first invalid value.
   void Validate() const;
@@ -78,5 +91,30 @@ struct FarmConfig {
   // and the line of a bad or unknown key.
   static FarmConfig FromFile(const std::string& path);
 };
+
+// Bits of a game id, high to low: host index 16 | epoch 12 | worker 10 | sequence 26.
+inline constexpr int kGameIdSequenceBits = 26;
+inline constexpr int kGameIdWorkerBits = 10;
+inline constexpr int kGameIdEpochBits = 12;
+inline constexpr int kGameIdHostBits = 16;
+inline constexpr uint32_t kMaxEpochs = 1u << kGameIdEpochBits;
+inline constexpr uint64_t kMaxGameSequence = 1ull << kGameIdSequenceBits;  // games per worker and epoch
+// The id of a game: unique within a run directory, across its hosts and their
+// restarts. Each argument must be below its field's limit (checked).
+uint64_t MakeGameId(uint32_t host_index, uint32_t epoch, uint32_t worker, uint64_t sequence);
+
+// The CPUs this process may use: SLURM_CPUS_PER_TASK when set (a Slurm task),
+// else the size of its CPU affinity mask (taskset, cgroups), else the cores online.
+int CpusGranted();
+// This host's id in a run when --host-id is not given: under Slurm the task's
+// number (SLURM_ARRAY_TASK_ID of a job array, times SLURM_NTASKS plus
+// SLURM_PROCID when an array task runs several tasks; SLURM_PROCID in a job
+// that is not an array), else the hostname. Stable across a requeue.
+std::string DefaultHostId();
+// ConfigError unless `id` is 1..64 characters of [A-Za-z0-9._-] and not "." or "..".
+void CheckHostId(const std::string& id);
+// The host index of a host id: the number itself for a decimal number below
+// 65536 (no leading zeros), else the FNV-1a hash of the id folded to 16 bits.
+uint32_t HostIndexOf(const std::string& id);
 
 }  // namespace zerofarm::proc

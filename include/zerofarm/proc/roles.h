@@ -52,8 +52,11 @@ std::string ModelsDir(const FarmConfig& config);
 std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config,
                                                   bool on_gpu = false);
 
-// Where the run's files go.
-std::string ShardDir(const FarmConfig& config);   // OUT/shards
-std::string ConfigPath(const FarmConfig& config); // OUT/config.txt
+// Where this host's files go (config.host_id must be resolved). The host
+// directory OUT/shards/HOST_ID holds its shards, config.txt, epoch,
+// metrics.csv, metrics.prom and .zerofarm.lock; OUT/run_id, OUT/host-index/
+// and OUT/models are shared by the hosts of the run (docs/schema.md).
+std::string ShardDir(const FarmConfig& config);   // OUT/shards/HOST_ID
+std::string ConfigPath(const FarmConfig& config); // OUT/shards/HOST_ID/config.txt
 
 }  // namespace zerofarm::proc

@@ -33,6 +33,8 @@ ShardMeta TinyMeta() {
   meta.search = "simulations=100 c_puct=1.5";
   meta.config = "workers=2\nshard_positions=1000\n";
   meta.run_id = "run-test";
+  meta.host_id = "node-7";
+  meta.epoch = 3;
   return meta;
 }
 
@@ -120,6 +122,8 @@ TEST_CASE("a shard round trips exactly", "[io]") {
   CHECK(m.search == meta.search);
   CHECK(m.config == meta.config);
   CHECK(m.run_id == "run-test");
+  CHECK(m.host_id == "node-7");
+  CHECK(m.epoch == 3);
   CHECK(m.zerofarm_version == ZF_VERSION_STRING);
   char host[256] = {};
   ::gethostname(host, sizeof(host) - 1);

@@ -1,0 +1,167 @@
+// Host identity of a farm in a run of several hosts: game ids, host indices,
+// host ids from Slurm's environment, the CPUs granted (farm_config.h).
+#include <catch2/catch.hpp>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "zerofarm/core/error.h"
+#include "zerofarm/proc/farm_config.h"
+
+using namespace zerofarm;
+using namespace zerofarm::proc;
+
+namespace {
+// Sets (or, with nullopt, unsets) environment variables for one scope and
+// restores what was there before.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const std::map<std::string, std::optional<std::string>>& vars) {
+    for (const auto& [name, value] : vars) {
+      const char* old = std::getenv(name.c_str());
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+      if (value) setenv(name.c_str(), value->c_str(), 1);
+      else unsetenv(name.c_str());
+    }
+  }
+  ~ScopedEnv() {
+    for (const auto& [name, value] : saved_) {
+      if (value) setenv(name.c_str(), value->c_str(), 1);
+      else unsetenv(name.c_str());
+    }
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+const std::map<std::string, std::optional<std::string>> kNoSlurm = {
+    {"SLURM_ARRAY_TASK_ID", std::nullopt}, {"SLURM_PROCID", std::nullopt}, {"SLURM_NTASKS", std::nullopt},
+    {"SLURM_JOB_ID", std::nullopt},        {"SLURM_CPUS_PER_TASK", std::nullopt}};
+}  // namespace
+
+TEST_CASE("game ids put host, epoch, worker and sequence in separate bits", "[proc][hosts]") {
+  CHECK(MakeGameId(0, 0, 0, 0) == 0);
+  CHECK(MakeGameId(3, 0, 0, 0) == 3ull << 48);
+  CHECK(MakeGameId(0, 1, 0, 0) == 1ull << 36);
+  CHECK(MakeGameId(0, 0, 1, 0) == 1ull << 26);
+  CHECK(MakeGameId(0, 0, 0, 5) == 5);
+  CHECK(MakeGameId(65535, kMaxEpochs - 1, 1023, kMaxGameSequence - 1) == ~0ull);
+  // Every combination of a few values of each field gives a distinct id.
+  std::set<uint64_t> ids;
+  int n = 0;
+  for (uint32_t h : {0u, 1u, 2u, 65535u})
+    for (uint32_t e : {0u, 1u, kMaxEpochs - 1})
+      for (uint32_t w : {0u, 1u, 1023u})
+        for (uint64_t s : {uint64_t{0}, uint64_t{1}, kMaxGameSequence - 1}) {
+          ids.insert(MakeGameId(h, e, w, s));
+          ++n;
+        }
+  CHECK(ids.size() == static_cast<size_t>(n));
+  CHECK_THROWS_AS(MakeGameId(65536, 0, 0, 0), Error);
+  CHECK_THROWS_AS(MakeGameId(0, kMaxEpochs, 0, 0), Error);
+  CHECK_THROWS_AS(MakeGameId(0, 0, 1024, 0), Error);
+  CHECK_THROWS_AS(MakeGameId(0, 0, 0, kMaxGameSequence), Error);
+}
+
+TEST_CASE("a numeric host id is its own host index, any other is hashed to 16 bits", "[proc][hosts]") {
+  CHECK(HostIndexOf("0") == 0);
+  CHECK(HostIndexOf("17") == 17);
+  CHECK(HostIndexOf("65535") == 65535);
+  // Not a plain number below 65536: hashed, deterministically.
+  for (const char* id : {"65536", "017", "node7", "gpu-a100-003", "-1"}) {
+    INFO(id);
+    CHECK(HostIndexOf(id) < 65536u);
+    CHECK(HostIndexOf(id) == HostIndexOf(id));
+  }
+  CHECK(HostIndexOf("node7") != HostIndexOf("node8"));
+}
+
+TEST_CASE("host ids are short names safe as a directory", "[proc][hosts]") {
+  for (const char* ok : {"0", "node7", "gpu-a100_003.cluster"}) CHECK_NOTHROW(CheckHostId(ok));
+  for (const char* bad : {"", ".", "..", "a/b", "a b", "x\n"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(CheckHostId(bad), ConfigError);
+  }
+  CHECK_THROWS_AS(CheckHostId(std::string(65, 'a')), ConfigError);
+}
+
+TEST_CASE("the default host id comes from Slurm's task, else the hostname", "[proc][hosts]") {
+  {
+    ScopedEnv env(kNoSlurm);
+    char name[256] = {};
+    REQUIRE(gethostname(name, sizeof name - 1) == 0);
+    CHECK(DefaultHostId() == std::string(name).substr(0, 64));
+  }
+  {
+    ScopedEnv env(kNoSlurm);
+    ScopedEnv slurm({{"SLURM_JOB_ID", "88"}, {"SLURM_ARRAY_TASK_ID", "5"}, {"SLURM_PROCID", "0"}});
+    CHECK(DefaultHostId() == "5");
+  }
+  {
+    ScopedEnv env(kNoSlurm);  // an array task running 4 tasks (srun -n 4): task * 4 + procid
+    ScopedEnv slurm({{"SLURM_JOB_ID", "88"}, {"SLURM_ARRAY_TASK_ID", "5"}, {"SLURM_NTASKS", "4"},
+                     {"SLURM_PROCID", "3"}});
+    CHECK(DefaultHostId() == "23");
+  }
+  {
+    ScopedEnv env(kNoSlurm);  // a job that is not an array: its task's rank
+    ScopedEnv slurm({{"SLURM_JOB_ID", "88"}, {"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}});
+    CHECK(DefaultHostId() == "2");
+  }
+}
+
+TEST_CASE("workers default to the CPUs granted, not every core of the node", "[proc][hosts]") {
+  {
+    ScopedEnv env(kNoSlurm);
+    cpu_set_t set;
+    REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
+    CHECK(CpusGranted() == CPU_COUNT(&set));
+  }
+  {
+    ScopedEnv env(kNoSlurm);
+    ScopedEnv slurm({{"SLURM_CPUS_PER_TASK", "3"}, {"SLURM_JOB_ID", "1"}});
+    CHECK(CpusGranted() == 3);
+    FarmConfig c;
+    c.out = "/tmp/unused";
+    c.gpus = 0;
+    c.host_id = "h";
+    REQUIRE(c.workers == 0);
+    c.ResolveResources();
+    CHECK(c.workers == 3);
+    CHECK(c.host_id == "h");
+  }
+  {
+    ScopedEnv env(kNoSlurm);
+    ScopedEnv slurm({{"SLURM_CPUS_PER_TASK", "junk"}, {"SLURM_JOB_ID", "1"}});
+    CHECK(CpusGranted() >= 1);  // not a number: ignored
+  }
+}
+
+TEST_CASE("host_id travels in the config text, host_index and run_id are not for a config file",
+          "[proc][hosts]") {
+  FarmConfig c;
+  c.out = "/tmp/run";
+  c.host_id = "node7";
+  c.host_index = 12;
+  c.run_id = "00ff";
+  const FarmConfig back = FarmConfig::FromText(c.ToText());
+  CHECK(back.host_id == "node7");
+  CHECK(back.host_index == 12);
+  CHECK(back.run_id == "00ff");
+  const std::string path = "/tmp/zf-host-id-test-" + std::to_string(getpid()) + ".conf";
+  for (const char* line : {"host_index = 3", "run_id = abc"}) {
+    std::ofstream(path) << "game = connect4\n" << line << "\n";
+    INFO(line);
+    CHECK_THROWS_AS(FarmConfig::FromFile(path), ConfigError);
+  }
+  std::ofstream(path) << "host-id = node9\n";
+  CHECK(FarmConfig::FromFile(path).host_id == "node9");
+  std::remove(path.c_str());
+}
