@@ -41,7 +41,7 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   const std::string run = dir / "run";
   std::string out, err;
   REQUIRE(Run(FarmArgs(run, {"--duration", "8", "--shard-positions", "500"}), dir / "farm", &out, &err) == 0);
-  REQUIRE(!io::ListShards(run + "/shards").empty());
+  REQUIRE(!io::ListShards(HostDir(run)).empty());
 
   const std::vector<std::string> train = {ZF_BINARY, "train", "--run", run, "--steps", "12", "--batch", "32",
                                           "--checkpoint-steps", "5", "--replay", "0", "--blocks", "1",
@@ -91,7 +91,7 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   const std::vector<std::string> loop = {
       ZF_BINARY, "loop", "--out", run, "--hours", "0.012", "--eval-every", "12", "--pons",
       ReferenceFile("connect4/Test_L3_R1"), "--eval-positions", "40", "--eval-simulations", "8", "--blocks", "1",
-      "--filters", "8", "--simulations", "12", "--games-per-worker", "8", "--run-args", "--shard-positions 400",
+      "--filters", "8", "--simulations", "12", "--games-per-worker", "8", "--run-args", "--shard-positions 400 --host-id " + std::string(kTestHost),
       "--train-args", "--min-positions 200 --checkpoint-steps 10 --batch 32"};
   std::string out, err;
   REQUIRE(Run(loop, dir / "loop1", &out, &err, 400) == 0);
@@ -103,7 +103,7 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   const int rows = CountLines(run + "/eval/curve.csv");
   CHECK(rows >= 2);  // header + at least the final evaluation
   CHECK(fs::exists(run + "/models/model-1.h5"));
-  const auto shards = CheckShards(run + "/shards");
+  const auto shards = CheckShards(HostDir(run));
   CHECK(shards.games > 0);
 
   // A second piece continues the hours and the trainer's steps.
