@@ -151,13 +151,13 @@ int EvalCommand(int argc, char** argv) {
     const proc::ArenaResult a = proc::Arena(*game, *net, *other, games, search, r["sample-plies"].as<int>(),
                                             r["seed"].as<uint64_t>());
     std::printf("zerofarm eval: arena %s vs %s, %d games at %d simulations: %d wins, %d draws, %d losses; "
-                "score %.3f +- %.3f (95%%), Elo %+.0f\n",
+                "score %.3f (95%% interval %.3f..%.3f), Elo %+.0f\n",
                 weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, a.wins, a.draws,
-                a.losses, a.Score(), a.Interval95(), a.Elo());
+                a.losses, a.Score(), a.Interval95().first, a.Interval95().second, a.Elo());
     std::printf("{\"kind\":\"arena\",\"a\":\"%s\",\"b\":\"%s\",\"games\":%d,\"simulations\":%d,\"wins\":%d,"
-                "\"draws\":%d,\"losses\":%d,\"score\":%.4f,\"interval95\":%.4f,\"elo\":%.1f}\n",
+                "\"draws\":%d,\"losses\":%d,\"score\":%.4f,\"low95\":%.4f,\"high95\":%.4f,\"elo\":%.1f}\n",
                 weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, a.wins, a.draws,
-                a.losses, a.Score(), a.Interval95(), a.Elo());
+                a.losses, a.Score(), a.Interval95().first, a.Interval95().second, a.Elo());
     return 0;
   }
 

@@ -206,12 +206,14 @@ MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const st
 
 // ---- arena -----------------------------------------------------------------------
 
-double ArenaResult::Interval95() const {
-  if (games < 2) return 1.0;
-  const double mean = Score();
-  const double sq = wins * (1 - mean) * (1 - mean) + draws * (0.5 - mean) * (0.5 - mean) + losses * mean * mean;
-  const double variance = sq / (games - 1);
-  return 1.96 * std::sqrt(variance / games);
+std::pair<double, double> ArenaResult::Interval95() const {
+  if (games < 1) return {0.0, 1.0};
+  constexpr double z = 1.96;
+  const double n = games, p = Score();
+  const double denom = 1 + z * z / n;
+  const double center = (p + z * z / (2 * n)) / denom;
+  const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom;
+  return {std::max(0.0, center - half), std::min(1.0, center + half)};
 }
 
 double ArenaResult::Elo() const {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "zerofarm/eval/evaluator.h"
@@ -72,9 +73,10 @@ struct ArenaResult {
   int games = 0;
   int wins = 0, draws = 0, losses = 0;  // of the first network
   double Score() const { return games ? (wins + 0.5 * draws) / games : 0.0; }
-  // Half-width of the 95 % interval of Score() (normal approximation with
-  // the sample variance of the per-game scores).
-  double Interval95() const;
+  // The 95 % interval of Score(): Wilson's score interval for a proportion
+  // (well-behaved at 0 and 1; treating draws as half a win makes it a
+  // little wider than needed, never narrower).
+  std::pair<double, double> Interval95() const;
   // The Elo difference Score() implies (+-inf at 1 or 0 are clamped to +-800).
   double Elo() const;
 };

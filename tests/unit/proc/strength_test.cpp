@@ -163,8 +163,11 @@ TEST_CASE("arena: perfect tic-tac-toe never loses, and draws against itself", "[
   CHECK(r.wins >= 5);
   CHECK(r.Score() > 0.6);
   CHECK(r.Elo() > 0);
-  CHECK(r.Interval95() > 0.0);
-  CHECK(r.Interval95() < 0.5);
+  const auto [low, high] = r.Interval95();
+  CHECK(low < r.Score());
+  CHECK(high > r.Score());
+  CHECK(low > 0.4);
+  CHECK(high <= 1.0);
   const proc::ArenaResult back = proc::Arena(*game, *random, oracle, 20, search, 2, 9);
   CHECK(back.wins == 0);
   CHECK(back.Score() < 0.4);
@@ -174,6 +177,11 @@ TEST_CASE("arena: perfect tic-tac-toe never loses, and draws against itself", "[
   CHECK(same.draws == 6);
   CHECK(same.Score() == 0.5);
   CHECK(same.Elo() == Approx(0.0));
+  // Wilson's interval stays inside [0, 1] and is not empty at a perfect score.
+  proc::ArenaResult perfect;
+  perfect.games = perfect.wins = 40;
+  CHECK(perfect.Interval95().first == Approx(0.912).margin(0.002));
+  CHECK(perfect.Interval95().second == 1.0);
 }
 
 namespace {
