@@ -117,8 +117,9 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
   // of the window measured; give it a few seconds on top.
   std::ostringstream secs;
   secs << seconds + kStartSeconds;
+  // A fixed host id, so the farm's metrics are at DIR/shards/bench/metrics.csv.
   for (const std::string& a : {std::string("--duration"), secs.str(), std::string("--no-status"),
-                               std::string("--out"), dir})
+                               std::string("--out"), dir, std::string("--host-id"), std::string("bench")})
     argv.push_back(a);
   const std::string out_path = dir + ".out", err_path = dir + ".err";
   std::vector<char*> cargv;
@@ -156,7 +157,7 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
     p.summary = out.substr(at, out.find('\n', at) - at);
     p.latency_p50_us = NumberAfter(p.summary, "latency p50 ");
     p.latency_p99_us = NumberAfter(p.summary, " p99 ");
-    if (!SteadyRates(dir + "/metrics.csv", &p)) {
+    if (!SteadyRates(dir + "/shards/bench/metrics.csv", &p)) {
       p.seconds = NumberAfter(p.summary, " after ");
       p.evals_per_s = NumberBefore(p.summary, " leaf evals/s");
       p.positions_per_s = NumberBefore(p.summary, " positions/s");

@@ -84,7 +84,7 @@ int TuneCommand(int argc, char** argv) {
                            "throughput and leaf latency against ring size.");
   AddGameAndSearchOptions(options, d);
   options.add_options("tune")
-      ("workers", "Worker processes of every run", cxxopts::value<int>()->default_value(std::to_string(d.workers)))
+      ("workers", "Worker processes of every run (0 = the CPUs granted)", cxxopts::value<int>()->default_value(std::to_string(d.workers)))
       ("games-per-worker", "The default K around which the others are swept",
        cxxopts::value<int>()->default_value(std::to_string(d.games_per_worker)))
       ("seconds", "Length of each farm run", cxxopts::value<double>()->default_value("10"))
@@ -99,6 +99,7 @@ int TuneCommand(int argc, char** argv) {
   if (f.fp16) throw ConfigError("zerofarm tune runs CPU farms: fp16 is for GPUs");
   if (f.bf16) f.precision = "bf16", f.bf16 = false;
   f.workers = r["workers"].as<int>();
+  if (f.workers == 0) f.workers = std::clamp(proc::CpusGranted(), 1, 1024);  // as `zerofarm run` does
   f.games_per_worker = r["games-per-worker"].as<int>();
   f.gpus = 0;
   f.out = "tune";  // each farm run gets its own temporary directory

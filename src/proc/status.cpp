@@ -186,22 +186,22 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   auto metric = [&](const char* name, const char* type, const char* help) {
     m << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
   };
-  metric("zerofarm_games_total", "counter", "Games finished (queued for the writer).");
-  m << "zerofarm_games_total " << now.games << "\n";
-  metric("zerofarm_games_written_total", "counter", "Games in renamed HDF5 shards.");
-  m << "zerofarm_games_written_total " << now.games_written << "\n";
-  metric("zerofarm_games_dropped_total", "counter", "Games lost in flight (stops and crashes).");
-  m << "zerofarm_games_dropped_total " << now.dropped << "\n";
-  metric("zerofarm_positions_total", "counter", "Positions of finished games.");
-  m << "zerofarm_positions_total " << now.positions << "\n";
+  // A metric without labels: its help, its type and its one value.
+  auto single = [&](const char* name, const char* type, const char* help, auto value) {
+    metric(name, type, help);
+    m << name << " " << value << "\n";
+  };
+  single("zerofarm_games_total", "counter", "Games finished (queued for the writer).", now.games);
+  single("zerofarm_games_written_total", "counter", "Games in renamed HDF5 shards.", now.games_written);
+  single("zerofarm_games_dropped_total", "counter", "Games lost in flight (stops and crashes).", now.dropped);
+  single("zerofarm_positions_total", "counter", "Positions of finished games.", now.positions);
   metric("zerofarm_leaf_evaluations_total", "counter", "Leaves evaluated by the network.");
   for (size_t e = 0; e < now.eval_leaves.size(); ++e)
     m << "zerofarm_leaf_evaluations_total{evaluator=\"" << e << "\"} " << now.eval_leaves[e] << "\n";
   metric("zerofarm_evaluator_busy_seconds_total", "counter", "Time evaluators spent running the network.");
   for (size_t e = 0; e < now.eval_busy_ns.size(); ++e)
     m << "zerofarm_evaluator_busy_seconds_total{evaluator=\"" << e << "\"} " << now.eval_busy_ns[e] * 1e-9 << "\n";
-  metric("zerofarm_evaluator_busy_ratio", "gauge", "Share of the last interval evaluators ran the network.");
-  m << "zerofarm_evaluator_busy_ratio " << busy << "\n";
+  single("zerofarm_evaluator_busy_ratio", "gauge", "Share of the last interval evaluators ran the network.", busy);
   metric("zerofarm_batch_size", "histogram", "Leaves per network call.");
   uint64_t cumulative = 0;
   for (uint32_t i = 0; i < shm::kBatchHistogramBuckets; ++i) {
@@ -221,28 +221,18 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   m << "zerofarm_restarts_total{role=\"worker\"} " << now.restarts_worker << "\n"
     << "zerofarm_restarts_total{role=\"evaluator\"} " << now.restarts_evaluator << "\n"
     << "zerofarm_restarts_total{role=\"writer\"} " << now.restarts_writer << "\n";
-  metric("zerofarm_full_search_positions_total", "counter", "Positions searched with the full budget (policy targets).");
-  m << "zerofarm_full_search_positions_total " << now.full_positions << "\n";
-  metric("zerofarm_games_resigned_total", "counter", "Games that ended by resignation.");
-  m << "zerofarm_games_resigned_total " << now.games_resigned << "\n";
-  metric("zerofarm_resign_checks_total", "counter", "Play-through games in which a side would have resigned.");
-  m << "zerofarm_resign_checks_total " << now.resign_checks << "\n";
-  metric("zerofarm_false_resignations_total", "counter", "Of those, games the would-be resigner did not lose.");
-  m << "zerofarm_false_resignations_total " << now.false_resignations << "\n";
-  metric("zerofarm_resign_threshold", "gauge", "Mean resignation threshold of the workers (-1 = off).");
-  m << "zerofarm_resign_threshold " << now.resign_threshold << "\n";
-  metric("zerofarm_eval_cache_lookups_total", "counter", "Leaves looked up in the shared evaluation cache.");
-  m << "zerofarm_eval_cache_lookups_total " << now.cache_lookups << "\n";
-  metric("zerofarm_eval_cache_hits_total", "counter", "Leaves answered by the shared evaluation cache.");
-  m << "zerofarm_eval_cache_hits_total " << now.cache_hits << "\n";
-  metric("zerofarm_eval_cache_hit_ratio", "gauge", "Cache hits / lookups since the start.");
-  m << "zerofarm_eval_cache_hit_ratio " << (now.cache_lookups ? static_cast<double>(now.cache_hits) / now.cache_lookups : 0.0) << "\n";
-  metric("zerofarm_shards_written_total", "counter", "HDF5 shards written.");
-  m << "zerofarm_shards_written_total " << now.shards << "\n";
+  single("zerofarm_full_search_positions_total", "counter", "Positions searched with the full budget (policy targets).", now.full_positions);
+  single("zerofarm_games_resigned_total", "counter", "Games that ended by resignation.", now.games_resigned);
+  single("zerofarm_resign_checks_total", "counter", "Play-through games in which a side would have resigned.", now.resign_checks);
+  single("zerofarm_false_resignations_total", "counter", "Of those, games the would-be resigner did not lose.", now.false_resignations);
+  single("zerofarm_resign_threshold", "gauge", "Mean resignation threshold of the workers (-1 = off).", now.resign_threshold);
+  single("zerofarm_eval_cache_lookups_total", "counter", "Leaves looked up in the shared evaluation cache.", now.cache_lookups);
+  single("zerofarm_eval_cache_hits_total", "counter", "Leaves answered by the shared evaluation cache.", now.cache_hits);
+  single("zerofarm_eval_cache_hit_ratio", "gauge", "Cache hits / lookups since the start.", (now.cache_lookups ? static_cast<double>(now.cache_hits) / now.cache_lookups : 0.0));
+  single("zerofarm_shards_written_total", "counter", "HDF5 shards written.", now.shards);
   metric("zerofarm_model_version", "gauge", "Newest model version an evaluator of this host runs.");
   m << "zerofarm_model_version{host=\"" << config_.host_id << "\"} " << now.model_max << "\n";
-  metric("zerofarm_written_bytes_total", "counter", "Bytes of HDF5 shards written.");
-  m << "zerofarm_written_bytes_total " << now.bytes << "\n";
+  single("zerofarm_written_bytes_total", "counter", "Bytes of HDF5 shards written.", now.bytes);
   const std::string path = ShardDir(config_) + "/metrics.prom", tmp = path + ".tmp";
   if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
     const std::string text = m.str();

@@ -225,16 +225,10 @@ struct Paths {
 };
 
 eval::NetConfig RandomNetFor(const game::Game& game, const TrainConfig& config) {
-  eval::NetConfig c;
-  c.game = game.Name();
-  c.planes = game.Shape().planes;
-  c.height = game.Shape().height;
-  c.width = game.Shape().width;
-  c.actions = game.ActionCount();
-  c.blocks = config.blocks;
-  c.filters = config.filters;
-  c.value_hidden = 64;
-  return c;
+  FarmConfig shape;
+  shape.blocks = config.blocks;
+  shape.filters = config.filters;
+  return NetConfigFor(game, shape);
 }
 
 std::string Thousands(int64_t v) {

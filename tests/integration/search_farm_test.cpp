@@ -31,11 +31,11 @@ TEST_CASE("a farm with --search gumbel and a playout cap writes valid shards wit
   CHECK_THAT(farm.Stdout(), Catch::Contains("16 games finished, 16 written"));
   CHECK_THAT(farm.Stdout(), Catch::Contains("full searches"));
   // Targets replay, policies sum to 1 over legal moves, results match.
-  const ShardCheck check = CheckShards(out + "/shards");
+  const ShardCheck check = CheckShards(HostDir(out));
   CHECK(check.games == 16);
   CHECK(check.duplicate_ids == 0);
   uint64_t full = 0, rows_total = 0;
-  for (const auto& path : io::ListShards(out + "/shards")) {
+  for (const auto& path : io::ListShards(HostDir(out))) {
     io::ShardReader shard(path);
     CHECK_THAT(shard.meta().search, Catch::Contains("search=gumbel gumbel_m=4"));
     CHECK_THAT(shard.meta().config, Catch::Contains("search=gumbel"));
@@ -67,7 +67,7 @@ TEST_CASE("a farm with resignation ends games early and reports the false-resign
   CHECK_THAT(summary, Catch::Contains("false resignations"));
   auto g = game::MakeGame("connect4");
   int resigned = 0, checked = 0, false_resignations = 0;
-  for (const auto& path : io::ListShards(out + "/shards")) {
+  for (const auto& path : io::ListShards(HostDir(out))) {
     io::ShardReader shard(path);
     for (const io::ShardGame& game : shard.ReadGames()) {
       auto state = g->Replay(std::vector<int>(game.moves.begin(), game.moves.end()));
@@ -147,10 +147,10 @@ TEST_CASE("a farm with the shared evaluation cache writes valid shards and survi
   CHECK_THAT(summary, Catch::Contains("eval cache:"));
   // Games replay and their targets are valid (a cache hit feeds the same
   // search as an evaluator's answer).
-  const ShardCheck check = CheckShards(out + "/shards");
+  const ShardCheck check = CheckShards(HostDir(out));
   CHECK(check.games == 60);
   CHECK(check.duplicate_ids == 0);
-  const std::string prom = Slurp(out + "/metrics.prom");
+  const std::string prom = Slurp(HostDir(out) + "/metrics.prom");
   const std::string name = "\nzerofarm_eval_cache_hits_total ";
   const auto hits_at = prom.find(name);
   REQUIRE(hits_at != std::string::npos);
@@ -175,7 +175,7 @@ TEST_CASE("a resign target moves the threshold down while false resignations exc
   const auto at = summary.find(label);
   REQUIRE(at != std::string::npos);
   const double threshold = std::stod(summary.substr(at + label.size()));
-  const std::string prom = Slurp(out + "/metrics.prom");
+  const std::string prom = Slurp(HostDir(out) + "/metrics.prom");
   const std::string name = "\nzerofarm_false_resignations_total ";
   REQUIRE(prom.find(name) != std::string::npos);
   const uint64_t false_resignations = std::stoull(prom.substr(prom.find(name) + name.size()));
