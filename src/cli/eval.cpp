@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "bench_util.h"
 #include "commands.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/log.h"
@@ -51,9 +52,7 @@ std::vector<std::string> ShippedRatings() {
   if (const char* d = std::getenv("ZF_DATA_DIR"); d && *d) {
     data = d;
   } else {
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) data = (exe.parent_path().parent_path() / "data").string();
+    data = (fs::path(SelfExe()).parent_path().parent_path() / "data").string();
   }
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(data + "/connect4", ec))

@@ -18,12 +18,14 @@
 #include <future>
 #include <thread>
 
+#include "bench_util.h"
 #include "commands.h"
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/core/log.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/files.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/proc/strength.h"
@@ -44,27 +46,10 @@ std::vector<std::string> SplitWords(const std::string& s) {
   return out;
 }
 
-std::string SelfExe() {
-  std::error_code ec;
-  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw Error("cannot find this program's path: " + ec.message());
-  return p.string();
-}
-
 double ReadSeconds(const std::string& path) {
   std::ifstream in(path);
   double s = 0;
   return (in >> s) ? s : 0.0;
-}
-
-void WriteText(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out) throw Error("cannot write " + tmp);
-  }
-  fs::rename(tmp, path);
 }
 
 }  // namespace
@@ -177,7 +162,7 @@ int LoopCommand(int argc, char** argv) {
   uint32_t last_evaluated = 0;
   std::ostringstream table;
   auto evaluate = [&] {
-    WriteText(seconds_file, std::to_string(earlier + MonotonicSeconds() - t0) + "\n");
+    io::WriteTextFileAtomically(seconds_file, std::to_string(earlier + MonotonicSeconds() - t0) + "\n");
     const auto [best, model] = proc::NewestModel(run + "/models");
     if (model.empty() || static_cast<uint32_t>(best) == last_evaluated) return;
     const auto game = game::MakeGame(game_name);

@@ -4,8 +4,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "fs_internal.h"
+#include "zerofarm/io/files.h"
 #include "zerofarm/io/h5.h"
 
 namespace zerofarm::io::internal {
@@ -91,3 +94,19 @@ void RequireExists(const std::string& path) {
 }
 
 }  // namespace zerofarm::io::internal
+
+namespace zerofarm::io {
+
+void WriteTextFileAtomically(const std::string& path, const std::string& text) {
+  internal::WriteFileAtomically(path, text.data(), text.size());
+}
+
+std::string ReadTextFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot read " + path);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+}  // namespace zerofarm::io

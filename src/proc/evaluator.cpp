@@ -27,6 +27,7 @@
 #include "zerofarm/core/log.h"
 #include "zerofarm/eval/cpu_features.h"
 #include "model_watcher.h"
+#include "zerofarm/io/files.h"
 #include "zerofarm/proc/batch_policy.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/layout.h"
@@ -36,14 +37,6 @@ namespace zerofarm::proc {
 namespace {
 
 constexpr uint64_t kIdleWaitNs = 100'000'000;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot read " + path);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
 
 int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::ShmView& view, uint32_t index) {
   const auto game = game::MakeGame(config.game);
@@ -196,7 +189,7 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
 }  // namespace
 
 int RunEvaluatorProcess(const std::string& segment_name, uint32_t index, const std::string& config_path) {
-  const FarmConfig config = FarmConfig::FromText(ReadFile(config_path));
+  const FarmConfig config = FarmConfig::FromText(io::ReadTextFile(config_path));
   shm::ShmView view(segment_name);
   shm::SegmentMap map(view.data(), view.size());
   if (index >= map.params().num_evaluators)

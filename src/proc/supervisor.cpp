@@ -34,6 +34,7 @@
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/game_codec.h"
+#include "zerofarm/io/files.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/eval_cache.h"
 #include "zerofarm/shm/layout.h"
@@ -104,19 +105,6 @@ class RunDirLock {
  private:
   int fd_ = -1;
 };
-
-void WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
-      throw Error("cannot write " + tmp);
-    }
-  }
-  std::filesystem::rename(tmp, path);
-}
 
 void PrepareOutput(const FarmConfig& config) {
   std::error_code ec;
@@ -213,7 +201,7 @@ uint32_t NextEpoch(const std::string& dir) {
   if (in >> epoch) ++epoch;
   if (epoch >= kMaxEpochs)
     throw Error(dir + ": more than " + std::to_string(kMaxEpochs - 1) + " runs of this host wrote into it");
-  WriteFileAtomically(dir + "/epoch", std::to_string(epoch) + "\n");
+  io::WriteTextFileAtomically(dir + "/epoch", std::to_string(epoch) + "\n");
   return epoch;
 }
 
@@ -286,7 +274,7 @@ int RunFarm(const FarmConfig& requested) {
   // inherited by the forked workers, gone with the last process.
   shm::EvalCacheMemory cache_memory;
   if (config.eval_cache > 0) cache_memory = shm::EvalCacheMemory(config.eval_cache, game->ActionCount());
-  WriteFileAtomically(ConfigPath(config), config.ToText());
+  io::WriteTextFileAtomically(ConfigPath(config), config.ToText());
   ZF_LOG(INFO) << "run " << config.run_id << ", host " << config.host_id << " (index " << config.host_index
                << ", epoch " << config.epoch << "), segment id " << std::hex << run_id << std::dec << ": " << config.game << ", " << config.workers
                << " workers x " << config.games_per_worker << " games, " << config.Evaluators()

@@ -22,6 +22,7 @@
 #include "zerofarm/core/rng.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/symmetry.h"
+#include "zerofarm/io/files.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/proc/roles.h"
@@ -63,31 +64,6 @@ TrainState TrainState::FromText(const std::string& text) {
 }
 
 namespace {
-
-void WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw Error("cannot write " + tmp);
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error("cannot rename " + tmp + ": " + ec.message());
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot read " + path);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
 
 int64_t MtimeNs(const std::string& path) {
   struct stat st {};
@@ -291,7 +267,7 @@ int RunTrainer(const TrainConfig& config) {
   std::string started_from;
   bool resumed = false;
   if (fs::exists(paths.state)) {
-    state = TrainState::FromText(ReadText(paths.state));
+    state = TrainState::FromText(io::ReadTextFile(paths.state));
     start = LoadWeightsFor(*game, paths.Model(state.version));
     started_from = "resumed at step " + std::to_string(state.step) + " from " + paths.Model(state.version);
     resumed = true;
@@ -325,7 +301,7 @@ int RunTrainer(const TrainConfig& config) {
     m.version = state.version;
     io::WriteWeights(paths.momentum, m);
     io::WriteWeights(paths.Model(state.version), w);
-    WriteFileAtomically(paths.state, state.ToText());
+    io::WriteTextFileAtomically(paths.state, state.ToText());
   };
 
   // One batch of samples, reused every step.
@@ -340,13 +316,11 @@ int RunTrainer(const TrainConfig& config) {
 
   const bool tty = config.progress && ::isatty(STDERR_FILENO);
   double last_print = -1e9, ewma_policy = -1, ewma_value = -1;
-  const int64_t first_step = state.step;
-  int64_t steps_here = 0, waits = 0;
+  int64_t steps_here = 0;
   double waiting_s = 0;
   double last_refresh = MonotonicSeconds();
   const double t_train = MonotonicSeconds();
   int since_checkpoint = 0;
-  int exit_code = kExitOk;
   while (!stopping() && !out_of_time() && (config.steps == 0 || steps_here < config.steps)) {
     if (MonotonicSeconds() - last_refresh > 5.0) {
       window.Refresh();
@@ -359,7 +333,6 @@ int RunTrainer(const TrainConfig& config) {
       const double t0 = MonotonicSeconds();
       ::usleep(250'000);
       waiting_s += MonotonicSeconds() - t0;
-      ++waits;
       last_refresh = 0;  // look for new shards at once
       continue;
     }
@@ -420,8 +393,7 @@ int RunTrainer(const TrainConfig& config) {
       static_cast<long long>(steps_here), static_cast<long long>(state.step), config.batch,
       MonotonicSeconds() - t_start, busy > 0 ? steps_here * config.batch / busy : 0.0, waiting_s,
       state.version > 0 ? paths.Model(state.version).c_str() : "none", losses);
-  (void)waits;
-  return exit_code;
+  return kExitOk;
 }
 
 }  // namespace zerofarm::proc
