@@ -12,6 +12,7 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/log.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/files.h"
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/proc/strength.h"
@@ -177,20 +178,25 @@ int EvalCommand(int argc, char** argv) {
                 weights.c_str(), net->ModelVersion(), name.c_str(), m.positions, 100 * m.NetRate(),
                 100.0 * m.net_outcome_errors / m.positions, m.simulations, 100 * m.MctsRate(),
                 100.0 * m.mcts_outcome_errors / m.positions, m.seconds);
+    std::printf("zerofarm eval: value head on %s: %.1f%% read the exact outcome; mean value of lost %+.2f, drawn "
+                "%+.2f, won %+.2f positions\n",
+                name.c_str(), 100 * m.ValueAgreement(), m.value_mean[0], m.value_mean[1], m.value_mean[2]);
     std::printf("{\"kind\":\"move_error\",\"weights\":\"%s\",\"model_version\":%u,\"file\":\"%s\",\"positions\":%d,"
                 "\"net_error\":%.4f,\"net_outcome_error\":%.4f,\"simulations\":%d,\"mcts_error\":%.4f,"
-                "\"mcts_outcome_error\":%.4f,\"seconds\":%.2f}\n",
+                "\"mcts_outcome_error\":%.4f,\"value_agreement\":%.4f,\"value_mean_loss\":%.4f,"
+                "\"value_mean_draw\":%.4f,\"value_mean_win\":%.4f,\"seconds\":%.2f}\n",
                 weights.c_str(), net->ModelVersion(), name.c_str(), m.positions, m.NetRate(),
                 static_cast<double>(m.net_outcome_errors) / m.positions, m.simulations, m.MctsRate(),
-                static_cast<double>(m.mcts_outcome_errors) / m.positions, m.seconds);
+                static_cast<double>(m.mcts_outcome_errors) / m.positions, m.ValueAgreement(), m.value_mean[0],
+                m.value_mean[1], m.value_mean[2], m.seconds);
     if (!run.empty()) {
-      const std::string csv = run + "/eval/eval.csv";
-      const bool fresh = !fs::exists(csv);
-      std::ofstream out(csv, std::ios::app);
-      if (fresh) out << "unix_time,model_version,file,positions,simulations,net_error,mcts_error\n";
-      out << std::time(nullptr) << ',' << net->ModelVersion() << ',' << name << ',' << m.positions << ','
-          << m.simulations << ',' << m.NetRate() << ',' << m.MctsRate() << '\n';
-      if (!out) ZF_LOG(WARN) << "cannot append to " << csv;
+      try {
+        io::AppendCsvRow(run + "/eval/eval.csv", std::string("unix_time,model_version,file,") + proc::kMoveErrorCsvColumns,
+                         std::to_string(std::time(nullptr)) + ',' + std::to_string(net->ModelVersion()) + ',' + name +
+                             ',' + proc::MoveErrorCsvFields(m));
+      } catch (const Error& e) {
+        ZF_LOG(WARN) << e.what();
+      }
     }
   }
   return 0;

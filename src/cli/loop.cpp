@@ -172,9 +172,6 @@ int LoopCommand(int argc, char** argv) {
     mcts::SearchConfig search;
     search.simulations = r["eval-simulations"].as<int>();
     search.temperature_plies = 0;
-    const bool fresh = !fs::exists(curve);
-    std::ofstream out(curve, std::ios::app);
-    if (fresh) out << "hours,model_version,file,positions,simulations,net_error,mcts_error\n";
     char line[256];
     std::snprintf(line, sizeof line, "%7.2f h  model v%-5u", hours_so_far(), net->ModelVersion());
     table << line;
@@ -186,15 +183,20 @@ int LoopCommand(int argc, char** argv) {
       }
       const proc::MoveErrorResult m = proc::MoveError(*game, *net, sets[i], search);
       const std::string name = fs::path(pons[i]).filename().string();
-      out << hours_so_far() << ',' << net->ModelVersion() << ',' << name << ',' << m.positions << ','
-          << m.simulations << ',' << m.NetRate() << ',' << m.MctsRate() << '\n';
-      std::snprintf(line, sizeof line, "  %s: net %5.1f%%  mcts %5.1f%%", name.c_str(), 100 * m.NetRate(),
-                    100 * m.MctsRate());
+      try {
+        io::AppendCsvRow(curve, std::string("hours,model_version,file,") + proc::kMoveErrorCsvColumns,
+                         std::to_string(hours_so_far()) + ',' + std::to_string(net->ModelVersion()) + ',' + name + ',' +
+                             proc::MoveErrorCsvFields(m));
+      } catch (const Error& e) {
+        ZF_LOG(WARN) << e.what();  // the table below still shows it
+      }
+      std::snprintf(line, sizeof line, "  %s: net %5.1f%% (%4.1f%%)  mcts %5.1f%% (%4.1f%%)", name.c_str(),
+                    100 * m.NetRate(), 100 * m.NetOutcomeRate(), 100 * m.MctsRate(), 100 * m.MctsOutcomeRate());
       table << line;
     }
     table << "\n";
     std::cout << "zerofarm loop: move error against the exact solver (MCTS at " << search.simulations
-              << " simulations)\n"
+              << " simulations; in brackets: moves that give away the outcome)\n"
               << table.str() << std::flush;
   };
 

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -107,6 +108,25 @@ std::string ReadTextFile(const std::string& path) {
   std::ostringstream os;
   os << in.rdbuf();
   return os.str();
+}
+
+void AppendCsvRow(const std::string& path, const std::string& header, const std::string& row) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    std::string text = ReadTextFile(path);
+    const std::string old = text.substr(0, text.find('\n'));
+    if (old != header) {
+      if (header.compare(0, old.size(), old) != 0 || (header.size() > old.size() && header[old.size()] != ','))
+        throw Error(path + " has the columns \"" + old + "\", not a prefix of \"" + header + "\"");
+      WriteTextFileAtomically(path, header + text.substr(old.size()));
+    }
+  } else {
+    WriteTextFileAtomically(path, header + "\n");
+  }
+  std::ofstream out(path, std::ios::app);
+  out << row << '\n';
+  out.flush();
+  if (!out) throw Error("cannot append to " + path);
 }
 
 }  // namespace zerofarm::io

@@ -178,8 +178,17 @@ MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const st
       for (int a : legal)
         if (logits[a] > logits[best]) best = a;
       judge(positions[first + i], best, &r.net_errors, &r.net_outcome_errors);
+      const int score = positions[first + i].score;
+      const int outcome = score > 0 ? 2 : score == 0 ? 1 : 0;
+      const float v = value[static_cast<size_t>(i)];
+      const int read = v > 1.0f / 3 ? 2 : v < -1.0f / 3 ? 0 : 1;
+      r.value_mean[outcome] += v;
+      ++r.value_count[outcome];
+      if (read == outcome) ++r.value_agree;
     }
   }
+  for (int o = 0; o < 3; ++o)
+    if (r.value_count[o] > 0) r.value_mean[o] /= r.value_count[o];
   // MCTS: all positions searched at once, leaves batched.
   if (search.simulations > 0) {
     search.dirichlet_fraction = 0.0f;
@@ -202,6 +211,13 @@ MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const st
   }
   r.seconds = MonotonicSeconds() - t0;
   return r;
+}
+
+std::string MoveErrorCsvFields(const MoveErrorResult& m) {
+  std::ostringstream os;
+  os << m.positions << ',' << m.simulations << ',' << m.NetRate() << ',' << m.MctsRate() << ',' << m.NetOutcomeRate()
+     << ',' << m.MctsOutcomeRate() << ',' << m.ValueAgreement();
+  return os.str();
 }
 
 // ---- arena -----------------------------------------------------------------------

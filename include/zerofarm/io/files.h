@@ -11,4 +11,11 @@ void WriteTextFileAtomically(const std::string& path, const std::string& text);
 // The whole file; throws Error "cannot read PATH" when it cannot be opened.
 std::string ReadTextFile(const std::string& path);
 
+// Appends one line `row` to the CSV file `path`, creating it with the line
+// `header` first. A file whose header is an older prefix of `header` (columns
+// added at the end since) gets the new header; its old rows keep their fewer
+// fields. Throws Error naming the file when it cannot be written, or when its
+// header is not such a prefix (a different file).
+void AppendCsvRow(const std::string& path, const std::string& header, const std::string& row);
+
 }  // namespace zerofarm::io

@@ -59,11 +59,27 @@ struct MoveErrorResult {
   int net_outcome_errors = 0; // ... that gives away a win or a draw
   int mcts_errors = 0;        // MCTS at `simulations`
   int mcts_outcome_errors = 0;
+  // The value head against the exact outcome for the side to move (score > 0
+  // win, 0 draw, < 0 loss): its mean value per outcome and the share of
+  // positions whose value is nearest the right one of -1, 0, +1 (|v| < 1/3
+  // reads as a draw). A value head with its sign flipped has value_agree near 0.
+  std::array<double, 3> value_mean{};  // [loss, draw, win]
+  std::array<int, 3> value_count{};
+  int value_agree = 0;
   int simulations = 0;
   double seconds = 0.0;
   double NetRate() const { return positions ? static_cast<double>(net_errors) / positions : 0.0; }
   double MctsRate() const { return positions ? static_cast<double>(mcts_errors) / positions : 0.0; }
+  double NetOutcomeRate() const { return positions ? static_cast<double>(net_outcome_errors) / positions : 0.0; }
+  double MctsOutcomeRate() const { return positions ? static_cast<double>(mcts_outcome_errors) / positions : 0.0; }
+  double ValueAgreement() const { return positions ? static_cast<double>(value_agree) / positions : 0.0; }
 };
+
+// The columns RUN/eval/curve.csv and eval.csv give a MoveErrorResult (after
+// their own leading columns), and one row's values for them.
+inline constexpr const char* kMoveErrorCsvColumns =
+    "positions,simulations,net_error,mcts_error,net_outcome_error,mcts_outcome_error,value_agreement";
+std::string MoveErrorCsvFields(const MoveErrorResult& m);
 
 // Rated positions only. search.simulations = 0 skips the MCTS part.
 MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const std::vector<PonsPosition>& positions,

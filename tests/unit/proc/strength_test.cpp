@@ -16,8 +16,8 @@ using namespace zerofarm;
 
 namespace {
 
-// Logits = (sign) x the solver's score of each move, value = the exact
-// result: the position is rebuilt from its feature planes.
+// Logits = (sign) x the solver's score of each move, value = (sign) x the
+// exact result: the position is rebuilt from its feature planes.
 class OracleEvaluator final : public eval::Evaluator {
  public:
   explicit OracleEvaluator(float sign) : sign_(sign) {}
@@ -40,7 +40,7 @@ class OracleEvaluator final : public eval::Evaluator {
         for (int a = 0; a < 7; ++a)
           chunks[c].policy[i * 7 + a] = scores[a] == game::Connect4Solver::kIllegal ? -50.0f : sign_ * scores[a];
         const int v = solver_.SolveWeak(s);
-        chunks[c].value[i] = static_cast<float>(v);
+        chunks[c].value[i] = sign_ * static_cast<float>(v);
       }
   }
   uint32_t ModelVersion() const override { return 1; }
@@ -116,10 +116,23 @@ TEST_CASE("move error: an exact evaluator errs nowhere, a perverse one almost ev
   CHECK(good.positions == 60);
   CHECK(good.net_errors == 0);
   CHECK(good.net_outcome_errors == 0);
+  // Its value head reads every exact outcome; the perverse one (value negated) only the draws.
+  int outcomes[3] = {0, 0, 0};
+  for (const auto& p : positions) ++outcomes[p.score > 0 ? 2 : p.score == 0 ? 1 : 0];
+  REQUIRE(outcomes[0] > 0);
+  REQUIRE(outcomes[2] > 0);
+  CHECK(good.value_agree == 60);
+  CHECK(good.value_count[0] == outcomes[0]);
+  CHECK(good.value_count[2] == outcomes[2]);
+  CHECK(good.value_mean[0] == Approx(-1.0));
+  CHECK(good.value_mean[2] == Approx(1.0));
+  CHECK(proc::MoveErrorCsvFields(good) == "60,0,0,0,0,0,1");
   OracleEvaluator perverse(-1.0f);
   const proc::MoveErrorResult bad = proc::MoveError(game, perverse, positions, search);
   CHECK(bad.net_errors > 30);
   CHECK(bad.net_outcome_errors <= bad.net_errors);
+  CHECK(bad.value_agree == outcomes[1]);
+  CHECK(bad.value_mean[2] == Approx(-1.0));
   // MCTS on top of the exact evaluator also finds optimal moves.
   search.simulations = 50;
   const proc::MoveErrorResult mcts = proc::MoveError(game, oracle, positions, search);
