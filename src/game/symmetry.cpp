@@ -1,13 +1,14 @@
 // Symmetries applied to feature planes and policy vectors.
 //
-// The permutations come from Game::CellMap / Game::ActionMap on every call
-// (one small vector each). That is negligible next to a network evaluation;
-// cache per game if a profile ever says otherwise.
+// TransformFeatures / TransformPolicy ask Game::CellMap / Game::ActionMap on
+// every call (one small vector each), negligible next to a network
+// evaluation; SymmetryTables asks once, for per-leaf paths.
 #include "zerofarm/game/symmetry.h"
 
 #include <vector>
 
 #include "zerofarm/core/error.h"
+#include "zerofarm/core/hash.h"
 
 namespace zerofarm::game {
 
@@ -32,6 +33,52 @@ void TransformPolicy(const Game& game, int symmetry, const float* in, float* out
   const int n = game.ActionCount();
   ZF_DCHECK(static_cast<int>(map.size()) == n);
   for (int a = 0; a < n; ++a) out[map[a]] = in[a];
+}
+
+
+SymmetryTables::SymmetryTables(const Game& game)
+    : planes_(game.Shape().planes), cell_count_(game.Shape().Cells()) {
+  for (int s = 0; s < game.SymmetryCount(); ++s) {
+    cells_.push_back(game.CellMap(s));
+    actions_.push_back(game.ActionMap(s));
+    ZF_CHECK(static_cast<int>(cells_.back().size()) == cell_count_) << game.Name() << " symmetry " << s;
+    ZF_CHECK(static_cast<int>(actions_.back().size()) == game.ActionCount()) << game.Name() << " symmetry " << s;
+  }
+}
+
+void SymmetryTables::TransformFeatures(int symmetry, const uint8_t* in, uint8_t* out) const {
+  ZF_DCHECK(in != out);
+  const std::vector<int>& map = cells_[static_cast<size_t>(symmetry)];
+  for (int p = 0; p < planes_; ++p) {
+    const uint8_t* src = in + static_cast<size_t>(p) * cell_count_;
+    uint8_t* dst = out + static_cast<size_t>(p) * cell_count_;
+    for (int c = 0; c < cell_count_; ++c) dst[map[c]] = src[c];
+  }
+}
+
+void SymmetryTables::TransformPolicy(int symmetry, const float* in, float* out) const {
+  ZF_DCHECK(in != out);
+  const std::vector<int>& map = actions_[static_cast<size_t>(symmetry)];
+  for (size_t a = 0; a < map.size(); ++a) out[map[a]] = in[a];
+}
+
+void SymmetryTables::UntransformPolicy(int symmetry, const float* in, float* out) const {
+  ZF_DCHECK(in != out);
+  const std::vector<int>& map = actions_[static_cast<size_t>(symmetry)];
+  for (size_t a = 0; a < map.size(); ++a) out[a] = in[map[a]];
+}
+
+CanonicalHash HashCanonical(const SymmetryTables& tables, const uint8_t* features, uint8_t* scratch,
+                            bool symmetric) {
+  const size_t n = static_cast<size_t>(tables.FeatureBytes());
+  CanonicalHash best{HashBytes(features, n), 0};
+  if (!symmetric) return best;
+  for (int s = 1; s < tables.Count(); ++s) {
+    tables.TransformFeatures(s, features, scratch);
+    const uint64_t h = HashBytes(scratch, n);
+    if (h < best.hash) best = {h, s};
+  }
+  return best;
 }
 
 }  // namespace zerofarm::game

@@ -25,6 +25,7 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/core/log.h"
+#include "zerofarm/game/symmetry.h"
 #include "zerofarm/mcts/selfplay_game.h"
 #include "zerofarm/proc/game_codec.h"
 #include "zerofarm/proc/roles.h"
@@ -39,7 +40,8 @@ constexpr uint64_t kWaitNs = 100'000'000;  // longest sleep before re-checking p
 struct SlotOwner {
   int game = -1;   // index into the worker's games
   int token = -1;  // the search's leaf token
-  uint64_t feature_hash = 0;  // of the leaf's features (the cache key, with the model version)
+  uint64_t feature_hash = 0;  // canonical hash of the leaf's features (the cache key, with the model version)
+  int symmetry = 0;           // that hash's orientation: the cache stores policies in it
 };
 
 // Adds a queued game's search-quality figures to the worker's statistics.
@@ -83,8 +85,12 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
   // version this worker has seen, and results stored under their own.
   std::optional<shm::EvalCache> cache;
   if (cache_memory) cache.emplace(*cache_memory);
-  const size_t feature_bytes = static_cast<size_t>(game->Shape().FeatureBytes());
+  // Keyed by the canonical form over the game's symmetries, so a position and
+  // its mirror images share an entry (policies stored in canonical orientation).
+  const game::SymmetryTables symmetries(*game);
+  std::vector<uint8_t> scratch_features(static_cast<size_t>(game->Shape().FeatureBytes()));
   std::vector<float> cached_logits(static_cast<size_t>(game->ActionCount()));
+  std::vector<float> oriented_logits(cached_logits.size());
   uint32_t newest_version = 0;
   const pid_t self = getpid();
 
@@ -146,9 +152,15 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
       const SlotOwner& o = owners[seq % ring.Slots()];
       const shm::LeafResult r = ring.Result(seq);
       newest_version = std::max(newest_version, r.model_version);
-      if (cache)
-        cache->Insert(shm::EvalCache::MakeKey(o.feature_hash, r.model_version), r.policy, r.value, r.model_version,
+      if (cache) {
+        const float* canonical = r.policy;
+        if (o.symmetry != 0) {
+          symmetries.TransformPolicy(o.symmetry, r.policy, oriented_logits.data());
+          canonical = oriented_logits.data();
+        }
+        cache->Insert(shm::EvalCache::MakeKey(o.feature_hash, r.model_version), canonical, r.value, r.model_version,
                       self);
+      }
       games[o.game]->OnResult(o.token, r.policy, r.value, r.model_version);
       progressed = true;
     }
@@ -181,22 +193,27 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
           const uint64_t seq = ring.Head() + burst;
           uint8_t* features = ring.SlotFeatures(seq);
           leaf.state->EncodeFeatures(features);
-          uint64_t hash = 0;
+          game::CanonicalHash key;
           if (cache) {
-            hash = shm::EvalCache::HashBytes(features, feature_bytes);
+            key = game::HashCanonical(symmetries, features, scratch_features.data());
             float value;
             uint32_t version;
             ++lookups;
-            if (cache->Lookup(shm::EvalCache::MakeKey(hash, newest_version), cached_logits.data(), &value,
+            if (cache->Lookup(shm::EvalCache::MakeKey(key.hash, newest_version), cached_logits.data(), &value,
                               &version)) {
               // Answered here: the slot stays free for the next leaf.
               ++hits;
-              sp.OnResult(leaf.token, cached_logits.data(), value, version);
+              const float* logits = cached_logits.data();
+              if (key.symmetry != 0) {
+                symmetries.UntransformPolicy(key.symmetry, cached_logits.data(), oriented_logits.data());
+                logits = oriented_logits.data();
+              }
+              sp.OnResult(leaf.token, logits, value, version);
               progressed = true;
               continue;
             }
           }
-          owners[seq % ring.Slots()] = SlotOwner{g, leaf.token, hash};
+          owners[seq % ring.Slots()] = SlotOwner{g, leaf.token, key.hash, key.symmetry};
           ++burst;
         }
         if (lookups > 0) {

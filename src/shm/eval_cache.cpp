@@ -66,26 +66,6 @@ uint64_t EvalCache::MakeKey(uint64_t feature_hash, uint32_t model_version) {
   return MixSeed(feature_hash, model_version + 1ULL) | 1ULL;
 }
 
-uint64_t EvalCache::HashBytes(const uint8_t* data, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, data + i, 8);
-    h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
-    h ^= h >> 32;
-  }
-  uint64_t tail = 0;
-  std::memcpy(&tail, data + i, n - i);
-  h = (h ^ tail) * 0xC4CEB9FE1A85EC53ULL;
-  // MurmurHash3's finaliser.
-  h ^= h >> 33;
-  h *= 0xFF51AFD7ED558CCDULL;
-  h ^= h >> 33;
-  h *= 0xC4CEB9FE1A85EC53ULL;
-  return h ^ (h >> 33);
-}
-
 EvalCacheMemory::EvalCacheMemory(uint64_t entries, int actions) {
   ZF_CHECK(actions >= 1) << actions;
   entries_ = RoundUpPow2(entries);

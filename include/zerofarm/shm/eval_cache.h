@@ -26,7 +26,8 @@
 // pid to an even state with key 0 (empty). Nothing else can hold an entry
 // that pid claimed, so the reclaim cannot race with a live writer.
 //
-// Keys are 64-bit hashes (of a leaf's feature bytes and the model version);
+// Keys are 64-bit hashes (of a leaf's feature bytes, see HashBytes in
+// core/hash.h, and the model version);
 // key 0 means empty, so callers pass keys with the low bit set (MakeKey).
 // Thread safety: all methods may run concurrently in any processes.
 #include <sys/types.h>
@@ -75,8 +76,6 @@ class EvalCache {
   static size_t EntryBytes(int actions);
   // A nonzero key from a 64-bit feature hash and the network's version.
   static uint64_t MakeKey(uint64_t feature_hash, uint32_t model_version);
-  // A 64-bit hash of `n` bytes (feature planes).
-  static uint64_t HashBytes(const uint8_t* data, size_t n);
 
   // Copies the entry for `key` into logits[actions()] / *value / *version;
   // false on a miss (absent, being written, or torn by a concurrent write).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "zerofarm/core/error.h"
+#include "zerofarm/core/hash.h"
 #include "zerofarm/core/rng.h"
 #include "zerofarm/game/game.h"
 
@@ -187,6 +188,70 @@ TEST_CASE("concrete symmetry examples", "[game][symmetry]") {
       CHECK(out == in);
     }
   }
+}
+
+
+TEST_CASE("symmetry tables: the same transforms, and one canonical key for all images of a position",
+          "[game][symmetry]") {
+  Rng rng(77);
+  for (const std::string& name : GameNames()) {
+    const auto game = MakeGame(name);
+    const SymmetryTables tables(*game);
+    REQUIRE(tables.Count() == game->SymmetryCount());
+    REQUIRE(tables.FeatureBytes() == game->Shape().FeatureBytes());
+    const int bytes = tables.FeatureBytes(), actions = game->ActionCount();
+    std::vector<uint8_t> scratch(bytes);
+    for (int trial = 0; trial < 30; ++trial) {
+      const std::vector<int> moves = RandomMoves(*game, rng);
+      const std::vector<uint8_t> in = Encode(*game, *game->Replay(moves));
+      std::vector<float> policy(actions);
+      for (float& p : policy) p = static_cast<float>(rng.Uniform());
+      const CanonicalHash key = HashCanonical(tables, in.data(), scratch.data());
+      bool self_symmetric = false;
+      for (int s = 1; s < tables.Count(); ++s) {
+        tables.TransformFeatures(s, in.data(), scratch.data());
+        self_symmetric = self_symmetric || scratch == in;
+      }
+      CHECK(HashCanonical(tables, in.data(), scratch.data(), false).hash == HashBytes(in.data(), bytes));
+      for (int s = 0; s < tables.Count(); ++s) {
+        INFO(name << " symmetry " << s << " moves " << game->FormatMoves(moves));
+        std::vector<uint8_t> expect(bytes), got(bytes);
+        TransformFeatures(*game, s, in.data(), expect.data());
+        tables.TransformFeatures(s, in.data(), got.data());
+        CHECK(got == expect);
+        std::vector<float> p_expect(actions), p_got(actions), p_back(actions);
+        TransformPolicy(*game, s, policy.data(), p_expect.data());
+        tables.TransformPolicy(s, policy.data(), p_got.data());
+        CHECK(p_got == p_expect);
+        tables.UntransformPolicy(s, p_got.data(), p_back.data());
+        CHECK(p_back == policy);
+
+        // Every image has the same canonical hash, and its own orientation
+        // maps a policy of the image onto the same canonical policy.
+        const CanonicalHash image_key = HashCanonical(tables, got.data(), scratch.data());
+        CHECK(image_key.hash == key.hash);
+        std::vector<float> canon_from_in(actions), canon_from_image(actions);
+        tables.TransformPolicy(key.symmetry, policy.data(), canon_from_in.data());
+        tables.TransformPolicy(image_key.symmetry, p_got.data(), canon_from_image.data());
+        std::vector<uint8_t> canon_in(bytes), canon_image(bytes);
+        tables.TransformFeatures(key.symmetry, in.data(), canon_in.data());
+        tables.TransformFeatures(image_key.symmetry, got.data(), canon_image.data());
+        CHECK(canon_in == canon_image);
+        // (A position that is its own image has several orientations to the canonical form.)
+        if (!self_symmetric) CHECK(canon_from_in == canon_from_image);
+      }
+    }
+  }
+  // Connect Four: an opening and its mirror share the key; a different opening does not.
+  const auto c4 = MakeGame("connect4");
+  const SymmetryTables tables(*c4);
+  std::vector<uint8_t> scratch(tables.FeatureBytes());
+  const auto a = Encode(*c4, *c4->Replay(c4->ParseMoves("12"))), b = Encode(*c4, *c4->Replay(c4->ParseMoves("76")));
+  const auto c = Encode(*c4, *c4->Replay(c4->ParseMoves("13")));
+  CHECK(HashCanonical(tables, a.data(), scratch.data()).hash == HashCanonical(tables, b.data(), scratch.data()).hash);
+  CHECK(HashCanonical(tables, a.data(), scratch.data()).symmetry !=
+        HashCanonical(tables, b.data(), scratch.data()).symmetry);
+  CHECK(HashCanonical(tables, a.data(), scratch.data()).hash != HashCanonical(tables, c.data(), scratch.data()).hash);
 }
 
 }  // namespace zerofarm::game

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "shm_test_util.h"
+#include "zerofarm/core/hash.h"
 
 namespace zerofarm::shm {
 namespace {
@@ -81,9 +82,9 @@ TEST_CASE("eval cache: entries round trip, miss when absent, and evict within a 
 
   // Feature hashes: equal bytes hash equally, one changed byte changes it.
   std::vector<uint8_t> a(126, 1), b(126, 1);
-  CHECK(EvalCache::HashBytes(a.data(), a.size()) == EvalCache::HashBytes(b.data(), b.size()));
+  CHECK(HashBytes(a.data(), a.size()) == HashBytes(b.data(), b.size()));
   b[125] = 2;
-  CHECK(EvalCache::HashBytes(a.data(), a.size()) != EvalCache::HashBytes(b.data(), b.size()));
+  CHECK(HashBytes(a.data(), a.size()) != HashBytes(b.data(), b.size()));
 }
 
 TEST_CASE("eval cache: entries left mid-write are skipped, never wedge, and are reclaimed", "[shm][cache]") {
