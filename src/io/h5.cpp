@@ -409,15 +409,7 @@ std::vector<std::string> ReadStringArrayAttr(hid_t obj, const std::string& name)
   template void WriteArrayAttr<T>(hid_t, const std::string&, const std::vector<T>&); \
   template std::vector<T> ReadArrayAttr<T>(hid_t, const std::string&);
 
-ZF_H5_INSTANTIATE(uint8_t)
-ZF_H5_INSTANTIATE(int8_t)
-ZF_H5_INSTANTIATE(int16_t)
-ZF_H5_INSTANTIATE(int32_t)
-ZF_H5_INSTANTIATE(uint32_t)
-ZF_H5_INSTANTIATE(int64_t)
-ZF_H5_INSTANTIATE(uint64_t)
-ZF_H5_INSTANTIATE(float)
-ZF_H5_INSTANTIATE(double)
+ZF_H5_FOR_EACH_TYPE(ZF_H5_INSTANTIATE)
 #undef ZF_H5_INSTANTIATE
 
 }  // namespace zerofarm::io

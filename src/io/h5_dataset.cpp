@@ -188,15 +188,7 @@ void ReadRows(hid_t loc, const std::string& name, uint64_t first, uint64_t count
   template std::vector<T> ReadDataset<T>(hid_t, const std::string&, std::vector<uint64_t>*);       \
   template void ReadRows<T>(hid_t, const std::string&, uint64_t, uint64_t, T*);
 
-ZF_H5_INSTANTIATE(uint8_t)
-ZF_H5_INSTANTIATE(int8_t)
-ZF_H5_INSTANTIATE(int16_t)
-ZF_H5_INSTANTIATE(int32_t)
-ZF_H5_INSTANTIATE(uint32_t)
-ZF_H5_INSTANTIATE(int64_t)
-ZF_H5_INSTANTIATE(uint64_t)
-ZF_H5_INSTANTIATE(float)
-ZF_H5_INSTANTIATE(double)
+ZF_H5_FOR_EACH_TYPE(ZF_H5_INSTANTIATE)
 #undef ZF_H5_INSTANTIATE
 
 }  // namespace zerofarm::io

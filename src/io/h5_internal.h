@@ -46,3 +46,8 @@ uint64_t SpaceElements(hid_t space, std::vector<hsize_t>* dims);
 void CheckNumeric(hid_t type, hid_t obj, const std::string& what);
 
 }  // namespace zerofarm::io::internal
+
+// X(T) for every element type the attribute and dataset templates are
+// explicitly instantiated for (h5.cpp, h5_dataset.cpp).
+#define ZF_H5_FOR_EACH_TYPE(X) \
+  X(uint8_t) X(int8_t) X(int16_t) X(int32_t) X(uint32_t) X(int64_t) X(uint64_t) X(float) X(double)
