@@ -6,7 +6,10 @@
 //
 // Resuming: run the same command again. The farm continues the directory
 // (new epoch), the trainer resumes from RUN/train/state.txt, and the curve's
-// hours continue from RUN/eval/loop-seconds.txt (farm time of earlier pieces).
+// hours continue from RUN/eval/loop-seconds.txt (farm time of earlier pieces)
+// and its CPU hours (the whole process tree's) from RUN/eval/loop-cpu-seconds.txt.
+#include <unistd.h>
+
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -27,6 +30,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/proc/child_process.h"
+#include "zerofarm/proc/farm_config.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/proc/strength.h"
 #include "zerofarm/proc/train.h"
@@ -154,6 +158,17 @@ int LoopCommand(int argc, char** argv) {
   const double t0 = MonotonicSeconds();
   auto hours_so_far = [&] { return (earlier + MonotonicSeconds() - t0) / 3600.0; };
   ZF_LOG(INFO) << "loop on " << run << ": " << earlier / 3600.0 << " h of earlier pieces";
+  // CPU time of the loop's whole process tree (farm, trainer, evaluations), the
+  // fair clock on a shared machine. Pieces from before this was kept count as
+  // every granted CPU busy for their wall time: an upper bound.
+  const std::string cpu_file = run + "/eval/loop-cpu-seconds.txt";
+  double earlier_cpu = ReadSeconds(cpu_file);
+  if (earlier > 0 && !fs::exists(cpu_file)) {
+    earlier_cpu = earlier * proc::CpusGranted();
+    ZF_LOG(INFO) << "earlier pieces kept no CPU time: counting them as " << proc::CpusGranted() << " CPUs busy, "
+                 << earlier_cpu / 3600.0 << " CPU hours";
+  }
+  auto cpu_hours_so_far = [&] { return (earlier_cpu + proc::TreeCpuSeconds(getpid())) / 3600.0; };
 
   proc::ChildProcess farm = proc::ChildProcess::Exec("farm", exe, farm_argv, {});
   proc::ChildProcess trainer = proc::ChildProcess::Exec("trainer", exe, train_argv, {});
@@ -162,7 +177,9 @@ int LoopCommand(int argc, char** argv) {
   uint32_t last_evaluated = 0;
   std::ostringstream table;
   auto evaluate = [&] {
+    const double cpu_hours = cpu_hours_so_far();
     io::WriteTextFileAtomically(seconds_file, std::to_string(earlier + MonotonicSeconds() - t0) + "\n");
+    io::WriteTextFileAtomically(cpu_file, std::to_string(cpu_hours * 3600.0) + "\n");
     const auto [best, model] = proc::NewestModel(run + "/models");
     if (model.empty() || static_cast<uint32_t>(best) == last_evaluated) return;
     const auto game = game::MakeGame(game_name);
@@ -173,7 +190,8 @@ int LoopCommand(int argc, char** argv) {
     search.simulations = r["eval-simulations"].as<int>();
     search.temperature_plies = 0;
     char line[256];
-    std::snprintf(line, sizeof line, "%7.2f h  model v%-5u", hours_so_far(), net->ModelVersion());
+    std::snprintf(line, sizeof line, "%7.2f h %7.2f CPU h  model v%-5u", hours_so_far(), cpu_hours,
+                  net->ModelVersion());
     table << line;
     for (size_t i = 0; i < sets.size(); ++i) {
       if (!is_rated(i)) {
@@ -184,9 +202,9 @@ int LoopCommand(int argc, char** argv) {
       const proc::MoveErrorResult m = proc::MoveError(*game, *net, sets[i], search);
       const std::string name = fs::path(pons[i]).filename().string();
       try {
-        io::AppendCsvRow(curve, std::string("hours,model_version,file,") + proc::kMoveErrorCsvColumns,
+        io::AppendCsvRow(curve, std::string("hours,model_version,file,") + proc::kMoveErrorCsvColumns + ",cpu_hours",
                          std::to_string(hours_so_far()) + ',' + std::to_string(net->ModelVersion()) + ',' + name + ',' +
-                             proc::MoveErrorCsvFields(m));
+                             proc::MoveErrorCsvFields(m) + ',' + std::to_string(cpu_hours));
       } catch (const Error& e) {
         ZF_LOG(WARN) << e.what();  // the table below still shows it
       }

@@ -8,8 +8,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
@@ -181,6 +186,45 @@ std::string DescribeWaitStatus(int status) {
     return "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
   }
   return "status " + std::to_string(status);
+}
+
+double TreeCpuSeconds(pid_t root) {
+  struct Proc {
+    pid_t parent;
+    double ticks;  // clock ticks: own + reaped children's, user + system
+  };
+  std::map<pid_t, Proc> procs;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;  // gone meanwhile
+    // "pid (comm) state ppid ..."; comm may hold spaces and parentheses.
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string state;
+    long long ppid = 0, skip = 0, utime = 0, stime = 0, cutime = 0, cstime = 0;
+    fields >> state >> ppid;
+    for (int i = 0; i < 9; ++i) fields >> skip;  // pgrp .. cmajflt
+    if (!(fields >> utime >> stime >> cutime >> cstime)) continue;
+    procs[static_cast<pid_t>(std::stoll(name))] = {static_cast<pid_t>(ppid),
+                                                   static_cast<double>(utime + stime + cutime + cstime)};
+  }
+  std::multimap<pid_t, pid_t> children;
+  for (const auto& [pid, p] : procs) children.emplace(p.parent, pid);
+  double ticks = 0;
+  std::vector<pid_t> stack;
+  if (procs.count(root)) stack.push_back(root);
+  while (!stack.empty()) {
+    const pid_t pid = stack.back();
+    stack.pop_back();
+    ticks += procs[pid].ticks;
+    for (auto [it, end] = children.equal_range(pid); it != end; ++it) stack.push_back(it->second);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace zerofarm::proc

@@ -12,6 +12,7 @@
 #include "test_paths.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/files.h"
 #include "zerofarm/io/weights_file.h"
 
 using namespace zerofarm;
@@ -102,6 +103,10 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   CHECK_THAT(out, Catch::Contains("zerofarm train:"));  // and the trainer's
   const int rows = CountLines(run + "/eval/curve.csv");
   CHECK(rows >= 2);  // header + at least the final evaluation
+  CHECK_THAT(io::ReadTextFile(run + "/eval/curve.csv"), Catch::StartsWith("hours,model_version,file,positions"));
+  CHECK_THAT(io::ReadTextFile(run + "/eval/curve.csv"), Catch::Contains("mcts_outcome_error,value_agreement,cpu_hours\n"));
+  const double cpu1 = std::stod(io::ReadTextFile(run + "/eval/loop-cpu-seconds.txt"));
+  CHECK(cpu1 > 5);  // farm, trainer and evaluation for ~43 s on this machine's cores
   CHECK(fs::exists(run + "/models/model-1.h5"));
   const auto shards = CheckShards(HostDir(run));
   CHECK(shards.games > 0);
@@ -114,4 +119,5 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   double seconds = 0;
   in >> seconds;
   CHECK(seconds > 70);  // two pieces of ~43 s
+  CHECK(std::stod(io::ReadTextFile(run + "/eval/loop-cpu-seconds.txt")) > cpu1 + 5);
 }

@@ -51,6 +51,13 @@ class ChildProcess {
 // "exit code 3", "killed by signal 9 (Killed)".
 std::string DescribeWaitStatus(int status);
 
+// CPU seconds (user + system) that `root` and all its descendants, live or
+// reaped, have used so far: the sum over the tree's live processes of their
+// own and their reaped children's times (/proc/PID/stat; a reaped process's
+// times are in its parent's). A process that exits while the tree is read can
+// be missed once. 0 when `root` is gone.
+double TreeCpuSeconds(pid_t root);
+
 // Called first in every child: names the process for ps/top ("zf-worker-3")
 // and the log, asks the kernel to SIGKILL it when the parent dies, exits at
 // once if the parent is already gone, ignores SIGINT, and ignores a SIGTERM
