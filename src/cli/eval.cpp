@@ -109,6 +109,8 @@ int EvalCommand(int argc, char** argv) {
        cxxopts::value<std::string>()->default_value("connect4"))
       ("simulations", "MCTS simulations per move (0 = network alone only)", cxxopts::value<int>()->default_value("100"))
       ("c-puct", "PUCT exploration constant", cxxopts::value<float>()->default_value("1.5"))
+      ("value-discount", "Backed-up values are multiplied by this each ply (1 = off; < 1 prefers quicker wins)",
+       cxxopts::value<float>()->default_value("1"))
       ("blocks", "Blocks of a random net", cxxopts::value<int>()->default_value("6"))
       ("filters", "Filters of a random net", cxxopts::value<int>()->default_value("64"))
       ("threads", "LibTorch threads", cxxopts::value<int>()->default_value("1"))
@@ -129,6 +131,7 @@ int EvalCommand(int argc, char** argv) {
   mcts::SearchConfig search;
   search.simulations = r["simulations"].as<int>();
   search.c_puct = r["c-puct"].as<float>();
+  search.value_discount = r["value-discount"].as<float>();
   search.temperature_plies = 0;
   if (search.simulations < 0 || search.simulations > 1'000'000) throw ConfigError("--simulations must be in [0, 1000000]");
   if (r["limit"].as<int>() < 0) throw ConfigError("--limit must be >= 0");

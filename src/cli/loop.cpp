@@ -80,6 +80,9 @@ int LoopCommand(int argc, char** argv) {
       ("blocks", "Residual blocks", cxxopts::value<int>()->default_value("4"))
       ("filters", "Filters", cxxopts::value<int>()->default_value("32"))
       ("seed", "Run seed", cxxopts::value<uint64_t>()->default_value("1"))
+      ("value-discount", "Values shrink by this factor a ply (< 1 prefers quicker wins): the farm's search, the "
+                         "trainer's value targets and the evaluation's MCTS (1 = AlphaZero's)",
+       cxxopts::value<float>()->default_value("1"))
       ("run-args", "More options for `zerofarm run`, as one string", cxxopts::value<std::string>()->default_value(""));
   options.add_options("trainer")
       ("train-args", "More options for `zerofarm train`, as one string (e.g. \"--lr 0.01 --window 100000\")",
@@ -109,8 +112,12 @@ int LoopCommand(int argc, char** argv) {
 
   fs::create_directories(run + "/eval");
   const std::string exe = SelfExe();
+  const float value_discount = r["value-discount"].as<float>();
+  if (!(value_discount >= 0.5f && value_discount <= 1.0f)) throw ConfigError("--value-discount must be in [0.5, 1]");
+  // Options both children take.
   const std::string net_args = "--blocks " + std::to_string(r["blocks"].as<int>()) + " --filters " +
-                               std::to_string(r["filters"].as<int>());
+                               std::to_string(r["filters"].as<int>()) + " --value-discount " +
+                               std::to_string(value_discount);
   std::vector<std::string> farm_argv = {exe, "run", "--out", run, "--no-status", "--game", game_name,
                                         "--workers", std::to_string(r["workers"].as<int>()), "--games-per-worker",
                                         std::to_string(r["games-per-worker"].as<int>()), "--simulations",
@@ -188,6 +195,7 @@ int LoopCommand(int argc, char** argv) {
     last_evaluated = static_cast<uint32_t>(best);
     mcts::SearchConfig search;
     search.simulations = r["eval-simulations"].as<int>();
+    search.value_discount = value_discount;
     search.temperature_plies = 0;
     char line[256];
     std::snprintf(line, sizeof line, "%7.2f h %7.2f CPU h  model v%-5u", hours_so_far(), cpu_hours,

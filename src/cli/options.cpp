@@ -34,6 +34,8 @@ void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& 
       ("game", "Game to play: tictactoe, connect4", cxxopts::value<std::string>()->default_value(d.game))
       ("simulations", "Root visits per move", cxxopts::value<int>()->default_value(Str(d.search.simulations)))
       ("c-puct", "PUCT exploration constant", cxxopts::value<float>()->default_value(Str(d.search.c_puct)))
+      ("value-discount", "Backed-up values shrink by this factor a ply: < 1 prefers quicker wins (1 = off)",
+       cxxopts::value<float>()->default_value(Str(d.search.value_discount)))
       ("fpu-reduction", "First-play urgency: unvisited child Q = parent Q minus this",
        cxxopts::value<float>()->default_value(Str(d.search.fpu_reduction)))
       ("dirichlet-alpha", "Root Dirichlet noise concentration",
@@ -88,6 +90,7 @@ void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c
   Override(r, "game", &c->game);
   Override(r, "simulations", &c->search.simulations);
   Override(r, "c-puct", &c->search.c_puct);
+  Override(r, "value-discount", &c->search.value_discount);
   Override(r, "fpu-reduction", &c->search.fpu_reduction);
   Override(r, "dirichlet-alpha", &c->search.dirichlet_alpha);
   Override(r, "dirichlet-fraction", &c->search.dirichlet_fraction);

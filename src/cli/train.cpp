@@ -18,6 +18,8 @@ int TrainCommand(int argc, char** argv) {
        cxxopts::value<int64_t>()->default_value(std::to_string(d.min_positions)))
       ("replay", "Samples per position the farm produced, at most (0 = no limit); when ahead, wait for data",
        cxxopts::value<double>()->default_value("4"))
+      ("value-discount", "Value target z x this^(plies to the game's end); use the farm's --value-discount (1 = off)",
+       cxxopts::value<double>()->default_value("1"))
       ("no-augment", "Do not apply random symmetries of the game")
       ("no-wait", "Stop instead of waiting for new shards");
   options.add_options("network and optimiser")
@@ -46,6 +48,7 @@ int TrainCommand(int argc, char** argv) {
   c.window = r["window"].as<int64_t>();
   c.min_positions = r["min-positions"].as<int64_t>();
   c.replay = r["replay"].as<double>();
+  c.value_discount = r["value-discount"].as<double>();
   c.augment = !r.count("no-augment");
   c.wait = !r.count("no-wait");
   c.weights = r["weights"].as<std::string>();
@@ -61,6 +64,7 @@ int TrainCommand(int argc, char** argv) {
   c.duration = r["duration"].as<double>();
   c.checkpoint_steps = r["checkpoint-steps"].as<int>();
   c.progress = !r.count("quiet");
+  if (!(c.value_discount >= 0.5 && c.value_discount <= 1.0)) throw ConfigError("--value-discount must be in [0.5, 1]");
   if (c.blocks < 1 || c.blocks > 64) throw ConfigError("--blocks must be in [1, 64]");
   if (c.filters < 1 || c.filters > 1024) throw ConfigError("--filters must be in [1, 1024]");
   if (c.optim.intra_op_threads < 1 || c.optim.intra_op_threads > 256) throw ConfigError("--threads must be in [1, 256]");

@@ -53,6 +53,7 @@ std::string SearchConfig::Describe() const {
   if (ResignEnabled())
     os << " resign_threshold=" << resign_threshold << " resign_moves=" << resign_moves
        << " resign_playthrough=" << resign_playthrough << " resign_target=" << resign_target;
+  if (value_discount != 1.0f) os << " value_discount=" << value_discount;
   return os.str();
 }
 
@@ -233,13 +234,15 @@ void Search::Expand(int node_index, const game::State& state, const float* logit
 void Search::Backup(const std::vector<int>& path, float leaf_value, bool remove_virtual_loss) {
   // leaf_value is for the player to move at the leaf; the leaf's w is from the
   // view of the player who moved into it, so it enters negated, alternating up.
+  // With a value_discount below 1 each ply up scales it down.
+  const float discount = config_.value_discount;
   float v = -leaf_value;
   for (auto it = path.rbegin(); it != path.rend(); ++it) {
     Node& n = nodes_[*it];
     n.n += 1;
     n.w += v;
     if (remove_virtual_loss) n.virtual_visits -= 1;
-    v = -v;
+    v = -v * discount;
   }
 }
 

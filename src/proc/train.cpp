@@ -95,7 +95,24 @@ std::vector<std::string> RunShards(const std::string& run_dir) {
 
 // ---- the window ---------------------------------------------------------------
 
-ShardWindow::ShardWindow(std::string run_dir, int64_t window) : run_dir_(std::move(run_dir)), window_(window) {}
+ShardWindow::ShardWindow(std::string run_dir, int64_t window, double value_discount)
+    : run_dir_(std::move(run_dir)), window_(window), value_discount_(value_discount) {}
+
+namespace {
+
+// z x discount^(plies from the row's position to its game's last move). A
+// resigned game's resigning position (ply = length) counts as 0 plies away.
+void DiscountValueTargets(const io::ShardReader& reader, double discount, io::PositionRows* rows) {
+  for (const io::ShardGame& g : reader.ReadGames())
+    for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row) {
+      const auto i = static_cast<size_t>(row);
+      if (i >= rows->z.size()) throw Error(reader.path() + ": game " + std::to_string(g.game_id) + " has rows past the end");
+      const int plies_left = std::max(0, g.length - 1 - rows->ply[i]);
+      rows->z[i] = static_cast<float>(rows->z[i] * std::pow(discount, plies_left));
+    }
+}
+
+}  // namespace
 
 int ShardWindow::Refresh() {
   std::vector<std::string> fresh;
@@ -123,6 +140,7 @@ int ShardWindow::Refresh() {
         throw Error(path + " holds " + m.game + " positions; this run's shards are " + game_);
       }
       io::PositionRows rows = reader.ReadAllPositions();
+      if (value_discount_ < 1.0) DiscountValueTargets(reader, value_discount_, &rows);
       s.positions = static_cast<int64_t>(rows.count);
       s.model_version_max = m.model_version_max;
       s.features = std::move(rows.features);
@@ -243,7 +261,7 @@ int RunTrainer(const TrainConfig& config) {
   auto out_of_time = [&] { return config.duration > 0 && MonotonicSeconds() - t_start >= config.duration; };
 
   // Data first: the game comes from the shards.
-  ShardWindow window(config.run, config.window);
+  ShardWindow window(config.run, config.window, config.value_discount);
   window.Refresh();
   bool announced_wait = false;
   while (window.Positions() < config.min_positions) {

@@ -15,6 +15,10 @@ struct SearchConfig {
   float final_temperature = 0.0f; // temperature after that; 0 = most visited
   int leaves_per_round = 1;       // L: leaves per tree in flight (virtual loss when > 1)
   bool reuse_tree = true;         // keep the chosen child's subtree between moves
+  // Each ply a value is backed up multiplies it by this: a win found nearer
+  // the root scores higher, so the search prefers quicker wins and slower
+  // losses (the exact solver's notion of the best move). 1 = AlphaZero's.
+  float value_discount = 1.0f;
 
   // ---- Gumbel root search (Danihelka et al., ICLR 2022); docs/search.md ----
   bool gumbel = false;            // sequential halving at the root instead of PUCT

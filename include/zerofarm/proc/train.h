@@ -36,6 +36,7 @@ struct TrainConfig {
   int64_t window = 250'000;   // train on the newest this-many positions
   int64_t min_positions = 2'048;  // wait until the window holds this many
   double replay = 4.0;        // samples per produced position at most; 0 = unlimited
+  double value_discount = 1.0;  // value target z x this^(plies left); the farm's search.value_discount
   int64_t steps = 0;          // stop after this many steps in this invocation; 0 = no limit
   double duration = 0.0;      // stop after this many seconds; 0 = no limit
   int checkpoint_steps = 500; // write model-N.h5 every this many steps (and at the end)
@@ -58,9 +59,12 @@ struct TrainState {
 // The newest shards of a run, held in memory, at most `window` positions
 // (whole shards, newest first, by modification time then name). Refresh()
 // picks up new shards and drops the ones that left the window.
+// With value_discount d < 1 a row's value target is z x d^(L - 1 - ply), L
+// the game's length (the position before the last move keeps z): what a
+// search with the same SearchConfig::value_discount backs up for that win.
 class ShardWindow {
  public:
-  ShardWindow(std::string run_dir, int64_t window);
+  ShardWindow(std::string run_dir, int64_t window, double value_discount = 1.0);
   // Rescans the shard directories; returns the number of new shards loaded.
   // A shard that cannot be read is skipped with a warning (once).
   int Refresh();
@@ -87,6 +91,7 @@ class ShardWindow {
   };
   std::string run_dir_;
   int64_t window_;
+  double value_discount_;
   std::string game_;
   int feature_bytes_ = 0;
   int actions_ = 0;

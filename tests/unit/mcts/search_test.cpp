@@ -158,3 +158,56 @@ TEST_CASE("leaves of many games interleave behind a gated evaluator", "[mcts]") 
     CHECK(r.Positions() >= 7);
   }
 }
+
+namespace {
+
+// Exact tic-tac-toe value for the player to move: +1 win, 0 draw, -1 loss.
+int Negamax(const game::State& s) {
+  if (s.IsTerminal()) return s.Winner() < 0 ? 0 : (s.Winner() == s.CurrentPlayer() ? 1 : -1);
+  std::vector<int> legal;
+  s.LegalActions(&legal);
+  int best = -2;
+  for (int a : legal) {
+    auto child = s.Clone();
+    child->Apply(a);
+    best = std::max(best, -Negamax(*child));
+  }
+  return best;
+}
+
+// Searches with uniform priors and exact values; returns the root's visit counts.
+std::vector<int> ExactSearch(const game::Game& g, const game::State& root, float discount, int simulations) {
+  mcts::SearchConfig c = Quiet(simulations);
+  c.value_discount = discount;
+  mcts::Search s(g, c, 11);
+  s.SetRoot(root);
+  std::vector<float> zeros(game::kMaxActions, 0.0f);
+  std::vector<mcts::LeafRequest> leaves;
+  while (!s.Done()) {
+    leaves.clear();
+    s.SelectLeaves(4, &leaves);
+    for (const auto& l : leaves) s.CompleteLeaf(l.token, zeros.data(), static_cast<float>(Negamax(*l.state)));
+  }
+  std::vector<int> visits(g.ActionCount());
+  s.RootVisitCounts(visits.data());
+  return visits;
+}
+
+}  // namespace
+
+TEST_CASE("a value discount makes the search prefer the quickest win", "[mcts]") {
+  auto g = game::MakeGame("tictactoe");
+  // X holds 0 and 4, O holds 1 and 2; X to move. Square 8 wins at once; 3, 5
+  // and 6 make a double threat and win two moves later: all are won (value +1).
+  const auto root = g->Replay({0, 1, 4, 2});
+  REQUIRE(Negamax(*root) == 1);
+  const std::vector<int> plain = ExactSearch(*g, *root, 1.0f, 400);
+  const std::vector<int> discounted = ExactSearch(*g, *root, 0.9f, 400);
+  INFO("visits, plain: " << ::Catch::Detail::stringify(plain) << " discounted: " << ::Catch::Detail::stringify(discounted));
+  // Undiscounted, every winning move looks as good as the quickest: visits spread.
+  CHECK(plain[8] < 300);
+  CHECK(plain[3] + plain[5] + plain[6] > 100);
+  // Discounted, a win two moves later is worth 0.9^2 of one now.
+  CHECK(discounted[8] > 300);
+  CHECK(discounted[8] == *std::max_element(discounted.begin(), discounted.end()));
+}

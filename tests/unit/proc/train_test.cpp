@@ -2,6 +2,7 @@
 // shards written by io::ShardWriter from in-process self-play.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -100,6 +101,38 @@ TEST_CASE("the shard window holds the newest shards of every host directory", "[
   WriteShards(dir.path(), "host-2", 1, 5, 99);
   CHECK(one.Refresh() == 1);
   CHECK(one.Shards() == 1);
+}
+
+TEST_CASE("a value discount shrinks each row's value target by its distance to the game's end", "[train]") {
+  testing::ScratchDir dir("zf-window");
+  WriteShards(dir.path(), "", 1, 12, 5);
+  const std::string path = dir / "shards/shard-000000.h5";
+  const io::ShardReader reader(path);
+  const auto rows = reader.ReadAllPositions();
+  proc::ShardWindow plain(dir.path(), 1'000'000), discounted(dir.path(), 1'000'000, 0.8);
+  plain.Refresh();
+  discounted.Refresh();
+  REQUIRE(discounted.Positions() == static_cast<int64_t>(rows.count));
+  std::vector<uint8_t> f(27);
+  std::vector<float> p(9);
+  uint8_t full = 0;
+  int decisive = 0, checked = 0;
+  for (const io::ShardGame& g : reader.ReadGames()) {
+    decisive += g.result >= 0;
+    for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row) {
+      float z_plain = 0, z_discounted = 0;
+      plain.Row(row, f.data(), p.data(), &z_plain, &full);
+      discounted.Row(row, f.data(), p.data(), &z_discounted, &full);
+      const int ply = rows.ply[static_cast<size_t>(row)];
+      INFO("game " << g.game_id << " length " << g.length << " ply " << ply);
+      CHECK(z_plain == rows.z[static_cast<size_t>(row)]);
+      CHECK(z_discounted == Approx(z_plain * std::pow(0.8, g.length - 1 - ply)));
+      if (ply == g.length - 1) CHECK(z_discounted == z_plain);  // the winning move is next: undiscounted
+      ++checked;
+    }
+  }
+  CHECK(decisive > 0);  // random tic-tac-toe games are mostly won
+  CHECK(checked == static_cast<int>(rows.count));
 }
 
 TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
