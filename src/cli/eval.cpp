@@ -103,7 +103,8 @@ int EvalCommand(int argc, char** argv) {
       ("limit", "Use the first N positions of each file (0 = all)", cxxopts::value<int>()->default_value("0"))
       ("against", "Arena: the opponent's weights file", cxxopts::value<std::string>()->default_value(""))
       ("games", "Arena games", cxxopts::value<int>()->default_value("100"))
-      ("sample-plies", "Arena: opening plies sampled from the visits", cxxopts::value<int>()->default_value("4"));
+      ("opening-plies", "Arena: random opening plies, each opening played twice with colours swapped",
+       cxxopts::value<int>()->default_value("4"));
   options.add_options("search and network")
       ("game", "Game of a random net or of the arena (default: the weights' own)",
        cxxopts::value<std::string>()->default_value("connect4"))
@@ -150,13 +151,14 @@ int EvalCommand(int argc, char** argv) {
     if (search.simulations < 1) throw ConfigError("an arena needs --simulations >= 1");
     const int games = r["games"].as<int>();
     if (games < 1 || games > 1'000'000) throw ConfigError("--games must be in [1, 1000000]");
+    const int opening = r["opening-plies"].as<int>();
+    if (opening < 0 || opening > 100) throw ConfigError("--opening-plies must be in [0, 100]");
     auto other = LoadNet(*game, r["against"].as<std::string>(), r);
-    const proc::ArenaResult a = proc::Arena(*game, *net, *other, games, search, r["sample-plies"].as<int>(),
-                                            r["seed"].as<uint64_t>());
-    std::printf("zerofarm eval: arena %s vs %s, %d games at %d simulations: %d wins, %d draws, %d losses; "
-                "score %.3f (95%% interval %.3f..%.3f), Elo %+.0f\n",
-                weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, a.wins, a.draws,
-                a.losses, a.Score(), a.Interval95().first, a.Interval95().second, a.Elo());
+    const proc::ArenaResult a = proc::Arena(*game, *net, *other, games, search, opening, r["seed"].as<uint64_t>());
+    std::printf("zerofarm eval: arena %s vs %s, %d games at %d simulations (%d random opening plies, colours "
+                "swapped): %d wins, %d draws, %d losses; score %.3f (95%% interval %.3f..%.3f), Elo %+.0f\n",
+                weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, opening, a.wins,
+                a.draws, a.losses, a.Score(), a.Interval95().first, a.Interval95().second, a.Elo());
     std::printf("{\"kind\":\"arena\",\"a\":\"%s\",\"b\":\"%s\",\"games\":%d,\"simulations\":%d,\"wins\":%d,"
                 "\"draws\":%d,\"losses\":%d,\"score\":%.4f,\"low95\":%.4f,\"high95\":%.4f,\"elo\":%.1f}\n",
                 weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, a.wins, a.draws,

@@ -240,7 +240,7 @@ double ArenaResult::Elo() const {
 }
 
 ArenaResult Arena(const game::Game& game, eval::Evaluator& a, eval::Evaluator& b, int games,
-                  mcts::SearchConfig search, int sample_plies, uint64_t seed, int concurrent) {
+                  mcts::SearchConfig search, int opening_plies, uint64_t seed, int concurrent) {
   if (games < 1) throw ConfigError("an arena needs at least one game");
   search.dirichlet_fraction = 0.0f;
   search.reuse_tree = false;  // the two players must not share a tree
@@ -257,6 +257,20 @@ ArenaResult Arena(const game::Game& game, eval::Evaluator& a, eval::Evaluator& b
     Match m;
     m.index = started;
     m.state = game.NewInitialState();
+    // The pair's opening: random legal moves that do not end the game.
+    Rng opening(MixSeed(seed ^ 0x0FE1, static_cast<uint64_t>(started / 2)));
+    std::vector<int> legal, quiet;
+    for (int ply = 0; ply < opening_plies; ++ply) {
+      m.state->LegalActions(&legal);
+      quiet.clear();
+      for (int action : legal) {
+        auto next = m.state->Clone();
+        next->Apply(action);
+        if (!next->IsTerminal()) quiet.push_back(action);
+      }
+      if (quiet.empty()) break;
+      m.state->Apply(quiet[opening.Below(quiet.size())]);
+    }
     m.tree = std::make_unique<mcts::Search>(game, search, MixSeed(seed, static_cast<uint64_t>(started)));
     m.rng = Rng(MixSeed(seed ^ 0xA5A5, static_cast<uint64_t>(started)));
     ++started;
@@ -276,10 +290,8 @@ ArenaResult Arena(const game::Game& game, eval::Evaluator& a, eval::Evaluator& b
       if (batch.empty()) continue;
       RunSearches(game, side == 0 ? a : b, batch, 256);
       for (auto& m : live)
-        if (!m.state->IsTerminal() && (m.state->CurrentPlayer() == m.index % 2) == (side == 0)) {
-          const float t = m.state->MoveNumber() < sample_plies ? 1.0f : 0.0f;
-          m.state->Apply(m.tree->ChooseAction(t, m.rng));
-        }
+        if (!m.state->IsTerminal() && (m.state->CurrentPlayer() == m.index % 2) == (side == 0))
+          m.state->Apply(m.tree->ChooseAction(0.0f, m.rng));
     }
     for (size_t i = 0; i < live.size();) {
       if (!live[i].state->IsTerminal()) {

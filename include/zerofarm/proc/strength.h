@@ -97,10 +97,14 @@ struct ArenaResult {
   double Elo() const;
 };
 
-// `games` games between a and b; a plays first in even-numbered games.
-// Opening diversity: the first `sample_plies` plies are sampled from the
-// visits (temperature 1); after that the most visited move is played.
+// `games` games between a and b, in pairs: games 2k and 2k+1 start from the
+// same `opening_plies` uniformly random legal moves (from `seed` and k; moves
+// that would end the game are not drawn), a playing player 0 in the first and
+// player 1 in the second; then every move is searched and the most visited
+// played. Random openings, not moves sampled from the visits: two sharp
+// networks would otherwise replay the same few games, and the interval of
+// their score would mean nothing.
 ArenaResult Arena(const game::Game& game, eval::Evaluator& a, eval::Evaluator& b, int games,
-                  mcts::SearchConfig search, int sample_plies, uint64_t seed, int concurrent = 64);
+                  mcts::SearchConfig search, int opening_plies, uint64_t seed, int concurrent = 64);
 
 }  // namespace zerofarm::proc
