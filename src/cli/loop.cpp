@@ -113,7 +113,7 @@ int LoopCommand(int argc, char** argv) {
   fs::create_directories(run + "/eval");
   const std::string exe = SelfExe();
   const float value_discount = r["value-discount"].as<float>();
-  if (!(value_discount >= 0.5f && value_discount <= 1.0f)) throw ConfigError("--value-discount must be in [0.5, 1]");
+  if (!(value_discount >= mcts::kMinValueDiscount && value_discount <= 1.0f)) throw ConfigError("--value-discount must be in [0.5, 1]");
   // Options both children take.
   const std::string net_args = "--blocks " + std::to_string(r["blocks"].as<int>()) + " --filters " +
                                std::to_string(r["filters"].as<int>()) + " --value-discount " +

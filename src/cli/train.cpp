@@ -2,6 +2,7 @@
 // checkpoints into RUN/models, which the running farm hot-reloads.
 #include "commands.h"
 #include "zerofarm/core/error.h"
+#include "zerofarm/mcts/search_config.h"
 #include "zerofarm/proc/train.h"
 
 namespace zerofarm::cli {
@@ -64,7 +65,7 @@ int TrainCommand(int argc, char** argv) {
   c.duration = r["duration"].as<double>();
   c.checkpoint_steps = r["checkpoint-steps"].as<int>();
   c.progress = !r.count("quiet");
-  if (!(c.value_discount >= 0.5 && c.value_discount <= 1.0)) throw ConfigError("--value-discount must be in [0.5, 1]");
+  if (!(c.value_discount >= mcts::kMinValueDiscount && c.value_discount <= 1.0)) throw ConfigError("--value-discount must be in [0.5, 1]");
   if (c.blocks < 1 || c.blocks > 64) throw ConfigError("--blocks must be in [1, 64]");
   if (c.filters < 1 || c.filters > 1024) throw ConfigError("--filters must be in [1, 1024]");
   if (c.optim.intra_op_threads < 1 || c.optim.intra_op_threads > 256) throw ConfigError("--threads must be in [1, 256]");

@@ -12,29 +12,39 @@
 
 namespace zerofarm::game {
 
-void TransformFeatures(const Game& game, int symmetry, const uint8_t* in, uint8_t* out) {
+namespace {
+
+// out = `map` applied to every one of `planes` planes of `cells` bytes.
+void PermutePlanes(const std::vector<int>& map, int planes, int cells, const uint8_t* in, uint8_t* out) {
   ZF_DCHECK(in != out);
-  ZF_DCHECK(symmetry >= 0 && symmetry < game.SymmetryCount()) << "symmetry " << symmetry;
-  const BoardShape shape = game.Shape();
-  const int cells = shape.Cells();
-  const std::vector<int> map = game.CellMap(symmetry);
   ZF_DCHECK(static_cast<int>(map.size()) == cells);
-  for (int p = 0; p < shape.planes; ++p) {
+  for (int p = 0; p < planes; ++p) {
     const uint8_t* src = in + static_cast<size_t>(p) * cells;
     uint8_t* dst = out + static_cast<size_t>(p) * cells;
     for (int c = 0; c < cells; ++c) dst[map[c]] = src[c];
   }
 }
 
-void TransformPolicy(const Game& game, int symmetry, const float* in, float* out) {
+// out[map[a]] = in[a].
+void PermutePolicy(const std::vector<int>& map, const float* in, float* out) {
   ZF_DCHECK(in != out);
-  ZF_DCHECK(symmetry >= 0 && symmetry < game.SymmetryCount()) << "symmetry " << symmetry;
-  const std::vector<int> map = game.ActionMap(symmetry);
-  const int n = game.ActionCount();
-  ZF_DCHECK(static_cast<int>(map.size()) == n);
-  for (int a = 0; a < n; ++a) out[map[a]] = in[a];
+  for (size_t a = 0; a < map.size(); ++a) out[map[a]] = in[a];
 }
 
+}  // namespace
+
+void TransformFeatures(const Game& game, int symmetry, const uint8_t* in, uint8_t* out) {
+  ZF_DCHECK(symmetry >= 0 && symmetry < game.SymmetryCount()) << "symmetry " << symmetry;
+  const BoardShape shape = game.Shape();
+  PermutePlanes(game.CellMap(symmetry), shape.planes, shape.Cells(), in, out);
+}
+
+void TransformPolicy(const Game& game, int symmetry, const float* in, float* out) {
+  ZF_DCHECK(symmetry >= 0 && symmetry < game.SymmetryCount()) << "symmetry " << symmetry;
+  const std::vector<int> map = game.ActionMap(symmetry);
+  ZF_DCHECK(static_cast<int>(map.size()) == game.ActionCount());
+  PermutePolicy(map, in, out);
+}
 
 SymmetryTables::SymmetryTables(const Game& game)
     : planes_(game.Shape().planes), cell_count_(game.Shape().Cells()) {
@@ -47,19 +57,11 @@ SymmetryTables::SymmetryTables(const Game& game)
 }
 
 void SymmetryTables::TransformFeatures(int symmetry, const uint8_t* in, uint8_t* out) const {
-  ZF_DCHECK(in != out);
-  const std::vector<int>& map = cells_[static_cast<size_t>(symmetry)];
-  for (int p = 0; p < planes_; ++p) {
-    const uint8_t* src = in + static_cast<size_t>(p) * cell_count_;
-    uint8_t* dst = out + static_cast<size_t>(p) * cell_count_;
-    for (int c = 0; c < cell_count_; ++c) dst[map[c]] = src[c];
-  }
+  PermutePlanes(cells_[static_cast<size_t>(symmetry)], planes_, cell_count_, in, out);
 }
 
 void SymmetryTables::TransformPolicy(int symmetry, const float* in, float* out) const {
-  ZF_DCHECK(in != out);
-  const std::vector<int>& map = actions_[static_cast<size_t>(symmetry)];
-  for (size_t a = 0; a < map.size(); ++a) out[map[a]] = in[a];
+  PermutePolicy(actions_[static_cast<size_t>(symmetry)], in, out);
 }
 
 void SymmetryTables::UntransformPolicy(int symmetry, const float* in, float* out) const {

@@ -251,7 +251,7 @@ void FarmConfig::Validate() const {
   CheckRange("simulations", search.simulations, 1, 1000000);
   CheckRange("leaves-per-round", search.leaves_per_round, 1, 256);
   CheckRange("c-puct", search.c_puct, 0.0, 100.0);
-  CheckRange("value-discount", search.value_discount, 0.5, 1.0);
+  CheckRange("value-discount", search.value_discount, mcts::kMinValueDiscount, 1.0);
   CheckRange("dirichlet-alpha", search.dirichlet_alpha, 1e-4, 100.0);
   CheckRange("dirichlet-fraction", search.dirichlet_fraction, 0.0, 1.0);
   CheckRange("temperature-plies", search.temperature_plies, 0, 100000);

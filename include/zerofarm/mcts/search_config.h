@@ -5,6 +5,10 @@
 
 namespace zerofarm::mcts {
 
+// SearchConfig::value_discount (and the trainer's matching one) must lie in
+// [kMinValueDiscount, 1]: below it, values a game's length away fade to nothing.
+inline constexpr float kMinValueDiscount = 0.5f;
+
 struct SearchConfig {
   int simulations = 100;          // root child visits per move (reused visits count; Gumbel: new ones only)
   float c_puct = 1.5f;            // exploration constant of PUCT
