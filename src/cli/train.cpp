@@ -33,6 +33,8 @@ int TrainCommand(int argc, char** argv) {
       ("momentum", "SGD momentum", cxxopts::value<double>()->default_value("0.9"))
       ("l2", "L2 weight decay", cxxopts::value<double>()->default_value("0.0001"))
       ("threads", "LibTorch threads", cxxopts::value<int>()->default_value("1"))
+      ("bf16", "Forward pass in bfloat16 (CPU autocast; weights and updates stay fp32): for CPUs with "
+               "AVX512-BF16/AMX")
       ("seed", "Seed of sampling and of a random start", cxxopts::value<uint64_t>()->default_value("1"));
   options.add_options("duration and output")
       ("steps", "Stop after this many steps (0 = no limit)", cxxopts::value<int64_t>()->default_value("0"))
@@ -60,6 +62,7 @@ int TrainCommand(int argc, char** argv) {
   c.optim.momentum = r["momentum"].as<double>();
   c.optim.l2 = r["l2"].as<double>();
   c.optim.intra_op_threads = r["threads"].as<int>();
+  c.optim.bf16 = r["bf16"].as<bool>();
   c.seed = r["seed"].as<uint64_t>();
   c.steps = r["steps"].as<int64_t>();
   c.duration = r["duration"].as<double>();

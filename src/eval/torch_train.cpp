@@ -1,8 +1,10 @@
 // The trainer (eval/trainer.h): with torch_evaluator.cpp, the only
 // translation units of zerofarm that include LibTorch.
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "zerofarm/core/error.h"
 #include "zerofarm/eval/trainer.h"
@@ -52,7 +54,20 @@ TrainStepLoss Trainer::Step(const TrainBatch& batch) {
   auto z = torch::from_blob(const_cast<float*>(batch.z), {n}, torch::kFloat);
 
   for (auto& p : impl_->params) p.mutable_grad() = torch::Tensor();
-  auto [logits, value] = impl_->net->forward(x);
+  torch::Tensor logits, value;
+  if (impl_->options.bf16) {
+    // Autocast only around the forward pass; its cached bf16 weight copies are
+    // dropped after it, since the step below changes the weights.
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(true);
+    std::tie(logits, value) = impl_->net->forward(x);
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+    logits = logits.to(torch::kFloat);
+    value = value.to(torch::kFloat);
+  } else {
+    std::tie(logits, value) = impl_->net->forward(x);
+  }
   auto ce = -(pi * torch::log_softmax(logits, 1)).sum(1);  // [n]
   torch::Tensor policy_loss;
   if (batch.policy_mask) {

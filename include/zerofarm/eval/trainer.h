@@ -27,6 +27,9 @@ struct TrainerOptions {
   double momentum = 0.9;
   double l2 = 1e-4;          // weight decay on every parameter
   int intra_op_threads = 1;  // LibTorch threads for the step
+  // Forward pass in bfloat16 (LibTorch CPU autocast; weights, gradients,
+  // momentum and losses stay fp32): for CPUs with AVX512-BF16/AMX.
+  bool bf16 = false;
   uint64_t seed = 1;         // dropout-free net: seeds only LibTorch's RNG
 };
 

@@ -57,6 +57,33 @@ TEST_CASE("the trainer fits a fixed batch: both losses fall", "[trainer]") {
   CHECK(last.value < 0.6 * first.value);
 }
 
+TEST_CASE("a bf16 forward pass trains like fp32 and keeps fp32 weights", "[trainer]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  const Data d = RandomData(64, 5);
+  eval::TrainerOptions o;
+  o.learning_rate = 0.05;
+  eval::Trainer fp32(eval::RandomWeights(Tiny(), 2), o);
+  o.bf16 = true;
+  eval::Trainer bf16(eval::RandomWeights(Tiny(), 2), o);
+  const eval::TrainStepLoss a = fp32.Step(d.Batch(64));
+  const eval::TrainStepLoss b = bf16.Step(d.Batch(64));
+  // The same net on the same batch: bf16's 8-bit mantissa moves the losses by
+  // well under a percent.
+  CHECK(b.policy == Approx(a.policy).epsilon(0.02));
+  CHECK(b.value == Approx(a.value).epsilon(0.05));
+  eval::TrainStepLoss last;
+  for (int i = 0; i < 150; ++i) last = bf16.Step(d.Batch(64));
+  INFO("bf16: policy " << b.policy << " -> " << last.policy << ", value " << b.value << " -> " << last.value);
+  CHECK(last.policy < 0.6 * b.policy);
+  CHECK(last.value < 0.6 * b.value);
+  // What it exports is fp32 weights the evaluator loads as any other.
+  const eval::WeightSet w = bf16.Export(7);
+  REQUIRE_FALSE(w.tensors.empty());
+  for (const auto& t : w.tensors)
+    for (float x : t.data) REQUIRE(std::isfinite(x));
+  CHECK(eval::MakeTorchEvaluator(w, eval::TorchOptions{})->ModelVersion() == 7);
+}
+
 TEST_CASE("a policy mask keeps masked rows out of the policy loss", "[trainer]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   Data d = RandomData(8, 5);
