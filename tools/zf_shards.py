@@ -5,7 +5,7 @@ Needs only h5py and numpy. Full schema: docs/schema.md. In short, one shard
 ``PREFIX-NNNNNN.h5`` holds n positions and g games:
 
 Root attributes
-    schema_version (int, 1), game (str), planes, height, width, actions (int),
+    schema_version (int, 2; 1 is read too), game (str), planes, height, width, actions (int),
     plane_names (str array [planes]), search (str), config (str), run_id (str),
     zerofarm_version (str), host (str), host_id (str), epoch (uint32),
     created (str, ISO 8601 UTC), model_version_min, model_version_max (uint32), shard_index (uint64),
@@ -72,14 +72,15 @@ import sys
 import h5py
 import numpy as np
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 POSITION_FIELDS = ("features", "policy", "z", "root_value", "ply", "game_id", "model_version",
                    "full_search")
 GAME_FIELDS = ("game_id", "result", "length", "worker", "seed", "first_position",
                "position_count", "moves", "moves_offset", "resigned", "would_resign")
 
-# Columns added after schema 1 shipped, with the value an older shard implies.
+# Columns of schema 2 (and of some shards written as 1 before the bump), with the
+# value a shard without them implies.
 _OPTIONAL_POSITIONS = {"full_search": (np.uint8, 1)}
 _OPTIONAL_GAMES = {"resigned": (np.int8, -1), "would_resign": (np.int8, -1)}
 

@@ -23,8 +23,12 @@ class Game;
 
 namespace zerofarm::io {
 
-// The schema this code writes and the newest it reads.
-inline constexpr int kShardSchemaVersion = 1;
+// The schema this code writes and the newest it reads. 2 added
+// /positions/full_search and /games/resigned, would_resign: a version-1
+// reader refuses these files rather than train on playout-capped searches'
+// policies unawares; this reader reads a version-1 file's missing columns as
+// all full searches and no resignations.
+inline constexpr int kShardSchemaVersion = 2;
 
 // The attributes on a shard's root group.
 struct ShardMeta {
