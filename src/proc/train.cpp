@@ -339,14 +339,26 @@ int RunTrainer(const TrainConfig& config) {
   double last_refresh = MonotonicSeconds();
   const double t_train = MonotonicSeconds();
   int since_checkpoint = 0;
+  // Pace: at most `replay` samples per position of the run's shards. Where
+  // the shards seen hold fewer positions than the samples drawn so far allow
+  // (earlier shards are gone: a run resumed from its kept models and state
+  // alone), pacing starts again here, against the positions present now and
+  // to come; otherwise the trainer would wait for data it already used.
+  const bool shards_gone = config.replay * static_cast<double>(window.ProducedPositions()) < static_cast<double>(state.samples);
+  if (shards_gone && config.replay > 0)
+    ZF_LOG(INFO) << "the run's shards hold fewer positions than " << state.samples
+                 << " samples drawn before: pacing on the positions present now and to come";
+  const int64_t samples_before = shards_gone ? 0 : state.samples;
+  auto ahead_of_data = [&](int64_t samples_here) {
+    return static_cast<double>(samples_before + samples_here + config.batch) >
+           config.replay * static_cast<double>(window.ProducedPositions());
+  };
   while (!stopping() && !out_of_time() && (config.steps == 0 || steps_here < config.steps)) {
     if (MonotonicSeconds() - last_refresh > 5.0) {
       window.Refresh();
       last_refresh = MonotonicSeconds();
     }
-    // Pace: at most `replay` samples per produced position.
-    if (config.replay > 0 &&
-        static_cast<double>(state.samples + config.batch) > config.replay * static_cast<double>(window.ProducedPositions())) {
+    if (config.replay > 0 && ahead_of_data(steps_here * config.batch)) {
       if (!config.wait) break;
       const double t0 = MonotonicSeconds();
       ::usleep(250'000);

@@ -15,7 +15,10 @@
 //
 // Pace: a trainer faster than the farm would overfit the few positions it
 // has, so by default it takes at most `replay` samples per position the run
-// has produced, and waits for new shards when it is ahead.
+// has produced, and waits for new shards when it is ahead. Where the shards
+// hold fewer positions than the samples drawn before allow (earlier shards are
+// gone: a run resumed from its kept models and state alone), the pace starts
+// again at the trainer's start, on the shards present then and to come.
 #include <cstdint>
 #include <functional>
 #include <string>

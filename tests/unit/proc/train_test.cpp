@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -48,6 +49,20 @@ int64_t WriteShards(const std::string& dir, const std::string& sub, int shards, 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A 1-block x 8-filter trainer on `run` that stops instead of waiting for data.
+proc::TrainConfig TinyTrainer(const std::string& run) {
+  proc::TrainConfig c;
+  c.run = run;
+  c.blocks = 1;
+  c.filters = 8;
+  c.batch = 16;
+  c.window = 1000;
+  c.min_positions = 10;
+  c.wait = false;
+  c.progress = false;
+  return c;
 }
 
 }  // namespace
@@ -139,18 +154,10 @@ TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   testing::ScratchDir dir("zf-train");
   WriteShards(dir.path(), "", 2, 20, 3);
-  proc::TrainConfig c;
-  c.run = dir.path();
-  c.blocks = 1;
-  c.filters = 8;
-  c.batch = 16;
-  c.window = 1000;
-  c.min_positions = 10;
+  proc::TrainConfig c = TinyTrainer(dir.path());
   c.replay = 0;
   c.steps = 10;
   c.checkpoint_steps = 4;
-  c.wait = false;
-  c.progress = false;
   REQUIRE(proc::RunTrainer(c) == 0);
   // Checkpoints at steps 4 and 8, and at the end (10).
   CHECK(fs::exists(dir / "models/model-1.h5"));
@@ -178,6 +185,41 @@ TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
   c.steps = 0;
   REQUIRE(proc::RunTrainer(c) == 0);
   CHECK(proc::TrainState::FromText(ReadAll(dir / "train/state.txt")).step == 15);
+}
+
+TEST_CASE("a run resumed without its shards trains on the new ones at the replay pace", "[train]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  testing::ScratchDir dir("zf-train-kept");
+  const int64_t first = WriteShards(dir.path(), "", 3, 20, 5);
+  proc::TrainConfig c = TinyTrainer(dir.path());
+  c.replay = 1;
+  REQUIRE(proc::RunTrainer(c) == 0);  // until the pace stops it: one sample per position
+  const auto used = proc::TrainState::FromText(ReadAll(dir / "train/state.txt"));
+  CHECK(used.step == first / c.batch);
+
+  // Keep what tools/learn-state.sh keeps (no shards, the newest model only),
+  // restore it elsewhere, then new data: fewer positions than were sampled
+  // before, yet all of them new.
+  fs::create_directories(dir / "eval");
+  { std::ofstream(dir / "eval/loop-seconds.txt") << "1234.5\n"; }
+  const std::string script = testing::SourceDir() + "/tools/learn-state.sh";
+  REQUIRE(std::system(("bash " + script + " save " + dir.path() + " " + (dir / "kept") + " >/dev/null").c_str()) == 0);
+  CHECK_FALSE(fs::exists(dir / "kept/shards"));
+  CHECK(fs::exists(dir / ("kept/models/model-" + std::to_string(used.version) + ".h5")));
+  CHECK_FALSE(fs::exists(dir / ("kept/models/model-" + std::to_string(used.version - 1) + ".h5")));
+  CHECK(ReadAll(dir / "kept/eval/loop-seconds.txt") == "1234.5\n");
+  REQUIRE(std::system(("bash " + script + " restore " + (dir / "kept") + " " + (dir / "next") + " >/dev/null").c_str()) == 0);
+  // Restoring over a run that has a trainer state is refused.
+  CHECK(std::system(("bash " + script + " restore " + (dir / "kept") + " " + (dir / "next") + " 2>/dev/null").c_str()) != 0);
+
+  c.run = dir / "next";
+  const int64_t fresh = WriteShards(c.run, "", 1, 20, 99);
+  REQUIRE(fresh < used.samples);
+  REQUIRE(proc::RunTrainer(c) == 0);
+  const auto resumed = proc::TrainState::FromText(ReadAll(dir / "next/train/state.txt"));
+  CHECK(resumed.step == used.step + fresh / c.batch);
+  CHECK(resumed.samples == used.samples + (fresh / c.batch) * c.batch);
+  CHECK(resumed.version == used.version + 1);  // one checkpoint at the end
 }
 
 TEST_CASE("train refuses bad settings and a run without data", "[train]") {
