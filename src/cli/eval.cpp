@@ -112,6 +112,7 @@ int EvalCommand(int argc, char** argv) {
       ("c-puct", "PUCT exploration constant", cxxopts::value<float>()->default_value("1.5"))
       ("value-discount", "Backed-up values are multiplied by this each ply (1 = off; < 1 prefers quicker wins)",
        cxxopts::value<float>()->default_value("1"))
+      ("no-solver", "Do not prove wins and losses up the tree (MCTS-solver off)")
       ("blocks", "Blocks of a random net", cxxopts::value<int>()->default_value("6"))
       ("filters", "Filters of a random net", cxxopts::value<int>()->default_value("64"))
       ("threads", "LibTorch threads", cxxopts::value<int>()->default_value("1"))
@@ -133,6 +134,7 @@ int EvalCommand(int argc, char** argv) {
   search.simulations = r["simulations"].as<int>();
   search.c_puct = r["c-puct"].as<float>();
   search.value_discount = r["value-discount"].as<float>();
+  search.solver = r.count("no-solver") == 0;
   search.temperature_plies = 0;
   if (search.simulations < 0 || search.simulations > 1'000'000) throw ConfigError("--simulations must be in [0, 1000000]");
   if (r["limit"].as<int>() < 0) throw ConfigError("--limit must be >= 0");

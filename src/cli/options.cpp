@@ -47,6 +47,7 @@ void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& 
       ("leaves-per-round", "Leaves per tree in flight (virtual loss when > 1)",
        cxxopts::value<int>()->default_value(Str(d.search.leaves_per_round)))
       ("no-tree-reuse", "Discard the tree after every move")
+      ("no-solver", "PUCT: do not prove wins and losses up the tree (MCTS-solver off)")
       ("search", "Root search: puct, or gumbel (Gumbel MuZero: sequential halving, improved-policy targets)",
        cxxopts::value<std::string>()->default_value(d.search.gumbel ? "gumbel" : "puct"))
       ("gumbel-m", "Gumbel: root actions sampled without replacement",
@@ -97,6 +98,7 @@ void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c
   Override(r, "temperature-plies", &c->search.temperature_plies);
   Override(r, "leaves-per-round", &c->search.leaves_per_round);
   if (r.count("no-tree-reuse")) c->search.reuse_tree = false;
+  if (r.count("no-solver")) c->search.solver = false;
   if (r.count("search")) {
     const std::string s = r["search"].as<std::string>();
     if (s != "puct" && s != "gumbel") throw ConfigError("--search must be puct or gumbel, got '" + s + "'");

@@ -25,6 +25,16 @@ struct Search::Node {
   float terminal_value = 0.0f;  // for kTerminal: value for the player to move here
   float net_value = 0.0f;       // for kExpanded: the network's value, player to move here
   float log_prior = 0.0f;       // log of the network's prior (before root noise); Gumbel's logits
+  // MCTS-solver (config.solver): the game-theoretic result with best play,
+  // from the view of the player who moved into this node, and the plies from
+  // here to the end it takes (a win as quick, a loss as slow as possible).
+  uint8_t proof = kUnproven;
+  int16_t proof_plies = 0;
+
+  static constexpr uint8_t kUnproven = 0;
+  static constexpr uint8_t kProvenWin = 1;
+  static constexpr uint8_t kProvenDraw = 2;
+  static constexpr uint8_t kProvenLoss = 3;
 
   static constexpr uint8_t kUnexpanded = 0;
   static constexpr uint8_t kPending = 1;   // a leaf in flight
@@ -44,7 +54,9 @@ std::string SearchConfig::Describe() const {
      << " dirichlet_alpha=" << dirichlet_alpha << " dirichlet_fraction=" << dirichlet_fraction
      << " temperature_plies=" << temperature_plies << " final_temperature=" << final_temperature
      << " leaves_per_round=" << leaves_per_round << " reuse_tree=" << (reuse_tree ? 1 : 0);
-  // Appended only when not the default, so older descriptions stay as they were.
+  // Appended only when they change the search from what a description without
+  // them meant, so older descriptions stay as they were (the solver, new and
+  // on by default, is named when on).
   if (gumbel)
     os << " search=gumbel gumbel_m=" << gumbel_m << " gumbel_scale=" << gumbel_scale
        << " gumbel_c_visit=" << gumbel_c_visit << " gumbel_c_scale=" << gumbel_c_scale;
@@ -54,11 +66,12 @@ std::string SearchConfig::Describe() const {
     os << " resign_threshold=" << resign_threshold << " resign_moves=" << resign_moves
        << " resign_playthrough=" << resign_playthrough << " resign_target=" << resign_target;
   if (value_discount != 1.0f) os << " value_discount=" << value_discount;
+  if (solver && !gumbel) os << " solver=1";
   return os.str();
 }
 
 Search::Search(const game::Game& game, const SearchConfig& config, uint64_t seed)
-    : game_(game), config_(config), rng_(seed) {
+    : game_(game), config_(config), solver_(config.solver && !config.gumbel), rng_(seed) {
   ZF_CHECK(config_.simulations >= 1) << config_.simulations;
   ZF_CHECK(config_.leaves_per_round >= 1) << config_.leaves_per_round;
   ZF_CHECK(config_.gumbel_m >= 1) << config_.gumbel_m;
@@ -127,11 +140,18 @@ int Search::SelectChild(int node_index) const {
     const Node& child = nodes_[c];
     const int visits = child.n + child.virtual_visits;
     // A virtual visit counts as a loss for the chooser.
-    const float q = visits > 0 ? (child.w - static_cast<float>(child.virtual_visits)) /
-                                     static_cast<float>(visits)
-                               : fpu;
+    float q = visits > 0 ? (child.w - static_cast<float>(child.virtual_visits)) /
+                               static_cast<float>(visits)
+                         : fpu;
+    float penalty = 0.0f;
+    if (solver_ && child.proof != Node::kUnproven) {
+      // The exact value; a move proven lost is searched only when every
+      // move is (then the slowest loss scores highest).
+      q = ProvenValue(child);
+      if (child.proof == Node::kProvenLoss) penalty = 1e6f;
+    }
     const float u = config_.c_puct * child.prior * sqrt_parent / (1.0f + static_cast<float>(visits));
-    const float score = q + u;
+    const float score = q + u - penalty;
     if (score > best_score) {
       best_score = score;
       best = c;
@@ -164,7 +184,8 @@ int Search::SelectLeaves(int max, std::vector<LeafRequest>* out) {
     scratch_state_->CopyFrom(*root_state_);
     int node = 0;
     path.push_back(0);
-    while (nodes_[node].kind == Node::kExpanded) {
+    // A proven node below the root is a leaf: its value is exact.
+    while (nodes_[node].kind == Node::kExpanded && (node == 0 || !IsProven(node))) {
       if (!config_.gumbel) node = SelectChild(node);
       else node = node == 0 ? SelectGumbelRootChild() : SelectGumbelChild(node);
       path.push_back(node);
@@ -174,11 +195,15 @@ int Search::SelectLeaves(int max, std::vector<LeafRequest>* out) {
     if (leaf.kind == Node::kPending) break;  // collision with a leaf in flight: wait
     if (node != 0) ++sims_started_;
     if (leaf.kind == Node::kUnexpanded && scratch_state_->IsTerminal()) {
-      leaf.kind = Node::kTerminal;
-      leaf.terminal_value = scratch_state_->Outcome(scratch_state_->CurrentPlayer());
+      MarkTerminal(node, *scratch_state_);
+      if (solver_) PropagateProof(path, path.size() - 1);
     }
     if (leaf.kind == Node::kTerminal) {
       Backup(path, leaf.terminal_value, false);
+      continue;
+    }
+    if (node != 0 && IsProven(node)) {
+      Backup(path, -ProvenValue(nodes_[node]), false);
       continue;
     }
     // A new leaf for the network.
@@ -229,6 +254,80 @@ void Search::Expand(int node_index, const game::State& state, const float* logit
   node.num_children = static_cast<int16_t>(legal_scratch_.size());
   node.kind = Node::kExpanded;
   node.net_value = value;
+  if (!solver_) return;
+  // One ply of lookahead: children that end the game are known at once, so a
+  // win in one is proven the moment its parent is expanded.
+  for (int i = first; i < first + static_cast<int>(legal_scratch_.size()); ++i) {
+    scratch_state_->CopyFrom(state);
+    scratch_state_->Apply(nodes_[i].action);
+    if (scratch_state_->IsTerminal()) MarkTerminal(i, *scratch_state_);
+  }
+}
+
+void Search::MarkTerminal(int node_index, const game::State& state) {
+  Node& node = nodes_[node_index];
+  node.kind = Node::kTerminal;
+  node.terminal_value = state.Outcome(state.CurrentPlayer());
+  if (!solver_) return;
+  const float mover = -node.terminal_value;
+  node.proof = mover > 0.0f ? Node::kProvenWin : mover < 0.0f ? Node::kProvenLoss : Node::kProvenDraw;
+  node.proof_plies = 0;
+}
+
+bool Search::RootProven() const { return !nodes_.empty() && IsProven(0); }
+
+bool Search::IsProven(int node_index) const {
+  return solver_ && nodes_[node_index].proof != Node::kUnproven;
+}
+
+float Search::ProvenValue(const Node& node) const {
+  if (node.proof == Node::kProvenDraw) return 0.0f;
+  const float v = std::pow(config_.value_discount, static_cast<float>(node.proof_plies));
+  return node.proof == Node::kProvenWin ? v : -v;
+}
+
+bool Search::TryProve(int node_index) {
+  Node& node = nodes_[node_index];
+  if (node.kind != Node::kExpanded) return false;
+  // Children are proven from the view of the player to move here, the
+  // opponent of the player who moved into this node.
+  int quickest_win = -1, slowest_loss = -1, draw_plies = -1;
+  bool all_proven = true;
+  for (int i = 0; i < node.num_children; ++i) {
+    const Node& c = nodes_[node.first_child + i];
+    switch (c.proof) {
+      case Node::kProvenWin:
+        quickest_win = quickest_win < 0 ? c.proof_plies : std::min<int>(quickest_win, c.proof_plies);
+        break;
+      case Node::kProvenLoss: slowest_loss = std::max<int>(slowest_loss, c.proof_plies); break;
+      case Node::kProvenDraw: draw_plies = std::max<int>(draw_plies, c.proof_plies); break;
+      default: all_proven = false;
+    }
+  }
+  // Recomputed from the children each time, so a proof's length follows a
+  // quicker win found later (the outcome itself never changes). The length
+  // is that of the proof found: an upper bound on a win's, since proven
+  // nodes below the root are not searched further.
+  const uint8_t old_proof = node.proof;
+  const int16_t old_plies = node.proof_plies;
+  if (quickest_win >= 0) {  // the player to move here wins: this node is lost for its mover
+    node.proof = Node::kProvenLoss;
+    node.proof_plies = static_cast<int16_t>(quickest_win + 1);
+  } else if (all_proven && draw_plies >= 0) {
+    node.proof = Node::kProvenDraw;
+    node.proof_plies = static_cast<int16_t>(draw_plies + 1);
+  } else if (all_proven) {  // every reply loses
+    node.proof = Node::kProvenWin;
+    node.proof_plies = static_cast<int16_t>(slowest_loss + 1);
+  }
+  return node.proof != old_proof || node.proof_plies != old_plies;
+}
+
+void Search::PropagateProof(const std::vector<int>& path, size_t proven_at) {
+  // path[proven_at]'s proof is new or shorter; its ancestors may follow,
+  // nearest first, until one does not change.
+  for (size_t i = proven_at; i-- > 0;)
+    if (!TryProve(path[i])) return;
 }
 
 void Search::Backup(const std::vector<int>& path, float leaf_value, bool remove_virtual_loss) {
@@ -254,6 +353,11 @@ void Search::CompleteLeaf(int token, const float* logits, float value) {
   ZF_CHECK(nodes_[leaf].kind == Node::kPending);
   value = std::clamp(value, -1.0f, 1.0f);
   Expand(leaf, *p.state, logits, value);
+  if (solver_ && TryProve(leaf)) {  // a leaf's first proof
+    // A child ends the game: back up the exact value, not the network's.
+    value = -ProvenValue(nodes_[leaf]);
+    PropagateProof(p.path, p.path.size() - 1);
+  }
   Backup(p.path, value, p.virtual_loss);
   p.path.clear();
   free_tokens_.push_back(token);
@@ -301,17 +405,49 @@ void Search::RootVisitCounts(int* out) const {
 
 float Search::RootValue() const {
   const Node& root = nodes_[0];
+  if (IsProven(0)) return -ProvenValue(root);
   return root.n > 0 ? -root.w / static_cast<float>(root.n) : 0.0f;
+}
+
+int Search::ChooseProvenAction() const {
+  const Node& root = nodes_[0];
+  int quickest_win = -1, slowest_loss = -1, not_lost = 0;
+  for (int i = 0; i < root.num_children; ++i) {
+    const int c = root.first_child + i;
+    const Node& child = nodes_[c];
+    if (child.proof == Node::kProvenWin &&
+        (quickest_win < 0 || child.proof_plies < nodes_[quickest_win].proof_plies))
+      quickest_win = c;
+    if (child.proof == Node::kProvenLoss &&
+        (slowest_loss < 0 || child.proof_plies > nodes_[slowest_loss].proof_plies))
+      slowest_loss = c;
+    if (child.proof != Node::kProvenLoss) ++not_lost;
+  }
+  if (quickest_win >= 0) return nodes_[quickest_win].action;
+  if (not_lost == 0) return nodes_[slowest_loss].action;
+  return -1;
 }
 
 int Search::ChooseAction(float temperature, Rng& rng) const {
   const Node& root = nodes_[0];
   ZF_CHECK(root.num_children > 0) << "ChooseAction on an unexpanded root";
   if (config_.gumbel && num_considered_ > 0) return nodes_[GumbelWinner()].action;
+  // Solver: the quickest proven win, or the slowest loss when all are lost;
+  // otherwise moves proven lost are never chosen.
+  if (solver_) {
+    const int proven = ChooseProvenAction();
+    if (proven >= 0) return proven;
+  }
+  auto lost = [&](const Node& c) { return solver_ && c.proof == Node::kProvenLoss; };
   if (temperature <= 0.0f) {
-    int best = root.first_child;
-    for (int i = 1; i < root.num_children; ++i) {
+    int best = -1;
+    for (int i = 0; i < root.num_children; ++i) {
       const Node& c = nodes_[root.first_child + i];
+      if (lost(c)) continue;
+      if (best < 0) {
+        best = root.first_child + i;
+        continue;
+      }
       const Node& b = nodes_[best];
       if (c.n > b.n || (c.n == b.n && c.prior > b.prior)) best = root.first_child + i;
     }
@@ -321,7 +457,7 @@ int Search::ChooseAction(float temperature, Rng& rng) const {
   double sum = 0.0;
   for (int i = 0; i < root.num_children; ++i) {
     const Node& c = nodes_[root.first_child + i];
-    weights[i] = c.n > 0 ? std::pow(static_cast<double>(c.n), 1.0 / temperature) : 0.0;
+    weights[i] = c.n > 0 && !lost(c) ? std::pow(static_cast<double>(c.n), 1.0 / temperature) : 0.0;
     sum += weights[i];
   }
   if (sum <= 0.0) return ChooseAction(0.0f, rng);

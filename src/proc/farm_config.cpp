@@ -81,6 +81,7 @@ const std::vector<Field>& Fields() {
       ZF_FIELD("final_temperature", search.final_temperature),
       ZF_FIELD("leaves_per_round", search.leaves_per_round),
       ZF_FIELD("reuse_tree", search.reuse_tree),
+      ZF_FIELD("solver", search.solver),
       ZF_FIELD("workers", workers),
       ZF_FIELD("gpus", gpus),
       ZF_FIELD("games_per_worker", games_per_worker),

@@ -15,7 +15,10 @@
 //   s.Advance(s.ChooseAction(temperature, rng));   // tree reuse
 //
 // Terminal positions are resolved without the network. With
-// leaves_per_round > 1, in-flight leaves carry a virtual loss.
+// leaves_per_round > 1, in-flight leaves carry a virtual loss. With
+// config.solver (PUCT), game results are proven up the tree (MCTS-solver,
+// Winands et al. 2008): proven nodes are leaves with exact values, proven-lost
+// moves are avoided and a proven win is played at once; docs/search.md.
 //
 // With config.gumbel the same API runs Gumbel MuZero's search (Danihelka et
 // al., ICLR 2022): Gumbel-top-k sampling of gumbel_m root actions, sequential
@@ -80,10 +83,15 @@ class Search {
   void RootPolicy(float* out) const;
   // Visits of each root child (all ActionCount() actions; 0 for illegal ones).
   void RootVisitCounts(int* out) const;
-  // The root's value from the view of its player to move, in [-1, 1].
+  // The root's value from the view of its player to move, in [-1, 1]; exact
+  // (+-value_discount^plies, or 0 for a draw) once the solver proved it.
   float RootValue() const;
+  // The solver proved the root's game-theoretic result (config.solver, PUCT).
+  bool RootProven() const;
   // PUCT: samples proportionally to visits^(1/temperature); temperature 0 =
-  // most visited (ties: higher prior). Gumbel: the sequential-halving winner
+  // most visited (ties: higher prior). With the solver a proven win is played
+  // at once (the quickest proof), moves proven lost never are (unless all
+  // are: then the slowest loss). Gumbel: the sequential-halving winner
   // (temperature is ignored; the Gumbel noise explores). Precondition: the
   // root has visits.
   int ChooseAction(float temperature, Rng& rng) const;
@@ -110,12 +118,24 @@ class Search {
   // ties by g + log prior + sigma(q).
   int GumbelWinner() const;
   void Expand(int node, const game::State& state, const float* logits, float value);
+  // MCTS-solver (solver_): marks a node terminal (and proven when solving);
+  // whether a node is proven; its exact value for the player who moved into
+  // it (discount^plies, 0 for a draw); proves an expanded node from its
+  // children (true when proven); proves the ancestors of path[proven_at]
+  // while they follow; the action proofs decide at the root (-1: none).
+  void MarkTerminal(int node, const game::State& state);
+  bool IsProven(int node) const;
+  float ProvenValue(const Node& node) const;
+  bool TryProve(int node);
+  void PropagateProof(const std::vector<int>& path, size_t proven_at);
+  int ChooseProvenAction() const;
   void Backup(const std::vector<int>& path, float leaf_value, bool remove_virtual_loss);
   void AddRootNoise();
   int NewNode(int16_t action, float prior);
 
   const game::Game& game_;
   SearchConfig config_;
+  bool solver_;  // config_.solver && !config_.gumbel
   Rng rng_;
   std::unique_ptr<game::State> root_state_;
   std::vector<Node> nodes_;   // nodes_[0] is the root; children are contiguous

@@ -23,6 +23,12 @@ struct SearchConfig {
   // the root scores higher, so the search prefers quicker wins and slower
   // losses (the exact solver's notion of the best move). 1 = AlphaZero's.
   float value_discount = 1.0f;
+  // MCTS-solver (PUCT only): terminal results are carried up the tree as
+  // proofs (won, drawn or lost, and in how many plies); a proven node is a
+  // leaf with its exact value, a child proven lost is not searched while its
+  // siblings are not all lost, and the move chosen is the quickest proven
+  // win, else the most visited move not proven lost, else the slowest loss.
+  bool solver = true;
 
   // ---- Gumbel root search (Danihelka et al., ICLR 2022); docs/search.md ----
   bool gumbel = false;            // sequential halving at the root instead of PUCT

@@ -211,3 +211,141 @@ TEST_CASE("a value discount makes the search prefer the quickest win", "[mcts]")
   CHECK(discounted[8] > 300);
   CHECK(discounted[8] == *std::max_element(discounted.begin(), discounted.end()));
 }
+
+// ---- MCTS-solver ------------------------------------------------------------
+
+namespace {
+
+// Exact tic-tac-toe result for the player to move (+1, 0, -1) and its length
+// in plies with best play (quickest win, slowest loss).
+std::pair<int, int> NegamaxPlies(const game::State& s) {
+  if (s.IsTerminal()) return {s.Winner() < 0 ? 0 : (s.Winner() == s.CurrentPlayer() ? 1 : -1), 0};
+  std::vector<int> legal;
+  s.LegalActions(&legal);
+  std::pair<int, int> best{-2, 0};
+  for (int a : legal) {
+    auto child = s.Clone();
+    child->Apply(a);
+    const auto [v, plies] = NegamaxPlies(*child);
+    const std::pair<int, int> mine{-v, plies + 1};
+    const bool better = mine.first > best.first ||
+                        (mine.first == best.first && mine.first > 0 && mine.second < best.second) ||
+                        (mine.first == best.first && mine.first < 0 && mine.second > best.second);
+    if (better) best = mine;
+  }
+  return best;
+}
+
+// A search with uniform priors and value 0 (no knowledge but the rules).
+std::unique_ptr<mcts::Search> Blind(const game::Game& g, const game::State& root, int simulations,
+                                    bool solver, float discount = 1.0f) {
+  mcts::SearchConfig c = Quiet(simulations);
+  c.solver = solver;
+  c.value_discount = discount;
+  auto s = std::make_unique<mcts::Search>(g, c, 5);
+  s->SetRoot(root);
+  RunUniform(*s);
+  return s;
+}
+
+// Every position `plies` moves into a tic-tac-toe game (non-terminal).
+std::vector<std::unique_ptr<game::State>> TicTacToePositions(const game::Game& g, int plies) {
+  std::vector<std::unique_ptr<game::State>> out, next;
+  out.push_back(g.NewInitialState());
+  for (int p = 0; p < plies; ++p) {
+    next.clear();
+    for (const auto& s : out) {
+      std::vector<int> legal;
+      s->LegalActions(&legal);
+      for (int a : legal) {
+        auto child = s->Clone();
+        child->Apply(a);
+        if (!child->IsTerminal()) next.push_back(std::move(child));
+      }
+    }
+    out.swap(next);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the MCTS-solver proves tic-tac-toe results and never plays a losing move", "[mcts]") {
+  auto g = game::MakeGame("tictactoe");
+  const float d = 0.9f;
+  int proven = 0, positions = 0;
+  for (int plies : {4, 5}) {
+    for (const auto& pos : TicTacToePositions(*g, plies)) {
+      ++positions;
+      const auto [exact, length] = NegamaxPlies(*pos);
+      auto s = Blind(*g, *pos, 3000, true, d);
+      INFO("position after " << plies << " plies, exact " << exact << " in " << length);
+      REQUIRE(s->RootProven());
+      ++proven;
+      // The proof's outcome is exact; its length bounds a win's from above.
+      if (exact == 0) CHECK(s->RootValue() == 0.0f);
+      if (exact > 0) CHECK((s->RootValue() > 0.0f && s->RootValue() <= std::pow(d, length - 1) + 1e-6f));
+      if (exact < 0) CHECK((s->RootValue() < 0.0f && s->RootValue() >= -std::pow(d, length - 1) - 1e-6f));
+      Rng rng(3);
+      auto child = pos->Clone();
+      child->Apply(s->ChooseAction(0.0f, rng));
+      CHECK(-NegamaxPlies(*child).first == exact);
+    }
+  }
+  CHECK(proven == positions);
+  CHECK(positions > 500);
+}
+
+TEST_CASE("the MCTS-solver plays a win in one after one simulation, and the slowest loss", "[mcts]") {
+  auto g = game::MakeGame("tictactoe");
+  Rng rng(1);
+  // X holds 0 and 4, O holds 1 and 2; X to move: 8 wins at once. Expanding
+  // the root proves it, so one simulation is enough.
+  auto win = g->Replay({0, 1, 4, 2});
+  auto s = Blind(*g, *win, 1, true, 0.9f);
+  CHECK(s->RootProven());
+  CHECK(s->RootValue() == Approx(0.9f));
+  CHECK(s->ChooseAction(0.0f, rng) == 8);
+  CHECK(s->ChooseAction(1.0f, rng) == 8);  // even when sampling
+  // Lost positions where some moves lose at once and others later: never
+  // the immediate loss.
+  int checked = 0;
+  for (const auto& pos : TicTacToePositions(*g, 4)) {
+    if (NegamaxPlies(*pos).first >= 0) continue;
+    std::vector<int> legal, lengths;
+    pos->LegalActions(&legal);
+    for (int a : legal) {
+      auto child = pos->Clone();
+      child->Apply(a);
+      lengths.push_back(NegamaxPlies(*child).second + 1);
+    }
+    if (*std::min_element(lengths.begin(), lengths.end()) == *std::max_element(lengths.begin(), lengths.end()))
+      continue;
+    auto lost = Blind(*g, *pos, 2000, true, 0.9f);
+    REQUIRE(lost->RootProven());
+    CHECK(lost->RootValue() < 0.0f);
+    const int a = lost->ChooseAction(0.0f, rng);
+    const size_t i = std::find(legal.begin(), legal.end(), a) - legal.begin();
+    CHECK(lengths[i] > *std::min_element(lengths.begin(), lengths.end()));
+    ++checked;
+  }
+  CHECK(checked > 10);
+}
+
+TEST_CASE("the MCTS-solver avoids a move proven lost that plain PUCT would play", "[mcts]") {
+  auto g = game::MakeGame("connect4");
+  // O has three in column 7: X must block with column 7 (action 6). The
+  // other six moves are proven lost as soon as each is expanded once.
+  auto state = g->Replay(g->ParseMoves("171727"));
+  Rng rng(1);
+  auto with = Blind(*g, *state, 40, true);
+  CHECK(with->ChooseAction(0.0f, rng) == 6);
+  std::vector<int> visits(g->ActionCount());
+  with->RootVisitCounts(visits.data());
+  CHECK(visits[6] > 40 - 7);  // each losing move needed one visit to be proven
+  // Without the solver, values of 0 everywhere leave 40 simulations blind.
+  auto without = Blind(*g, *state, 40, false);
+  CHECK_FALSE(without->RootProven());
+  without->RootVisitCounts(visits.data());
+  CHECK(visits[6] < 20);
+}
