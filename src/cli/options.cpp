@@ -48,6 +48,7 @@ void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& 
        cxxopts::value<int>()->default_value(Str(d.search.leaves_per_round)))
       ("no-tree-reuse", "Discard the tree after every move")
       ("no-solver", "PUCT: do not prove wins and losses up the tree (MCTS-solver off)")
+      ("no-proof-targets", "Solver: record the raw visits as the policy target, not the proof-shaped one")
       ("search", "Root search: puct, or gumbel (Gumbel MuZero: sequential halving, improved-policy targets)",
        cxxopts::value<std::string>()->default_value(d.search.gumbel ? "gumbel" : "puct"))
       ("gumbel-m", "Gumbel: root actions sampled without replacement",
@@ -99,6 +100,7 @@ void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c
   Override(r, "leaves-per-round", &c->search.leaves_per_round);
   if (r.count("no-tree-reuse")) c->search.reuse_tree = false;
   if (r.count("no-solver")) c->search.solver = false;
+  if (r.count("no-proof-targets")) c->search.proof_targets = false;
   if (r.count("search")) {
     const std::string s = r["search"].as<std::string>();
     if (s != "puct" && s != "gumbel") throw ConfigError("--search must be puct or gumbel, got '" + s + "'");

@@ -67,6 +67,7 @@ std::string SearchConfig::Describe() const {
        << " resign_playthrough=" << resign_playthrough << " resign_target=" << resign_target;
   if (value_discount != 1.0f) os << " value_discount=" << value_discount;
   if (solver && !gumbel) os << " solver=1";
+  if (solver && !gumbel && proof_targets) os << " proof_targets=1";
   return os.str();
 }
 
@@ -389,12 +390,48 @@ void Search::RootPolicy(float* out) const {
     for (int i = 0; i < root.num_children; ++i) out[nodes_[root.first_child + i].action] = pi_scratch_[i];
     return;
   }
+  if (solver_ && config_.proof_targets && ProofPolicy(out)) return;
   const int total = RootChildVisits();
   if (total == 0) return;
   for (int i = 0; i < root.num_children; ++i) {
     const Node& c = nodes_[root.first_child + i];
     out[c.action] = static_cast<float>(c.n) / static_cast<float>(total);
   }
+}
+
+bool Search::ProofPolicy(float* out) const {
+  const Node& root = nodes_[0];
+  if (root.kind != Node::kExpanded) return false;
+  int quickest_win = -1, slowest_loss = -1, lost = 0, open_visits = 0;
+  for (int i = 0; i < root.num_children; ++i) {
+    const Node& c = nodes_[root.first_child + i];
+    if (c.proof == Node::kProvenWin)
+      quickest_win = quickest_win < 0 ? c.proof_plies : std::min<int>(quickest_win, c.proof_plies);
+    else if (c.proof == Node::kProvenLoss) {
+      slowest_loss = std::max<int>(slowest_loss, c.proof_plies);
+      ++lost;
+    } else {
+      open_visits += c.n;
+    }
+  }
+  if (quickest_win < 0 && lost == 0) return false;  // no proof changes anything: the visits
+  // The moves the target spreads over: the quickest wins; else every move
+  // not lost, by visits (uniformly when none was visited); else the slowest
+  // losses.
+  auto weight = [&](const Node& c) -> float {
+    if (quickest_win >= 0) return c.proof == Node::kProvenWin && c.proof_plies == quickest_win ? 1.0f : 0.0f;
+    if (lost == root.num_children) return c.proof_plies == slowest_loss ? 1.0f : 0.0f;
+    if (c.proof == Node::kProvenLoss) return 0.0f;
+    return open_visits > 0 ? static_cast<float>(c.n) : 1.0f;
+  };
+  float sum = 0.0f;
+  for (int i = 0; i < root.num_children; ++i) sum += weight(nodes_[root.first_child + i]);
+  if (sum <= 0.0f) return false;
+  for (int i = 0; i < root.num_children; ++i) {
+    const Node& c = nodes_[root.first_child + i];
+    out[c.action] = weight(c) / sum;
+  }
+  return true;
 }
 
 void Search::RootVisitCounts(int* out) const {

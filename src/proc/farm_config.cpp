@@ -82,6 +82,7 @@ const std::vector<Field>& Fields() {
       ZF_FIELD("leaves_per_round", search.leaves_per_round),
       ZF_FIELD("reuse_tree", search.reuse_tree),
       ZF_FIELD("solver", search.solver),
+      ZF_FIELD("proof_targets", search.proof_targets),
       ZF_FIELD("workers", workers),
       ZF_FIELD("gpus", gpus),
       ZF_FIELD("games_per_worker", games_per_worker),

@@ -80,6 +80,9 @@ class Search {
   // The policy target over all ActionCount() actions (0 for illegal ones):
   // the visit distribution (PUCT), or softmax(logits + sigma(completedQ))
   // over the legal actions (Gumbel). Sums to 1. Precondition: root expanded.
+  // With the solver and config.proof_targets, root proofs shape it: all on
+  // the quickest proven win(s); else 0 on moves proven lost and the visits of
+  // the rest renormalised; all on the slowest loss(es) when every move is lost.
   void RootPolicy(float* out) const;
   // Visits of each root child (all ActionCount() actions; 0 for illegal ones).
   void RootVisitCounts(int* out) const;
@@ -129,6 +132,9 @@ class Search {
   bool TryProve(int node);
   void PropagateProof(const std::vector<int>& path, size_t proven_at);
   int ChooseProvenAction() const;
+  // RootPolicy from the root's proofs; false (out untouched) when no root
+  // child is proven won or lost, so the visits stand.
+  bool ProofPolicy(float* out) const;
   void Backup(const std::vector<int>& path, float leaf_value, bool remove_virtual_loss);
   void AddRootNoise();
   int NewNode(int16_t action, float prior);

@@ -29,6 +29,12 @@ struct SearchConfig {
   // siblings are not all lost, and the move chosen is the quickest proven
   // win, else the most visited move not proven lost, else the slowest loss.
   bool solver = true;
+  // With the solver: the policy target (Search::RootPolicy) follows the
+  // root's proofs instead of the raw visits: all of it on the quickest proven
+  // win(s); else none on moves proven lost (the visits of the rest,
+  // renormalised); when every move is lost, all on the slowest loss(es). The
+  // exact-score notion of the best move, taught to the policy head directly.
+  bool proof_targets = true;
 
   // ---- Gumbel root search (Danihelka et al., ICLR 2022); docs/search.md ----
   bool gumbel = false;            // sequential halving at the root instead of PUCT

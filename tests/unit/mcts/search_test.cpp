@@ -349,3 +349,62 @@ TEST_CASE("the MCTS-solver avoids a move proven lost that plain PUCT would play"
   without->RootVisitCounts(visits.data());
   CHECK(visits[6] < 20);
 }
+
+TEST_CASE("proof-shaped policy targets keep the exact result and prefer the quickest win", "[mcts]") {
+  auto g = game::MakeGame("tictactoe");
+  const int n = g->ActionCount();
+  std::vector<float> target(n);
+  int won = 0, lost = 0, win_in_one = 0;
+  for (int plies : {4, 5}) {
+    for (const auto& pos : TicTacToePositions(*g, plies)) {
+      const auto [exact, length] = NegamaxPlies(*pos);
+      auto s = Blind(*g, *pos, 3000, true, 0.9f);
+      REQUIRE(s->RootProven());
+      s->RootPolicy(target.data());
+      INFO("position after " << plies << " plies, exact " << exact << " in " << length);
+      CHECK(std::accumulate(target.begin(), target.end(), 0.0f) == Approx(1.0f));
+      // Every move the target names keeps the exact result, and in a lost
+      // position loses as slowly as possible.
+      for (int a = 0; a < n; ++a) {
+        if (target[a] == 0.0f) continue;
+        auto child = pos->Clone();
+        child->Apply(a);
+        const auto [v, child_plies] = NegamaxPlies(*child);
+        CHECK(-v == exact);
+        if (exact < 0) CHECK(child_plies + 1 == length);
+        if (exact > 0 && length == 1) CHECK(child->IsTerminal());
+      }
+      won += exact > 0;
+      lost += exact < 0;
+      win_in_one += exact > 0 && length == 1;
+    }
+  }
+  CHECK(won > 100);
+  CHECK(lost > 20);
+  CHECK(win_in_one > 50);
+}
+
+TEST_CASE("proof-shaped policy targets drop moves proven lost; --no-proof-targets keeps the visits", "[mcts]") {
+  auto g = game::MakeGame("connect4");
+  auto state = g->Replay(g->ParseMoves("171727"));  // X must block column 7 (action 6)
+  std::vector<float> target(g->ActionCount());
+  std::vector<int> visits(g->ActionCount());
+  auto with = Blind(*g, *state, 40, true);
+  CHECK_FALSE(with->RootProven());  // the block itself is not proven
+  with->RootPolicy(target.data());
+  CHECK(target[6] == 1.0f);
+  with->RootVisitCounts(visits.data());
+  CHECK(visits[6] < 40);  // the raw visits would have put mass on lost moves
+
+  mcts::SearchConfig c = Quiet(40);
+  c.proof_targets = false;
+  mcts::Search raw(*g, c, 5);
+  raw.SetRoot(*state);
+  RunUniform(raw);
+  raw.RootPolicy(target.data());
+  raw.RootVisitCounts(visits.data());
+  for (int a = 0; a < g->ActionCount(); ++a) CHECK(target[a] == Approx(visits[a] / 40.0f));
+  CHECK(target[6] < 1.0f);
+  CHECK(c.Describe().find("proof_targets") == std::string::npos);
+  CHECK(Quiet(40).Describe().find("solver=1 proof_targets=1") != std::string::npos);
+}
