@@ -72,6 +72,9 @@ int LoopCommand(int argc, char** argv) {
                "../shared/data/reference/connect4)", cxxopts::value<std::vector<std::string>>())
       ("eval-positions", "Use the first N positions of each file (0 = all)", cxxopts::value<int>()->default_value("0"))
       ("eval-simulations", "MCTS simulations of the evaluation (plain PUCT: the solver off, so the curve measures the net)",
+       cxxopts::value<int>()->default_value("100"))
+      ("eval-solver-simulations", "Also measure PUCT with the MCTS-solver, the farm's search, at this many simulations "
+                                  "(curve.csv rows with solver = 1; 0 = off)",
        cxxopts::value<int>()->default_value("100"));
   options.add_options("farm")
       ("game", "Game (the evaluation needs connect4)", cxxopts::value<std::string>()->default_value("connect4"))
@@ -97,6 +100,8 @@ int LoopCommand(int argc, char** argv) {
   const double eval_every = r["eval-every"].as<double>();
   if (hours < 0) throw ConfigError("--hours must be >= 0");
   if (eval_every < 10) throw ConfigError("--eval-every must be >= 10 seconds");
+  if (r["eval-simulations"].as<int>() < 0) throw ConfigError("--eval-simulations must be >= 0");
+  if (r["eval-solver-simulations"].as<int>() < 0) throw ConfigError("--eval-solver-simulations must be >= 0");
   std::vector<std::string> pons;
   if (r.count("pons")) {
     pons = r["pons"].as<std::vector<std::string>>();
@@ -194,14 +199,18 @@ int LoopCommand(int argc, char** argv) {
     eval::TorchOptions topt;
     auto net = eval::MakeTorchEvaluator(proc::LoadWeightsFor(*game, model), topt);
     last_evaluated = static_cast<uint32_t>(best);
-    mcts::SearchConfig search;
-    search.simulations = r["eval-simulations"].as<int>();
-    search.value_discount = value_discount;
-    // The curve measures what the network adds to plain PUCT: with the solver
-    // on, Test_L2_R1's move error is mostly the solver's (docs/search.md), and
-    // points before it existed stay comparable.
-    search.solver = false;
-    search.temperature_plies = 0;
+    // Two measures: plain PUCT, what the network adds (with the solver on,
+    // Test_L2_R1's move error is mostly the solver's, docs/search.md; points
+    // from before the solver stay comparable), and PUCT with the solver, the
+    // search the farm plays with. curve.csv's `solver` column tells them apart.
+    std::vector<mcts::SearchConfig> searches(1);
+    searches[0].simulations = r["eval-simulations"].as<int>();
+    searches[0].solver = false;
+    if (r["eval-solver-simulations"].as<int>() > 0) {
+      searches.emplace_back();
+      searches[1].simulations = r["eval-solver-simulations"].as<int>();
+      searches[1].solver = true;
+    }
     char line[256];
     std::snprintf(line, sizeof line, "%7.2f h %7.2f CPU h  model v%-5u", hours_so_far(), cpu_hours,
                   net->ModelVersion());
@@ -212,23 +221,33 @@ int LoopCommand(int argc, char** argv) {
         table << line;
         continue;
       }
-      const proc::MoveErrorResult m = proc::MoveError(*game, *net, sets[i], search);
       const std::string name = fs::path(pons[i]).filename().string();
-      try {
-        io::AppendCsvRow(curve, std::string("hours,model_version,file,") + proc::kMoveErrorCsvColumns + ",cpu_hours",
-                         std::to_string(hours_so_far()) + ',' + std::to_string(net->ModelVersion()) + ',' + name + ',' +
-                             proc::MoveErrorCsvFields(m) + ',' + std::to_string(cpu_hours));
-      } catch (const Error& e) {
-        ZF_LOG(WARN) << e.what();  // the table below still shows it
+      for (mcts::SearchConfig search : searches) {
+        search.value_discount = value_discount;
+        search.temperature_plies = 0;
+        const proc::MoveErrorResult m = proc::MoveError(*game, *net, sets[i], search);
+        try {
+          io::AppendCsvRow(curve,
+                           std::string("hours,model_version,file,") + proc::kMoveErrorCsvColumns + ",cpu_hours,solver",
+                           std::to_string(hours_so_far()) + ',' + std::to_string(net->ModelVersion()) + ',' + name +
+                               ',' + proc::MoveErrorCsvFields(m) + ',' + std::to_string(cpu_hours) + ',' +
+                               (search.solver ? "1" : "0"));
+        } catch (const Error& e) {
+          ZF_LOG(WARN) << e.what();  // the table below still shows it
+        }
+        if (!search.solver)
+          std::snprintf(line, sizeof line, "  %s: net %5.1f%% (%4.1f%%)  mcts %5.1f%% (%4.1f%%)", name.c_str(),
+                        100 * m.NetRate(), 100 * m.NetOutcomeRate(), 100 * m.MctsRate(), 100 * m.MctsOutcomeRate());
+        else
+          std::snprintf(line, sizeof line, "  +solver %5.1f%% (%4.1f%%)", 100 * m.MctsRate(), 100 * m.MctsOutcomeRate());
+        table << line;
       }
-      std::snprintf(line, sizeof line, "  %s: net %5.1f%% (%4.1f%%)  mcts %5.1f%% (%4.1f%%)", name.c_str(),
-                    100 * m.NetRate(), 100 * m.NetOutcomeRate(), 100 * m.MctsRate(), 100 * m.MctsOutcomeRate());
-      table << line;
     }
     table << "\n";
-    std::cout << "zerofarm loop: move error against the exact solver (plain PUCT MCTS at " << search.simulations
-              << " simulations; in brackets: moves that give away the outcome)\n"
-              << table.str() << std::flush;
+    std::cout << "zerofarm loop: move error against the exact solver (net alone; plain PUCT MCTS at "
+              << searches[0].simulations << " simulations";
+    if (searches.size() > 1) std::cout << "; +solver: PUCT with the MCTS-solver at " << searches[1].simulations;
+    std::cout << "; in brackets: moves that give away the outcome)\n" << table.str() << std::flush;
   };
 
   int exit_code = kExitOk;

@@ -91,7 +91,8 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   const std::string run = dir / "run";
   const std::vector<std::string> loop = {
       ZF_BINARY, "loop", "--out", run, "--hours", "0.012", "--eval-every", "12", "--pons",
-      ReferenceFile("connect4/Test_L3_R1"), "--eval-positions", "40", "--eval-simulations", "8", "--blocks", "1",
+      ReferenceFile("connect4/Test_L3_R1"), "--eval-positions", "40", "--eval-simulations", "8",
+      "--eval-solver-simulations", "8", "--blocks", "1",
       "--filters", "8", "--simulations", "12", "--games-per-worker", "8", "--run-args", "--shard-positions 400 --host-id " + std::string(kTestHost),
       "--train-args", "--min-positions 200 --checkpoint-steps 10 --batch 32"};
   std::string out, err;
@@ -104,7 +105,12 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   const int rows = CountLines(run + "/eval/curve.csv");
   CHECK(rows >= 2);  // header + at least the final evaluation
   CHECK_THAT(io::ReadTextFile(run + "/eval/curve.csv"), Catch::StartsWith("hours,model_version,file,positions"));
-  CHECK_THAT(io::ReadTextFile(run + "/eval/curve.csv"), Catch::Contains("mcts_outcome_error,value_agreement,cpu_hours\n"));
+  const std::string curve = io::ReadTextFile(run + "/eval/curve.csv");
+  CHECK_THAT(curve, Catch::Contains("mcts_outcome_error,value_agreement,cpu_hours,solver\n"));
+  // Each evaluation measures plain PUCT and PUCT with the solver.
+  CHECK_THAT(curve, Catch::Contains(",0\n"));
+  CHECK_THAT(curve, Catch::Contains(",1\n"));
+  CHECK_THAT(out, Catch::Contains("+solver"));
   const double cpu1 = std::stod(io::ReadTextFile(run + "/eval/loop-cpu-seconds.txt"));
   CHECK(cpu1 > 5);  // farm, trainer and evaluation for ~43 s on this machine's cores
   CHECK(fs::exists(run + "/models/model-1.h5"));
