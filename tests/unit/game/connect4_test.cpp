@@ -170,40 +170,18 @@ TEST_CASE("connect4 replays every line of Pons's benchmark files", "[game][conne
 TEST_CASE("connect4 follows the OpenSpiel playthrough", "[game][connect4]") {
   // Board lines "# ......." (top row first, x / o) in full states only.
   const Connect4Game game;
-  std::unique_ptr<State> state = game.NewInitialState();
-  std::vector<int> actions;
-  int full_states = 0;
   const auto trace = reference::ReadOpenSpielTrace(testing::ReferenceFile("connect4/connect_four.txt"));
-  for (const reference::TraceState& s : trace) {
-    INFO("state " << s.index << " after moves " << game.FormatMoves(actions));
-    REQUIRE(s.index == static_cast<int>(actions.size()));
-    if (s.full()) {
-      ++full_states;
-      CHECK(state->IsTerminal() == *s.is_terminal);
-      REQUIRE(s.board.size() == 6);
-      const std::string drawn = reference::JoinLines(s.board);
-      CHECK(game.ParseBoard(drawn)->Equals(*state));
-      std::string ours = state->ToString();
-      std::transform(ours.begin(), ours.end(), ours.begin(),
-                     [](char c) { return std::tolower(c); });
-      CHECK(ours == drawn);
-      if (state->IsTerminal()) {
-        std::vector<int> legal{0};
-        state->LegalActions(&legal);
-        CHECK(legal.empty());
-      }
-    }
-    reference::CheckHistoryPlayerLegal(s, *state, actions);
-    if (s.action) {
-      actions.push_back(*s.action);
-      REQUIRE(state->IsLegal(actions.back()));
-      state->Apply(actions.back());
-    }
-  }
-  CHECK(full_states >= 6);
-  CHECK(actions == std::vector<int>{0, 1, 2, 6, 4, 1, 0, 2, 6, 0, 5, 4, 0, 6, 5, 0, 3});
-  reference::CheckFinalReturns(trace, *state, {1, -1});
-  CHECK(state->Winner() == 0);
+  const reference::Replayed r = reference::ReplayTrace(
+      game, trace,
+      [&](const reference::TraceState& s, const State& state) {
+        REQUIRE(s.board.size() == 6);
+        reference::CheckLowerCaseBoard(game, s, state);
+      },
+      [](const reference::TraceState&, int) {});
+  CHECK(r.full_states >= 6);
+  CHECK(r.actions == std::vector<int>{0, 1, 2, 6, 4, 1, 0, 2, 6, 0, 5, 4, 0, 6, 5, 0, 3});
+  reference::CheckFinalReturns(trace, *r.state, {1, -1});
+  CHECK(r.state->Winner() == 0);
 }
 
 TEST_CASE("connect4 blog example positions", "[game][connect4]") {

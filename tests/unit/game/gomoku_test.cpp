@@ -130,37 +130,27 @@ TEST_CASE("gomoku follows the OpenSpiel playthrough", "[game][gomoku]") {
   // A side line "# B" / "# W" and 15 board lines (b / w) in full states;
   // "# Apply action "r,c"" / "action: N".
   const GomokuGame game;
-  std::unique_ptr<State> state = game.NewInitialState();
-  std::vector<int> actions;
-  int full_states = 0;
   const auto trace = reference::ReadOpenSpielTrace(testing::ReferenceFile("gomoku/gomoku.txt"));
-  for (const reference::TraceState& s : trace) {
-    INFO("state " << s.index << " after moves " << game.FormatMoves(actions));
-    REQUIRE(s.index == static_cast<int>(actions.size()));
-    if (s.full()) {
-      ++full_states;
-      CHECK(state->IsTerminal() == *s.is_terminal);
-      REQUIRE(s.board.size() == static_cast<size_t>(kSize + 1));
-      const std::string drawn = reference::JoinLines(s.board);
-      const auto parsed = game.ParseBoard(drawn);
-      CHECK(parsed->Equals(*state));
-      CHECK(parsed->IsTerminal() == state->IsTerminal());
-      std::string ours = state->ToString();
-      std::replace(ours.begin(), ours.end(), 'X', 'b');
-      std::replace(ours.begin(), ours.end(), 'O', 'w');
-      CHECK(ours == drawn.substr(2));  // without the side line
-    }
-    reference::CheckHistoryPlayerLegal(s, *state, actions);
-    if (s.action) {
-      actions.push_back(*s.action);
-      CHECK(game.ActionToString(actions.back()) == s.applied_text);
-      CHECK(game.ParseAction(s.applied_text) == actions.back());
-      REQUIRE(state->IsLegal(actions.back()));
-      state->Apply(actions.back());
-    }
-  }
-  CHECK(full_states >= 5);
-  CHECK(actions.size() == 115);
+  const reference::Replayed r = reference::ReplayTrace(
+      game, trace,
+      [&](const reference::TraceState& s, const State& state) {
+        REQUIRE(s.board.size() == static_cast<size_t>(kSize + 1));
+        const std::string drawn = reference::JoinLines(s.board);
+        const auto parsed = game.ParseBoard(drawn);
+        CHECK(parsed->Equals(state));
+        CHECK(parsed->IsTerminal() == state.IsTerminal());
+        std::string ours = state.ToString();
+        std::replace(ours.begin(), ours.end(), 'X', 'b');
+        std::replace(ours.begin(), ours.end(), 'O', 'w');
+        CHECK(ours == drawn.substr(2));  // without the side line
+      },
+      [&](const reference::TraceState& s, int action) {
+        CHECK(game.ActionToString(action) == s.applied_text);
+        CHECK(game.ParseAction(s.applied_text) == action);
+      });
+  const std::unique_ptr<State>& state = r.state;
+  CHECK(r.full_states >= 5);
+  CHECK(r.actions.size() == 115);
   REQUIRE(state->IsTerminal());
   std::vector<int> legal{0};
   state->LegalActions(&legal);
@@ -169,7 +159,7 @@ TEST_CASE("gomoku follows the OpenSpiel playthrough", "[game][gomoku]") {
   CHECK(state->Winner() == 0);
   // Standard rules agree on this game (its five is not an overline).
   const GomokuGame standard(true);
-  CHECK(standard.Replay(actions)->Winner() == 0);
+  CHECK(standard.Replay(r.actions)->Winner() == 0);
 }
 
 TEST_CASE("gomoku full-board draw", "[game][gomoku]") {

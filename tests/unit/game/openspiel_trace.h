@@ -16,7 +16,9 @@
 // replays the actions and checks its own game against every field present.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -139,11 +141,64 @@ inline void CheckFinalReturns(const std::vector<TraceState>& states, const State
   CHECK(state.Outcome(1) == returns[1]);
 }
 
+// What replaying a trace ends with.
+struct Replayed {
+  std::unique_ptr<State> state;  // after the last action
+  std::vector<int> actions;      // the trace's actions, in order
+  int full_states = 0;           // states with IsTerminal() and the rest
+};
+
+// Replays `trace` from the game's initial state, checking on the way what
+// every game shares: the state numbers, IsTerminal() in full states,
+// CheckHistoryPlayerLegal, and that each action is legal. The game's own
+// checks come in as check_full(s, state), for each full state (its board),
+// and check_action(s, action), before each action is applied (its text).
+template <class CheckFull, class CheckAction>
+Replayed ReplayTrace(const Game& game, const std::vector<TraceState>& trace, CheckFull check_full,
+                     CheckAction check_action) {
+  Replayed r;
+  r.state = game.NewInitialState();
+  for (const TraceState& s : trace) {
+    INFO("state " << s.index << " after moves " << game.FormatMoves(r.actions));
+    REQUIRE(s.index == static_cast<int>(r.actions.size()));
+    if (s.full()) {
+      ++r.full_states;
+      CHECK(r.state->IsTerminal() == *s.is_terminal);
+      check_full(s, *r.state);
+    }
+    CheckHistoryPlayerLegal(s, *r.state, r.actions);
+    if (s.action) {
+      r.actions.push_back(*s.action);
+      check_action(s, r.actions.back());
+      REQUIRE(r.state->IsLegal(r.actions.back()));
+      r.state->Apply(r.actions.back());
+    }
+  }
+  return r;
+}
+
 // The board lines joined, each ending in '\n'.
 inline std::string JoinLines(const std::vector<std::string>& lines) {
   std::string text;
   for (const std::string& line : lines) text += line + "\n";
   return text;
+}
+
+// For games OpenSpiel draws as we do but in lower case (x / o / .): the board
+// lines parse back to `state` (G::ParseBoard), ours match them, and a
+// terminal state has no legal actions.
+template <class G>
+void CheckLowerCaseBoard(const G& game, const TraceState& s, const State& state) {
+  const std::string drawn = JoinLines(s.board);
+  CHECK(game.ParseBoard(drawn)->Equals(state));
+  std::string ours = state.ToString();
+  std::transform(ours.begin(), ours.end(), ours.begin(), [](char c) { return std::tolower(c); });
+  CHECK(ours == drawn);
+  if (state.IsTerminal()) {
+    std::vector<int> legal{-1};
+    state.LegalActions(&legal);
+    CHECK(legal.empty());
+  }
 }
 
 }  // namespace zerofarm::game::reference

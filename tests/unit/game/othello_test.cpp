@@ -199,43 +199,29 @@ TEST_CASE("othello follows the OpenSpiel playthrough", "[game][othello]") {
   // Full states draw "# Black (x) to play:" (or White, or "Terminal State:"),
   // then "# N x o - ... N" rank lines.
   const OthelloGame game;
-  std::unique_ptr<State> state = game.NewInitialState();
-  std::vector<int> actions;
-  int full_states = 0;
   const auto trace = reference::ReadOpenSpielTrace(testing::ReferenceFile("othello/othello.txt"));
-  for (const reference::TraceState& s : trace) {
-    INFO("state " << s.index << " after moves " << game.FormatMoves(actions));
-    REQUIRE(s.index == static_cast<int>(actions.size()));
-    if (s.full()) {
-      ++full_states;
-      CHECK(state->IsTerminal() == *s.is_terminal);
-      std::string board;
-      int ranks = 0;
-      for (const std::string& line : s.board) {
-        if (line.size() != 19 || line[0] < '1' || line[0] > '8') continue;
-        for (int c = 0; c < 8; ++c) {
-          const char ch = line[2 + 2 * c];
-          board += ch == 'x' ? 'X' : ch == 'o' ? 'O' : '.';
+  const reference::Replayed r = reference::ReplayTrace(
+      game, trace,
+      [](const reference::TraceState& s, const State& state) {
+        std::string board;
+        int ranks = 0;
+        for (const std::string& line : s.board) {
+          if (line.size() != 19 || line[0] < '1' || line[0] > '8') continue;
+          for (int c = 0; c < 8; ++c) {
+            const char ch = line[2 + 2 * c];
+            board += ch == 'x' ? 'X' : ch == 'o' ? 'O' : '.';
+          }
+          board += '\n';
+          ++ranks;
         }
-        board += '\n';
-        ++ranks;
-      }
-      REQUIRE(ranks == 8);
-      std::string ours = state->ToString();
-      CHECK(ours.substr(0, 72) == board);
-    }
-    reference::CheckHistoryPlayerLegal(s, *state, actions);
-    if (s.action) {
-      actions.push_back(*s.action);
-      CHECK(game.ActionToString(actions.back()) == s.applied_text);
-      REQUIRE(state->IsLegal(actions.back()));
-      state->Apply(actions.back());
-    }
-  }
-  CHECK(full_states >= 5);
-  CHECK(actions.size() == 60);
-  reference::CheckFinalReturns(trace, *state, {-1, 1});
-  CHECK(state->Winner() == 1);
+        REQUIRE(ranks == 8);
+        CHECK(state.ToString().substr(0, 72) == board);
+      },
+      [&](const reference::TraceState& s, int action) { CHECK(game.ActionToString(action) == s.applied_text); });
+  CHECK(r.full_states >= 5);
+  CHECK(r.actions.size() == 60);
+  reference::CheckFinalReturns(trace, *r.state, {-1, 1});
+  CHECK(r.state->Winner() == 1);
 }
 
 TEST_CASE("othello passes and the end of the game", "[game][othello]") {

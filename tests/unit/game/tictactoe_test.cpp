@@ -324,36 +324,14 @@ TEST_CASE("tictactoe feature planes", "[game][tictactoe]") {
 TEST_CASE("tictactoe follows the OpenSpiel playthrough", "[game][tictactoe]") {
   // Board lines "# ..." (top row first, x / o) in full states only.
   const TicTacToeGame game;
-  std::vector<int> actions;
-  std::unique_ptr<State> state = game.NewInitialState();
-  int full_states = 0;
   const auto trace = reference::ReadOpenSpielTrace(testing::ReferenceFile("tictactoe/tic_tac_toe.txt"));
-  for (const reference::TraceState& s : trace) {
-    INFO("state " << s.index << " after moves " << game.FormatMoves(actions));
-    REQUIRE(s.index == static_cast<int>(actions.size()));
-    if (s.full()) {
-      ++full_states;
-      CHECK(state->IsTerminal() == *s.is_terminal);
-      const std::string drawn = reference::JoinLines(s.board);
-      CHECK(game.ParseBoard(drawn)->Equals(*state));
-      std::string ours = state->ToString();
-      std::transform(ours.begin(), ours.end(), ours.begin(),
-                     [](char c) { return std::tolower(c); });
-      CHECK(ours == drawn);
-      std::vector<int> legal{-1};
-      state->LegalActions(&legal);
-      if (state->IsTerminal()) CHECK(legal.empty());
-    }
-    reference::CheckHistoryPlayerLegal(s, *state, actions);
-    if (s.action) {
-      actions.push_back(*s.action);
-      REQUIRE(state->IsLegal(actions.back()));
-      state->Apply(actions.back());
-    }
-  }
-  CHECK(full_states >= 4);
-  CHECK(actions == std::vector<int>{8, 3, 6, 0, 2, 1, 5});
-  reference::CheckFinalReturns(trace, *state, {1, -1});
+  const reference::Replayed r = reference::ReplayTrace(
+      game, trace,
+      [&](const reference::TraceState& s, const State& state) { reference::CheckLowerCaseBoard(game, s, state); },
+      [](const reference::TraceState&, int) {});
+  CHECK(r.full_states >= 4);
+  CHECK(r.actions == std::vector<int>{8, 3, 6, 0, 2, 1, 5});
+  reference::CheckFinalReturns(trace, *r.state, {1, -1});
 }
 
 }  // namespace zerofarm::game
