@@ -15,6 +15,7 @@
 
 #include "zerofarm/core/error.h"
 #include "zerofarm/proc/child_process.h"
+#include "zerofarm/proc/roles.h"
 
 namespace zerofarm::cli {
 namespace {
@@ -93,13 +94,6 @@ bool SteadyRates(const std::string& csv_path, FarmProbe* p) {
 
 }  // namespace
 
-std::string SelfExe() {
-  std::error_code ec;
-  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw Error("cannot read /proc/self/exe: " + ec.message());
-  return p.string();
-}
-
 std::string MakeTempDir(const std::string& prefix) {
   const char* tmp = std::getenv("TMPDIR");
   std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/zf-" + prefix + "-XXXXXX";
@@ -111,7 +105,7 @@ std::string MakeTempDir(const std::string& prefix) {
 
 FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const std::string& dir) {
   FarmProbe p;
-  std::vector<std::string> argv = {SelfExe(), "run"};
+  std::vector<std::string> argv = {proc::FarmBinary(), "run"};
   argv.insert(argv.end(), args.begin(), args.end());
   // The evaluator's start (loading LibTorch, building the net) is not part
   // of the window measured; give it a few seconds on top.

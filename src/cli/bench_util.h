@@ -25,13 +25,11 @@ struct FarmProbe {
   std::string summary;        // the run's summary line
 };
 
-// Runs `zerofarm run ARGS --duration SECONDS+3 --no-status --out DIR` (this
-// binary, /proc/self/exe; the 3 s are for the evaluator's start, outside the
+// Runs `zerofarm run ARGS --duration SECONDS+3 --no-status --out DIR` (the
+// supervisor's binary beside this one; the 3 s are for the evaluator's start, outside the
 // window measured) and waits for it (bounded); DIR is removed after.
 FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const std::string& dir);
 
-// The path of this executable.
-std::string SelfExe();
 // A fresh directory under $TMPDIR (or /tmp), "zf-PREFIX-XXXXXX".
 std::string MakeTempDir(const std::string& prefix);
 

@@ -53,7 +53,7 @@ std::vector<std::string> ShippedRatings() {
   if (const char* d = std::getenv("ZF_DATA_DIR"); d && *d) {
     data = d;
   } else {
-    data = (fs::path(SelfExe()).parent_path().parent_path() / "data").string();
+    data = (fs::path(proc::SelfBinary()).parent_path().parent_path() / "data").string();
   }
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(data + "/connect4", ec))

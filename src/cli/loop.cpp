@@ -117,14 +117,14 @@ int LoopCommand(int argc, char** argv) {
   for (const auto& f : pons) sets.push_back(proc::ReadPonsFile(f, r["eval-positions"].as<int>()));
 
   fs::create_directories(run + "/eval");
-  const std::string exe = SelfExe();
+  const std::string exe = proc::SelfBinary(), farm_exe = proc::FarmBinary();
   const float value_discount = r["value-discount"].as<float>();
   if (!(value_discount >= mcts::kMinValueDiscount && value_discount <= 1.0f)) throw ConfigError("--value-discount must be in [0.5, 1]");
   // Options both children take.
   const std::string net_args = "--blocks " + std::to_string(r["blocks"].as<int>()) + " --filters " +
                                std::to_string(r["filters"].as<int>()) + " --value-discount " +
                                std::to_string(value_discount);
-  std::vector<std::string> farm_argv = {exe, "run", "--out", run, "--no-status", "--game", game_name,
+  std::vector<std::string> farm_argv = {farm_exe, "run", "--out", run, "--no-status", "--game", game_name,
                                         "--workers", std::to_string(r["workers"].as<int>()), "--games-per-worker",
                                         std::to_string(r["games-per-worker"].as<int>()), "--simulations",
                                         std::to_string(r["simulations"].as<int>()), "--seed",
@@ -183,7 +183,7 @@ int LoopCommand(int argc, char** argv) {
   }
   auto cpu_hours_so_far = [&] { return (earlier_cpu + proc::TreeCpuSeconds(getpid())) / 3600.0; };
 
-  proc::ChildProcess farm = proc::ChildProcess::Exec("farm", exe, farm_argv, {});
+  proc::ChildProcess farm = proc::ChildProcess::Exec("farm", farm_exe, farm_argv, {});
   proc::ChildProcess trainer = proc::ChildProcess::Exec("trainer", exe, train_argv, {});
 
   const std::string curve = run + "/eval/curve.csv";

@@ -1,5 +1,8 @@
 #include "zerofarm/cli/main.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 
@@ -8,7 +11,9 @@
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/core/log.h"
 #include "zerofarm/core_version.h"
+#include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/proc/child_process.h"
+#include "zerofarm/proc/roles.h"
 
 namespace zerofarm::cli {
 namespace {
@@ -28,6 +33,27 @@ void Usage(std::ostream& os) {
      << "  version    print the version\n";
 }
 
+// The commands that run a network, and so need LibTorch.
+bool RunsNetwork(const std::string& command) {
+  for (const char* c : {"selfplay", "train", "eval", "loop", "bench", "__evaluator"})
+    if (command == c) return true;
+  return false;
+}
+
+// A build has two binaries (proc/roles.h): `zerofarm` links no LibTorch, so the
+// supervisor and the workers and writer it forks never load it; zerofarm-torch
+// links it. Each hands the other's commands over by exec, same pid and
+// arguments. Returns only when this binary runs `command` itself.
+void HandOverIfNotMine(const std::string& command, char** argv) {
+  std::string target;
+  if (RunsNetwork(command) && !eval::TorchAvailable() && eval::TorchBuilt()) target = proc::NetworkBinary();
+  else if (command == "run" && eval::TorchAvailable() && proc::FarmBinary() != proc::SelfBinary())
+    target = proc::FarmBinary();
+  if (target.empty()) return;
+  execv(target.c_str(), argv);
+  throw Error(ErrnoMessage("cannot exec " + target, errno));
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -39,6 +65,7 @@ int Main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   try {
+    HandOverIfNotMine(command, argv);
     if (command == "run") return RunCommand(argc - 1, argv + 1);
     if (command == "selfplay") return SelfplayCommand(argc - 1, argv + 1);
     if (command == "inspect") return InspectCommand(argc - 1, argv + 1);

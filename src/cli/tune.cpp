@@ -19,6 +19,7 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/proc/child_process.h"
+#include "zerofarm/proc/roles.h"
 
 namespace zerofarm::cli {
 namespace {
@@ -46,7 +47,7 @@ struct Row {
 
 std::string FindPlotScript() {
   if (const char* dir = std::getenv("ZF_TOOLS_DIR")) return std::string(dir) + "/plot_tune.py";
-  const std::filesystem::path exe = SelfExe();
+  const std::filesystem::path exe = proc::SelfBinary();
   for (const auto& candidate : {exe.parent_path().parent_path() / "tools" / "plot_tune.py",
                                 exe.parent_path() / "tools" / "plot_tune.py"})
     if (std::filesystem::exists(candidate)) return candidate.string();

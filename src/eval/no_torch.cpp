@@ -1,26 +1,33 @@
-// Built instead of torch_evaluator.cpp when LibTorch is off (ZF_WITH_TORCH=OFF):
-// the farm then runs on RandomEvaluator, and asking for the network says why not.
+// The eval backend without LibTorch (zf_eval_none): linked into `zerofarm`,
+// the supervisor's binary, which hands every command that runs a network to
+// zerofarm-torch; and into every binary of a build without LibTorch
+// (ZF_WITH_TORCH=OFF), whose farm then runs on RandomEvaluator. Asking it for
+// the network says why not.
+#include <string>
+
 #include "zerofarm/core/error.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/eval/trainer.h"
 
 namespace zerofarm::eval {
+namespace {
+constexpr const char* kNoTorch = "this zerofarm binary has no LibTorch (zerofarm-torch has; a ZF_WITH_TORCH=OFF build has none)";
+}  // namespace
 
 bool TorchAvailable() { return false; }
-bool CudaBuilt() { return false; }
 int CudaDeviceCount() { return 0; }
 
 WeightSet RandomWeights(const NetConfig&, uint64_t) {
-  throw Error("this zerofarm was built without LibTorch (ZF_WITH_TORCH=OFF)");
+  throw Error(kNoTorch);
 }
 
 std::unique_ptr<Evaluator> MakeTorchEvaluator(const WeightSet&, const TorchOptions&) {
-  throw Error("this zerofarm was built without LibTorch (ZF_WITH_TORCH=OFF)");
+  throw Error(kNoTorch);
 }
 
 struct Trainer::Impl {};
 Trainer::Trainer(const WeightSet&, const TrainerOptions&) {
-  throw Error("this zerofarm was built without LibTorch (ZF_WITH_TORCH=OFF): it cannot train");
+  throw Error(std::string(kNoTorch) + ": it cannot train");
 }
 Trainer::~Trainer() = default;
 TrainStepLoss Trainer::Step(const TrainBatch&) { return {}; }

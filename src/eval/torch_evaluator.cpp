@@ -315,14 +315,6 @@ int CudaDeviceCount() {
 #endif
 }
 
-bool CudaBuilt() {
-#ifdef ZF_WITH_CUDA
-  return true;
-#else
-  return false;
-#endif
-}
-
 WeightSet RandomWeights(const NetConfig& config, uint64_t seed) {
   torch::manual_seed(seed);
   ZeroNet net(config);

@@ -1,7 +1,8 @@
 // zf-supervisor: the farm's first process.
 //
-// Threads: one. It never links a code path into LibTorch or CUDA: evaluators
-// are separate processes (fork + exec), the only ones that initialise them.
+// Threads: one. Its binary, `zerofarm`, does not link LibTorch (nor do the
+// workers and the writer it forks): evaluators are separate processes, exec'd
+// from zerofarm-torch, the only ones that load LibTorch and initialise CUDA.
 //
 // It creates the run's shared-memory segment (0600, unique name, space
 // reserved up front), starts the writer, the evaluators and the workers,
@@ -229,6 +230,9 @@ int RunFarm(const FarmConfig& requested) {
   if (config.gpus > 0 && !eval::CudaBuilt())
     throw ConfigError("--gpus " + std::to_string(config.gpus) +
                       ": this zerofarm was built without CUDA (use --gpus 0 for the CPU evaluator)");
+  // The evaluators run in the binary with LibTorch (this one has none): found
+  // now, before any child exists.
+  const std::string network_binary = NetworkBinary();
   if (!config.weights.empty()) {
     // Fail at start with one line: read and check the file here (HDF5 only,
     // no LibTorch), before any child exists.
@@ -299,7 +303,6 @@ int RunFarm(const FarmConfig& requested) {
     children.push_back(Child{"eval-" + std::to_string(e), workers + e, {}, false, {}});
   for (uint32_t w = 0; w < workers; ++w)
     children.push_back(Child{"worker-" + std::to_string(w), w, {}, false, {}});
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
 
   auto start = [&](Child& c) {
     if (c.role == "writer") {
@@ -308,7 +311,7 @@ int RunFarm(const FarmConfig& requested) {
       const uint32_t e = c.slot - workers;
       // The GPU is chosen before exec, so before any CUDA call in the child.
       const std::string devices = config.gpus > 0 ? GpuForEvaluator(e) : "";
-      c.process = ChildProcess::Exec(c.role, self,
+      c.process = ChildProcess::Exec(c.role, network_binary,
                                      {"zf-eval-" + std::to_string(e), "__evaluator", "--shm", segment.name(),
                                       "--index", std::to_string(e), "--config", ConfigPath(config)},
                                      {"CUDA_VISIBLE_DEVICES=" + devices});

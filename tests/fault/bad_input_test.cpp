@@ -206,3 +206,33 @@ TEST_CASE("after a SIGKILLed supervisor: children exit, the next run cleans up a
   const ShardCheck check = CheckShards(HostDir(out));
   CHECK(check.duplicate_ids == 0);
 }
+
+TEST_CASE("zerofarm without zerofarm-torch beside it says so in one line for the commands that need it",
+          "[multiprocess][fault]") {
+  if (!eval::TorchBuilt()) ZF_SKIP("built without LibTorch: zerofarm runs everything itself");
+  ScratchDir dir("zf-no-torch-binary");
+  const std::string lone = dir / "zerofarm";
+  std::filesystem::copy_file(ZF_BINARY, lone);
+  std::filesystem::permissions(lone, std::filesystem::perms::owner_all);
+  const std::vector<std::vector<std::string>> cases = {
+      {lone, "run", "--game", "connect4", "--workers", "1", "--gpus", "0", "--games", "1", "--out", dir / "run",
+       "--no-status"},
+      {lone, "train", "--run", dir / "run", "--steps", "1"},
+      {lone, "selfplay", "--games", "1"},
+  };
+  for (const auto& args : cases) {
+    Spawned p(args, dir / "p");
+    const int code = p.Wait(120);
+    const std::string err = p.Stderr();
+    INFO(args[1] << ": " << err);
+    CHECK(code == kExitFailure);
+    CHECK(Lines(err) == 1);
+    CHECK_THAT(err, Catch::Contains("zerofarm-torch"));
+  }
+  // The run made no shards, left no segment and no half-written file.
+  CHECK(!std::filesystem::exists(dir / "run/shards"));
+  // inspect needs no network: it runs in zerofarm alone (here, on nothing).
+  Spawned inspect({lone, "inspect", dir / "nothing"}, dir / "inspect");
+  CHECK(inspect.Wait(60) == kExitFailure);  // no such file, said by inspect itself
+  CHECK_THAT(inspect.Stderr(), !Catch::Contains("zerofarm-torch"));
+}

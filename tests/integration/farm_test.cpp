@@ -39,9 +39,29 @@ TEST_CASE("a farm of 2 workers and a CPU evaluator writes 50 games exactly once"
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     names = ChildNames(farm.pid());
   }
+  // Which processes map LibTorch: the evaluator alone (exec'd from
+  // zerofarm-torch); never the supervisor, nor the workers and writer it forks.
+  auto maps_torch = [](pid_t pid) {
+    return Slurp("/proc/" + std::to_string(pid) + "/maps").find("libtorch") != std::string::npos;
+  };
+  const bool supervisor_torch = maps_torch(farm.pid());
+  std::map<std::string, bool> child_torch;
+  for (pid_t pid : ChildPids(farm.pid())) {
+    std::string comm = Slurp("/proc/" + std::to_string(pid) + "/comm");
+    if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    child_torch[comm] = maps_torch(pid);
+  }
   const int code = farm.Wait(300);
   INFO(farm.Stderr());
   REQUIRE(code == 0);
+  CHECK_FALSE(supervisor_torch);
+  REQUIRE(child_torch.count("zf-eval-0"));
+  CHECK(child_torch["zf-eval-0"] == eval::TorchBuilt());
+  for (const char* forked : {"zf-worker-0", "zf-worker-1", "zf-writer"}) {
+    INFO(forked);
+    REQUIRE(child_torch.count(forked));
+    CHECK_FALSE(child_torch[forked]);
+  }
   CHECK(names.count("zf-worker-0") == 1);
   CHECK(names.count("zf-worker-1") == 1);
   CHECK(names.count("zf-eval-0") == 1);

@@ -1,8 +1,10 @@
 #pragma once
 // The LibTorch network and evaluator. This header does not include LibTorch;
-// only src/eval/torch_evaluator.cpp does. Available when the build found
-// LibTorch (ZF_WITH_TORCH); otherwise TorchAvailable() is false and the
-// factories throw zerofarm::Error.
+// only src/eval/torch_evaluator.cpp does. Its functions come from the eval
+// backend a binary links (src/CMakeLists.txt): LibTorch in zerofarm-torch and
+// the tests, none in `zerofarm` (the supervisor's binary) and in builds
+// without LibTorch, where TorchAvailable() is false and the factories throw
+// zerofarm::Error.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,9 +21,14 @@ struct TorchOptions {
   bool cuda = false;         // run on CUDA device 0 (the evaluator's CUDA_VISIBLE_DEVICES)
 };
 
+// True when this binary links LibTorch.
 bool TorchAvailable();
-// True when this build's LibTorch has CUDA. A compile-time fact: asking it
-// initialises nothing (the supervisor may call it).
+// True when the build has LibTorch, whichever binary asks: `zerofarm` links
+// none but hands the commands that need it to kTorchBinary beside it.
+bool TorchBuilt();
+inline constexpr const char* kTorchBinary = "zerofarm-torch";
+// True when this build's LibTorch has CUDA. A fact of the build, the same in
+// every binary: asking it initialises nothing (the supervisor may call it).
 bool CudaBuilt();
 // CUDA devices this process sees. Initialises CUDA: call it only in an
 // evaluator or a test, never in the supervisor. 0 when !CudaBuilt().
