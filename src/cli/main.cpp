@@ -47,9 +47,8 @@ bool RunsNetwork(const std::string& command) {
 void HandOverIfNotMine(const std::string& command, char** argv) {
   std::string target;
   if (RunsNetwork(command) && !eval::TorchAvailable() && eval::TorchBuilt()) target = proc::NetworkBinary();
-  else if (command == "run" && eval::TorchAvailable() && proc::FarmBinary() != proc::SelfBinary())
-    target = proc::FarmBinary();
-  if (target.empty()) return;
+  else if (command == "run" && eval::TorchAvailable()) target = proc::FarmBinary();
+  if (target.empty() || target == proc::SelfBinary()) return;
   execv(target.c_str(), argv);
   throw Error(ErrnoMessage("cannot exec " + target, errno));
 }
