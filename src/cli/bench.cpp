@@ -134,25 +134,6 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
   return bound;
 }
 
-// The bound at a (fractional) batch size: interpolated in log2(batch).
-double BoundAt(const std::map<int, double>& bound, double batch) {
-  if (bound.empty()) return std::nan("");
-  if (batch <= bound.begin()->first) return bound.begin()->second;
-  if (batch >= bound.rbegin()->first) return bound.rbegin()->second;
-  auto hi = bound.lower_bound(static_cast<int>(std::ceil(batch)));
-  auto lo = std::prev(hi);
-  if (hi->first == lo->first) return hi->second;
-  const double f = (std::log2(batch) - std::log2(lo->first)) / (std::log2(hi->first) - std::log2(lo->first));
-  return lo->second + f * (hi->second - lo->second);
-}
-
-// The best the evaluator alone reached at any batch size.
-double PeakBound(const std::map<int, double>& bound) {
-  double best = 0;
-  for (const auto& [b, rate] : bound) best = std::max(best, rate);
-  return best;
-}
-
 // ---- (b) the farm -----------------------------------------------------------
 
 std::vector<std::string> FarmArgs(const proc::FarmConfig& f) {

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 
 #include "zerofarm/core/error.h"
 #include "zerofarm/proc/child_process.h"
@@ -239,6 +240,23 @@ std::string LoadAverage() {
   std::string s = Slurp("/proc/loadavg");
   const auto parts = Split(s, ' ');
   return parts.size() >= 3 ? parts[0] + " " + parts[1] + " " + parts[2] : s;
+}
+
+double BoundAt(const std::map<int, double>& bound, double batch) {
+  if (bound.empty()) return std::nan("");
+  if (batch <= bound.begin()->first) return bound.begin()->second;
+  if (batch >= bound.rbegin()->first) return bound.rbegin()->second;
+  auto hi = bound.lower_bound(static_cast<int>(std::ceil(batch)));
+  auto lo = std::prev(hi);
+  if (hi->first == lo->first) return hi->second;
+  const double f = (std::log2(batch) - std::log2(lo->first)) / (std::log2(hi->first) - std::log2(lo->first));
+  return lo->second + f * (hi->second - lo->second);
+}
+
+double PeakBound(const std::map<int, double>& bound) {
+  double best = 0;
+  for (const auto& [b, rate] : bound) best = std::max(best, rate);
+  return best;
 }
 
 }  // namespace zerofarm::cli

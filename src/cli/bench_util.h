@@ -50,6 +50,13 @@ class JsonLine {
   bool first_ = true;
 };
 
+// The evaluator's bound, leaf evals/s by batch size, at a fractional batch:
+// interpolated linearly in log2(batch) between the two measured sizes around
+// it, clamped to the smallest and largest measured; NaN when nothing was measured.
+double BoundAt(const std::map<int, double>& bound, double batch);
+// The best the evaluator alone reached at any batch size (0 when none).
+double PeakBound(const std::map<int, double>& bound);
+
 // min / median / max of samples (the median of an even count: the lower middle).
 struct Stats {
   double min = 0, median = 0, max = 0;

@@ -29,7 +29,7 @@ bool WaitForLog(const Spawned& p, const std::string& text, double seconds) {
 }
 }  // namespace
 
-TEST_CASE("new weights are hot-reloaded between batches; a broken file is refused", "[multiprocess][reload]") {
+TEST_CASE("new weights are hot-reloaded between batches and a broken file is refused", "[multiprocess][reload]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-reload");
   const std::string out = dir / "run";

@@ -22,11 +22,17 @@ if TOOLS not in sys.path:
 
 import zf_shards  # noqa: E402
 
-try:
+# run_tests.sh sets ZF_REQUIRE_TORCH=1 when Debian's python3-torch is
+# installed: then a torch that fails to import is an error, never a skip.
+if os.environ.get("ZF_REQUIRE_TORCH") == "1":
     import torch  # noqa: F401
     HAVE_TORCH = True
-except Exception:  # ImportError, or a broken install
-    HAVE_TORCH = False
+else:
+    try:
+        import torch  # noqa: F401
+        HAVE_TORCH = True
+    except Exception:  # ImportError, or a broken install
+        HAVE_TORCH = False
 
 _told = set()
 

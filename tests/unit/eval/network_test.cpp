@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "skip.h"
 #include "zerofarm/core/error.h"
@@ -88,7 +89,15 @@ TEST_CASE("weights for another shape are refused with one clear line", "[eval][t
   CHECK_THROWS_WITH(eval::MakeTorchEvaluator(misshapen, {}), Catch::Contains("wrong shape"));
 }
 
-TEST_CASE("bf16 inference stays close to fp32", "[eval][torch]") {
+// True when x is exactly representable in bfloat16 (its low 16 bits are zero):
+// an output computed in bf16 and widened to float always is.
+static bool IsBf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return (bits & 0xFFFFu) == 0;
+}
+
+TEST_CASE("bf16 inference runs in bf16 and stays close to fp32", "[eval][torch]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   auto weights = eval::RandomWeights(SmallConnect4(), 3);
   auto fp32 = eval::MakeTorchEvaluator(weights, {});
@@ -100,6 +109,13 @@ TEST_CASE("bf16 inference stays close to fp32", "[eval][torch]") {
   auto b = Run(*bf16, features, 8, 3);
   for (size_t i = 0; i < a.policy.size(); ++i) CHECK(a.policy[i] == Approx(b.policy[i]).margin(0.1));
   for (size_t i = 0; i < a.value.size(); ++i) CHECK(a.value[i] == Approx(b.value[i]).margin(0.1));
+  // Really bf16: every output is a bf16 number; the fp32 outputs mostly are not.
+  int fp32_wide = 0;
+  for (float x : b.policy) CHECK(IsBf16(x));
+  for (float x : b.value) CHECK(IsBf16(x));
+  for (float x : a.policy) fp32_wide += !IsBf16(x);
+  CHECK(fp32_wide > static_cast<int>(a.policy.size()) / 2);
+  CHECK(a.policy != b.policy);
 }
 
 TEST_CASE("the random evaluator is deterministic per position", "[eval]") {

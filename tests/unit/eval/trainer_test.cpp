@@ -104,7 +104,7 @@ TEST_CASE("a policy mask keeps masked rows out of the policy loss", "[trainer]")
   CHECK(lc != Approx(lb).epsilon(1e-3));  // unmasked, they do
 }
 
-TEST_CASE("the trainer's weights and momentum round-trip; mismatched momentum is refused", "[trainer]") {
+TEST_CASE("the trainer's weights and momentum round-trip and mismatched momentum is refused", "[trainer]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   const Data d = RandomData(32, 7);
   eval::Trainer a(eval::RandomWeights(Tiny(), 3), {});

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
+#include <cmath>
+#include <tuple>
 #include <map>
 #include <sstream>
 #include <string>
@@ -15,6 +17,7 @@
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/rng.h"
+#include "zerofarm/game/connect4_solver.h"
 #include "zerofarm/game/game.h"
 
 namespace zerofarm::game {
@@ -28,7 +31,33 @@ const Connect4State& AsC4(const State& s) { return dynamic_cast<const Connect4St
 
 struct PlyRow {
   long long positions = -1, terminal = -1;
+  long long won = -1, drawn = -1, lost = -1;  // for the first player
 };
+
+// results_solve_w7_h6.csv (a second source): won/drawn/lost for the side to
+// move at each ply, turned to the first player's view (swapped at odd plies).
+std::map<int, PlyRow> ReadSolveTable() {
+  std::map<int, PlyRow> table;
+  for (const std::string& line :
+       ReadLines(testing::ReferenceFile("connect4/results_solve_w7_h6.csv"))) {
+    if (line.empty() || line.rfind("width", 0) == 0) continue;
+    std::vector<long long> f;
+    std::istringstream in(line);
+    std::string field;
+    for (int i = 0; i < 6 && std::getline(in, field, ','); ++i) f.push_back(std::stoll(field));
+    REQUIRE(f.size() == 6);  // width, height, ply, win, draw, loss (, time)
+    const int ply = static_cast<int>(f[2]);
+    const bool first_to_move = ply % 2 == 0;
+    PlyRow row;
+    row.won = first_to_move ? f[3] : f[5];
+    row.drawn = f[4];
+    row.lost = first_to_move ? f[5] : f[3];
+    row.positions = f[3] + f[4] + f[5];
+    table[ply] = row;
+  }
+  REQUIRE(table.size() == 43);
+  return table;
+}
 
 std::map<int, PlyRow> ReadPlyTable() {
   std::map<int, PlyRow> table;
@@ -40,7 +69,7 @@ std::map<int, PlyRow> ReadPlyTable() {
     std::string field;
     while (std::getline(in, field, ',')) f.push_back(std::stoll(field));
     REQUIRE(f.size() == 6);  // ply,positions,won,drawn,lost,terminal
-    table[static_cast<int>(f[0])] = PlyRow{f[1], f[5]};
+    table[static_cast<int>(f[0])] = PlyRow{f[1], f[5], f[2], f[3], f[4]};
   }
   REQUIRE(table.size() == 43);
   return table;
@@ -49,9 +78,40 @@ std::map<int, PlyRow> ReadPlyTable() {
 // Breadth-first over plies. A level is the sorted, duplicate-free set of exact
 // position keys (Connect4State::Key, 49 bits), bit 63 flagging a position that
 // Apply made terminal; won positions are counted but not extended.
-void CheckPositionsPerPly(int max_ply) {
+// Solves `sample` positions drawn uniformly from `level` (the distinct
+// positions of one ply) and checks that their won/drawn/lost split for the
+// first player matches the table's within 4.5 standard deviations: a wrong
+// outcome convention (a swapped sign, a draw miscounted) moves it far more.
+void CheckOutcomeSample(const std::vector<uint64_t>& level, int ply, const PlyRow& row, int sample,
+                        uint64_t terminal_flag) {
+  Connect4Solver solver(20);
+  Rng rng(ply);
+  long long won = 0, drawn = 0, lost = 0;
+  for (int i = 0; i < sample; ++i) {
+    const uint64_t key = level[rng.Below(level.size())] & ~terminal_flag;
+    const Connect4State s = Connect4State::FromKey(key);
+    // Side to move's result; a terminal position was won by the previous mover.
+    const int v = s.IsTerminal() ? (s.Winner() < 0 ? 0 : -1) : solver.SolveWeak(s);
+    const int first = ply % 2 == 0 ? v : -v;
+    won += first > 0;
+    drawn += first == 0;
+    lost += first < 0;
+  }
+  const double total = static_cast<double>(row.won + row.drawn + row.lost);
+  for (const auto& [name, got, want] : {std::tuple<const char*, long long, long long>{"won", won, row.won},
+                                        {"drawn", drawn, row.drawn},
+                                        {"lost", lost, row.lost}}) {
+    const double p = static_cast<double>(want) / total;
+    const double mean = p * sample, sd = std::sqrt(sample * p * (1 - p));
+    INFO("ply " << ply << ", " << name << ": " << got << " of " << sample << " sampled, table share " << p);
+    CHECK(std::abs(static_cast<double>(got) - mean) <= 4.5 * sd + 1.0);
+  }
+}
+
+void CheckPositionsPerPly(int max_ply, int outcome_sample) {
   constexpr uint64_t kTerminalFlag = 1ULL << 63;
   const std::map<int, PlyRow> table = ReadPlyTable();
+  const std::map<int, PlyRow> solved = ReadSolveTable();
   std::vector<uint64_t> level = {Connect4State().Key()};
   std::vector<int> legal;
   for (int ply = 0; ply <= max_ply; ++ply) {
@@ -81,6 +141,8 @@ void CheckPositionsPerPly(int max_ply) {
     std::sort(hashes.begin(), hashes.end());
     INFO("ply " << ply);
     CHECK(static_cast<long long>(level.size()) == table.at(ply).positions);
+    CHECK(static_cast<long long>(level.size()) == solved.at(ply).positions);
+    if (ply == max_ply && outcome_sample > 0) CheckOutcomeSample(level, ply, solved.at(ply), outcome_sample, kTerminalFlag);
     CHECK(terminal == table.at(ply).terminal);
     CHECK(mismatches == 0);
     CHECK(std::unique(hashes.begin(), hashes.end()) == hashes.end());  // no Hash collisions
@@ -124,13 +186,25 @@ constexpr char kDrawGame[] = "216537736677261744376553645442354325211121";
 
 }  // namespace
 
-TEST_CASE("connect4 positions per ply match the reference table (plies 0..9)", "[game][connect4]") {
-  CheckPositionsPerPly(9);
+TEST_CASE("the two Connect Four reference tables agree on the outcome counts of every ply",
+          "[game][connect4]") {
+  const std::map<int, PlyRow> table = ReadPlyTable(), solved = ReadSolveTable();
+  for (int ply = 0; ply <= 42; ++ply) {
+    INFO("ply " << ply);
+    CHECK(solved.at(ply).won == table.at(ply).won);
+    CHECK(solved.at(ply).drawn == table.at(ply).drawn);
+    CHECK(solved.at(ply).lost == table.at(ply).lost);
+    CHECK(solved.at(ply).positions == table.at(ply).positions);
+  }
 }
 
-TEST_CASE("connect4 positions per ply match the reference table (plies 0..11)",
+TEST_CASE("connect4 positions per ply match the reference table (plies 0..9)", "[game][connect4]") {
+  CheckPositionsPerPly(9, 0);
+}
+
+TEST_CASE("connect4 positions per ply and a sample of their outcomes match the reference tables (plies 0..11)",
           "[game][connect4][slow]") {
-  CheckPositionsPerPly(11);
+  CheckPositionsPerPly(11, 400);
 }
 
 TEST_CASE("connect4 replays every line of Pons's benchmark files", "[game][connect4]") {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 
+#include "skip.h"
 #include "test_paths.h"
 #include "zerofarm/io/h5.h"
 
@@ -160,10 +161,7 @@ int RunCommand(const std::string& command) {
 }
 
 TEST_CASE("weights files written by tools/h5_weights.py and by C++ agree", "[io]") {
-  if (RunCommand("/usr/bin/python3 -c 'import h5py, numpy' >/dev/null 2>&1") != 0) {
-    WARN("skipped: /usr/bin/python3 with h5py and numpy not found");
-    return;
-  }
+  if (RunCommand("/usr/bin/python3 -c 'import h5py, numpy' >/dev/null 2>&1") != 0) ZF_SKIP("/usr/bin/python3 with h5py and numpy not found");
   ScratchDir dir("zf-io");
   const std::string tools = testing::SourceDir() + "/tools";
   const std::string from_py = dir / "py.h5";

@@ -12,9 +12,12 @@ using namespace zerofarm;
 
 namespace {
 
-mcts::SearchConfig Quiet(int simulations) {
+// Plain PUCT unless asked: the solver's one-ply lookahead at expansion would
+// make the tactical tests below trivial (it sees a win or loss in one at once).
+mcts::SearchConfig Quiet(int simulations, bool solver = false) {
   mcts::SearchConfig c;
   c.simulations = simulations;
+  c.solver = solver;
   c.dirichlet_fraction = 0.0f;
   c.temperature_plies = 0;
   return c;
@@ -384,7 +387,7 @@ TEST_CASE("proof-shaped policy targets keep the exact result and prefer the quic
   CHECK(win_in_one > 50);
 }
 
-TEST_CASE("proof-shaped policy targets drop moves proven lost; --no-proof-targets keeps the visits", "[mcts]") {
+TEST_CASE("proof-shaped policy targets drop moves proven lost but --no-proof-targets keeps the visits", "[mcts]") {
   auto g = game::MakeGame("connect4");
   auto state = g->Replay(g->ParseMoves("171727"));  // X must block column 7 (action 6)
   std::vector<float> target(g->ActionCount());
@@ -396,7 +399,7 @@ TEST_CASE("proof-shaped policy targets drop moves proven lost; --no-proof-target
   with->RootVisitCounts(visits.data());
   CHECK(visits[6] < 40);  // the raw visits would have put mass on lost moves
 
-  mcts::SearchConfig c = Quiet(40);
+  mcts::SearchConfig c = Quiet(40, true);
   c.proof_targets = false;
   mcts::Search raw(*g, c, 5);
   raw.SetRoot(*state);
@@ -406,5 +409,5 @@ TEST_CASE("proof-shaped policy targets drop moves proven lost; --no-proof-target
   for (int a = 0; a < g->ActionCount(); ++a) CHECK(target[a] == Approx(visits[a] / 40.0f));
   CHECK(target[6] < 1.0f);
   CHECK(c.Describe().find("proof_targets") == std::string::npos);
-  CHECK(Quiet(40).Describe().find("solver=1 proof_targets=1") != std::string::npos);
+  CHECK(Quiet(40, true).Describe().find("solver=1 proof_targets=1") != std::string::npos);
 }

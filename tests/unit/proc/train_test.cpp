@@ -67,7 +67,7 @@ proc::TrainConfig TinyTrainer(const std::string& run) {
 
 }  // namespace
 
-TEST_CASE("trainer state text round-trips; bad text is refused", "[train]") {
+TEST_CASE("trainer state text round-trips and bad text is refused", "[train]") {
   proc::TrainState s;
   s.version = 12;
   s.step = 3400;

@@ -1,0 +1,94 @@
+// A ring whose counters are impossible (a worker gone wrong, or a hostile
+// process with access to the segment) is refused by the evaluator at run time:
+// it logs it once, stops serving that ring and goes on serving the others.
+// The test plays the hostile process: it maps the farm's own segment, stops
+// worker 0 and writes a head more than a ring's worth ahead of done.
+#include <catch2/catch.hpp>
+#include <signal.h>
+
+#include <thread>
+
+#include "farm_check.h"
+#include "test_paths.h"
+#include "zerofarm/shm/layout.h"
+#include "zerofarm/shm/segment.h"
+
+using namespace zerofarm;
+using namespace zerofarm::testing;
+
+namespace {
+
+// The pid of the child of `farm` whose /proc comm is `name` (-1 when none).
+pid_t ChildNamed(pid_t farm, const std::string& name) {
+  for (pid_t pid : ChildPids(farm))
+    if (Slurp("/proc/" + std::to_string(pid) + "/comm") == name + "\n") return pid;
+  return -1;
+}
+
+// Waits up to `seconds` for process `pid` to be stopped (state T in /proc).
+bool WaitUntilStopped(pid_t pid, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
+    const auto close = stat.rfind(')');
+    if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'T') return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+// Waits up to `seconds` for `text` in `path`'s contents.
+bool WaitForText(const std::string& path, const std::string& text, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Slurp(path).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the evaluator refuses a ring with impossible counters at run time and serves the others",
+          "[fault][ring]") {
+  ScratchDir dir("zf-corrupt");
+  const std::string out = dir / "run";
+  Spawned farm(FarmArgs(out, {}), dir / "farm");
+  REQUIRE(WaitForText(dir / "farm.err", "serving workers of evaluator 0", 60));
+  const std::vector<std::string> segments = SegmentsOf(farm.pid());
+  REQUIRE(segments.size() == 1);
+  shm::ShmView view(segments[0].substr(std::string("/dev/shm").size()));
+  shm::SegmentMap map(view.data(), view.size());
+  shm::LeafRingControl& ring0 = map.Ring(0);
+  shm::LeafRingControl& ring1 = map.Ring(1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((ring0.done.load() == 0 || ring1.done.load() == 0) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(ring1.done.load() > 0);  // both workers are being served
+
+  const pid_t worker0 = ChildNamed(farm.pid(), "zf-worker-0");
+  REQUIRE(worker0 > 0);
+  REQUIRE(kill(worker0, SIGSTOP) == 0);  // the worker must not rewrite head
+  REQUIRE(WaitUntilStopped(worker0, 30));    // SIGSTOP lands asynchronously
+  ring0.head.store(ring0.done.load() + ring0.slots + 5);
+  const bool refused =
+      WaitForText(dir / "farm.err", "the ring of worker 0 has impossible counters; no longer serving it", 30);
+  INFO(Slurp(dir / "farm.err").substr(0, 6000));
+  CHECK(refused);
+
+  // Worker 1's leaves are still evaluated; worker 0's ring is left alone.
+  const uint64_t done0 = ring0.done.load(), done1 = ring1.done.load();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  CHECK(ring1.done.load() > done1);
+  CHECK(ring0.done.load() == done0);
+  CHECK(ProcessAlive(ChildNamed(farm.pid(), "zf-eval-0")));
+
+  kill(worker0, SIGKILL);
+  farm.Signal(SIGINT);
+  const int code = farm.Wait(120);
+  INFO(farm.Stdout());
+  INFO(Slurp(dir / "farm.err").substr(0, 4000));
+  CHECK(code == 0);
+  const ShardCheck shards = CheckShards(HostDir(out));  // every position replays
+  CHECK(shards.duplicate_ids == 0);
+}
