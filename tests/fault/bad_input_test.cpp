@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -138,13 +139,20 @@ TEST_CASE("an output directory that cannot be written fails at start with one li
   CHECK(code != 0);
   CHECK(Lines(err) == 1);
   CHECK_THAT(err, Catch::Contains(dir / "file/run"));
-  if (geteuid() != 0) {  // root writes anywhere; a read-only directory only stops others
-    std::filesystem::create_directories(dir / "ro");
-    std::filesystem::permissions(dir / "ro", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
-    Spawned q(FarmArgs(dir / "ro/run", {}), dir / "q");
-    CHECK(q.Wait(60) != 0);
-    CHECK(Lines(q.Stderr()) == 1);
-  }
+  // A directory the user may not write: run as user nobody when root (root
+  // writes anywhere), under a root-owned, read-only ro/ that nobody can reach.
+  REQUIRE(::chmod(dir.path().c_str(), 0755) == 0);
+  std::filesystem::create_directories(dir / "ro");
+  REQUIRE(::chmod((dir / "ro").c_str(), 0555) == 0);
+  Spawned q(FarmArgs(dir / "ro/run", {}), dir / "q", /*unprivileged=*/true);
+  const int ro_code = q.Wait(60);
+  const std::string ro_err = q.Stderr();
+  INFO(ro_err);
+  CHECK(ro_code != 0);
+  CHECK(ro_code != 125);  // the child did become nobody
+  CHECK(Lines(ro_err) == 1);
+  CHECK_THAT(ro_err, Catch::Contains("Permission denied"));
+  CHECK_FALSE(std::filesystem::exists(dir / "ro/run"));
 }
 
 TEST_CASE("a crash loop is bounded: the run stops with a clear error", "[multiprocess][fault]") {

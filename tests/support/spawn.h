@@ -2,6 +2,7 @@
 // Runs the zerofarm binary as a real child process for integration tests:
 // fork + exec, stdout and stderr captured to files, a wait with a timeout
 // (the child is killed when it expires). Only the parent asserts.
+#include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -26,7 +27,9 @@ inline std::string Slurp(const std::string& path) {
 
 class Spawned {
  public:
-  Spawned(const std::vector<std::string>& args, const std::string& log_prefix)
+  // unprivileged: when this process is root, the child runs as user nobody
+  // (65534), so that permission checks are real where CI runs as root.
+  Spawned(const std::vector<std::string>& args, const std::string& log_prefix, bool unprivileged = false)
       : out_path_(log_prefix + ".out"), err_path_(log_prefix + ".err") {
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -41,6 +44,9 @@ class Spawned {
       // If the test process dies (a ctest timeout, Ctrl-C), the farm dies too
       // instead of running on unattended.
       prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (unprivileged && geteuid() == 0 &&
+          (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0))
+        _exit(125);
       execv(argv[0], argv.data());
       _exit(127);
     }
