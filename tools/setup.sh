@@ -11,6 +11,7 @@ packages=(
   libtorch-dev libopenblas0-pthread  # LibTorch; OpenBLAS (the reference BLAS is ~12x slower)
   libhdf5-dev hdf5-tools             # HDF5 shards and weights; h5dump
   libcxxopts-dev catch2              # command line; tests
+  nlohmann-json3-dev                 # JSON output (bench, tune, eval)
   python3 python3-h5py python3-numpy python3-matplotlib  # reader, plots
   python3-torch                      # the Python Dataset and weights converter (tests)
   slurm-wlm munge                    # the `slurm` test: a one-node Slurm (docs/scale-out.md)

@@ -166,39 +166,9 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
   return p;
 }
 
-void JsonLine::Key(const std::string& key) {
-  if (!first_) body_ << ",";
-  first_ = false;
-  body_ << "\"" << key << "\":";
-}
-
-JsonLine& JsonLine::Add(const std::string& key, const std::string& value) {
-  Key(key);
-  body_ << "\"";
-  for (char c : value) {
-    if (c == '"' || c == '\\') body_ << '\\' << c;
-    else if (static_cast<unsigned char>(c) < 0x20) body_ << ' ';
-    else body_ << c;
-  }
-  body_ << "\"";
-  return *this;
-}
-
 JsonLine& JsonLine::Add(const std::string& key, double value) {
-  Key(key);
-  if (!std::isfinite(value)) {
-    body_ << "null";
-  } else {
-    std::ostringstream v;
-    v << std::setprecision(6) << value;
-    body_ << v.str();
-  }
-  return *this;
-}
-
-JsonLine& JsonLine::Add(const std::string& key, bool value) {
-  Key(key);
-  body_ << (value ? "true" : "false");
+  if (std::isfinite(value)) return Set(key, value);
+  body_[key] = nullptr;
   return *this;
 }
 

@@ -2,7 +2,9 @@
 // Shared by `zerofarm bench` and `zerofarm tune` (private to src/cli): run a
 // short real farm as a child `zerofarm run` and read its figures; JSON lines;
 // min/median/max.
+#include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,21 +35,28 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
 // A fresh directory under $TMPDIR (or /tmp), "zf-PREFIX-XXXXXX".
 std::string MakeTempDir(const std::string& prefix);
 
-// One JSON object on one line, keys in insertion order.
+// One JSON object on one line, keys in insertion order (nlohmann::ordered_json):
+// integers exact (64-bit ids and counts), doubles to their shortest exact
+// decimal, NaN and infinities as null, strings escaped.
 class JsonLine {
  public:
-  JsonLine& Add(const std::string& key, const std::string& value);
-  JsonLine& Add(const std::string& key, const char* value) { return Add(key, std::string(value)); }
+  JsonLine& Add(const std::string& key, const std::string& value) { return Set(key, value); }
+  JsonLine& Add(const std::string& key, const char* value) { return Set(key, std::string(value)); }
   JsonLine& Add(const std::string& key, double value);
-  JsonLine& Add(const std::string& key, int value) { return Add(key, static_cast<double>(value)); }
-  JsonLine& Add(const std::string& key, uint64_t value) { return Add(key, static_cast<double>(value)); }
-  JsonLine& Add(const std::string& key, bool value);
-  std::string str() const { return "{" + body_.str() + "}"; }
+  JsonLine& Add(const std::string& key, int value) { return Set(key, value); }
+  JsonLine& Add(const std::string& key, int64_t value) { return Set(key, value); }
+  JsonLine& Add(const std::string& key, uint32_t value) { return Set(key, value); }
+  JsonLine& Add(const std::string& key, uint64_t value) { return Set(key, value); }
+  JsonLine& Add(const std::string& key, bool value) { return Set(key, value); }
+  std::string str() const { return body_.dump(); }
 
  private:
-  void Key(const std::string& key);
-  std::ostringstream body_;
-  bool first_ = true;
+  template <typename T>
+  JsonLine& Set(const std::string& key, const T& value) {
+    body_[key] = value;
+    return *this;
+  }
+  nlohmann::ordered_json body_ = nlohmann::ordered_json::object();
 };
 
 // The evaluator's bound, leaf evals/s by batch size, at a fractional batch:

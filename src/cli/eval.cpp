@@ -1,11 +1,14 @@
 // zerofarm eval: how strong a network is. Move error against the exact
 // Connect Four solver on Pons-format files, or an arena between two networks.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "bench_util.h"
 #include "commands.h"
@@ -85,13 +88,70 @@ std::unique_ptr<eval::Evaluator> LoadNet(const game::Game& game, const std::stri
   return eval::MakeTorchEvaluator(proc::LoadWeightsFor(game, spec), options);
 }
 
+// What each number of a move-error report means (the JSON's "metrics").
+nlohmann::ordered_json MoveErrorMetrics() {
+  return {{"score_error", "share of positions where the chosen move's exact score is below the best move's "
+                          "(a slower win or a faster loss counts)"},
+          {"outcome_error", "share of positions where the chosen move gives away the game-theoretic outcome "
+                            "(a win becomes a draw or a loss, a draw a loss)"},
+          {"value_agreement", "share of positions whose value is nearest the exact outcome of -1, 0, +1"},
+          {"value_mean", "the value head's mean over the positions lost, drawn and won for the side to move"}};
+}
+
+// One move-error result: a text line (no MCTS figure when none was
+// measured) and a JSON line whose keys name the metric of each number.
+void PrintMoveError(const std::string& weights, uint32_t version, const std::string& name,
+                    const proc::MoveErrorResult& m) {
+  std::printf("zerofarm eval: %s model v%u on %s (%d positions): network alone %.1f%% move error (%.1f%% give away "
+              "the outcome)",
+              weights.c_str(), version, name.c_str(), m.positions, 100 * m.NetRate(), 100 * m.NetOutcomeRate());
+  if (m.simulations > 0)
+    std::printf(", MCTS %d simulations %.1f%% (%.1f%%)", m.simulations, 100 * m.MctsRate(), 100 * m.MctsOutcomeRate());
+  std::printf(", %.1f s\n", m.seconds);
+  std::printf("zerofarm eval: value head on %s: %.1f%% read the exact outcome; mean value of lost %+.2f, drawn "
+              "%+.2f, won %+.2f positions\n",
+              name.c_str(), 100 * m.ValueAgreement(), m.value_mean[0], m.value_mean[1], m.value_mean[2]);
+  nlohmann::ordered_json j = {{"kind", "move_error"}, {"weights", weights}, {"model_version", version},
+                              {"file", name}, {"positions", m.positions}};
+  j["network_alone"] = {{"score_error", m.NetRate()}, {"outcome_error", m.NetOutcomeRate()}};
+  if (m.simulations > 0)
+    j["mcts"] = {{"simulations", m.simulations}, {"score_error", m.MctsRate()}, {"outcome_error", m.MctsOutcomeRate()}};
+  j["value_head"] = {{"value_agreement", m.ValueAgreement()},
+                     {"value_mean", {{"lost", m.value_mean[0]}, {"drawn", m.value_mean[1]}, {"won", m.value_mean[2]}}}};
+  j["seconds"] = m.seconds;
+  j["metrics"] = MoveErrorMetrics();
+  std::printf("%s\n", j.dump().c_str());
+}
+
+// --pons files, then every Pons test file (named Test_L*_R*, as Pons names
+// them) of each --sets directory, in name order.
+std::vector<std::string> PonsFiles(const cxxopts::ParseResult& r) {
+  std::vector<std::string> files;
+  if (r.count("pons")) files = r["pons"].as<std::vector<std::string>>();
+  if (!r.count("sets")) return files;
+  for (const std::string& dir : r["sets"].as<std::vector<std::string>>()) {
+    std::error_code ec;
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("Test_L", 0) == 0 && name.find("_R") != std::string::npos && e.is_regular_file(ec))
+        found.push_back(e.path().string());
+    }
+    if (ec) throw ConfigError("--sets " + dir + ": " + ec.message());
+    if (found.empty()) throw ConfigError("--sets " + dir + ": no Pons test files (Test_L*_R*) there");
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return files;
+}
+
 }  // namespace
 
 int EvalCommand(int argc, char** argv) {
   cxxopts::Options options(
       "zerofarm eval",
       "Measure a network's strength.\n"
-      "  move error: zerofarm eval --weights W.h5 --pons FILE [--pons FILE2] [--simulations N]\n"
+      "  move error: zerofarm eval --weights W.h5 --pons FILE [--pons FILE2] [--sets DIR] [--simulations N]\n"
       "  arena:      zerofarm eval --weights A.h5 --against B.h5 --games 100 [--simulations N]\n"
       "--run RUN evaluates the newest RUN/models/model-N.h5 and appends the result to RUN/eval/eval.csv.");
   options.add_options("what")
@@ -100,6 +160,8 @@ int EvalCommand(int argc, char** argv) {
       ("run", "Evaluate the newest model of this run directory", cxxopts::value<std::string>()->default_value(""))
       ("pons", "Pons-format file of Connect Four positions ('moves score' lines); repeatable",
        cxxopts::value<std::vector<std::string>>())
+      ("sets", "Every Pons test file (Test_L*_R*) of this directory, e.g. ../shared/data/reference/connect4; "
+       "repeatable", cxxopts::value<std::vector<std::string>>())
       ("limit", "Use the first N positions of each file (0 = all)", cxxopts::value<int>()->default_value("0"))
       ("against", "Arena: the opponent's weights file", cxxopts::value<std::string>()->default_value(""))
       ("games", "Arena games", cxxopts::value<int>()->default_value("100"))
@@ -129,7 +191,8 @@ int EvalCommand(int argc, char** argv) {
   if (!run.empty() && weights.empty()) weights = NewestModel(run);
   if (weights.empty()) throw ConfigError("--weights or --run is required");
   const bool arena = !r["against"].as<std::string>().empty();
-  if (!arena && !r.count("pons")) throw ConfigError("give --pons FILE (move error) or --against B.h5 (arena)");
+  if (!arena && !r.count("pons") && !r.count("sets"))
+    throw ConfigError("give --pons FILE or --sets DIR (move error), or --against B.h5 (arena)");
   mcts::SearchConfig search;
   search.simulations = r["simulations"].as<int>();
   search.c_puct = r["c-puct"].as<float>();
@@ -161,17 +224,18 @@ int EvalCommand(int argc, char** argv) {
                 "swapped): %d wins, %d draws, %d losses; score %.3f (95%% interval %.3f..%.3f), Elo %+.0f\n",
                 weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, opening, a.wins,
                 a.draws, a.losses, a.Score(), a.Interval95().first, a.Interval95().second, a.Elo());
-    std::printf("{\"kind\":\"arena\",\"a\":\"%s\",\"b\":\"%s\",\"games\":%d,\"simulations\":%d,\"wins\":%d,"
-                "\"draws\":%d,\"losses\":%d,\"score\":%.4f,\"low95\":%.4f,\"high95\":%.4f,\"elo\":%.1f}\n",
-                weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, a.wins, a.draws,
-                a.losses, a.Score(), a.Interval95().first, a.Interval95().second, a.Elo());
+    const nlohmann::ordered_json j = {
+        {"kind", "arena"}, {"a", weights}, {"b", r["against"].as<std::string>()}, {"games", a.games},
+        {"simulations", search.simulations}, {"wins", a.wins}, {"draws", a.draws}, {"losses", a.losses},
+        {"score", a.Score()}, {"low95", a.Interval95().first}, {"high95", a.Interval95().second}, {"elo", a.Elo()}};
+    std::printf("%s\n", j.dump().c_str());
     return 0;
   }
 
   const std::string cache_dir = CacheDir(r, run);
   std::error_code ec;
   fs::create_directories(cache_dir, ec);
-  for (const auto& file : r["pons"].as<std::vector<std::string>>()) {
+  for (const auto& file : PonsFiles(r)) {
     auto positions = proc::ReadPonsFile(file, r["limit"].as<int>());
     const std::string cache = ec ? std::string() : cache_dir + "/" + CacheName(file);
     proc::RatePositions(&positions, cache, ShippedRatings(), [&](int done, int total) {
@@ -180,22 +244,7 @@ int EvalCommand(int argc, char** argv) {
     });
     const proc::MoveErrorResult m = proc::MoveError(*game, *net, positions, search);
     const std::string name = fs::path(file).filename().string();
-    std::printf("zerofarm eval: %s model v%u on %s (%d positions): network alone %.1f%% move error (%.1f%% give "
-                "away the outcome), MCTS %d simulations %.1f%% (%.1f%%), %.1f s\n",
-                weights.c_str(), net->ModelVersion(), name.c_str(), m.positions, 100 * m.NetRate(),
-                100.0 * m.net_outcome_errors / m.positions, m.simulations, 100 * m.MctsRate(),
-                100.0 * m.mcts_outcome_errors / m.positions, m.seconds);
-    std::printf("zerofarm eval: value head on %s: %.1f%% read the exact outcome; mean value of lost %+.2f, drawn "
-                "%+.2f, won %+.2f positions\n",
-                name.c_str(), 100 * m.ValueAgreement(), m.value_mean[0], m.value_mean[1], m.value_mean[2]);
-    std::printf("{\"kind\":\"move_error\",\"weights\":\"%s\",\"model_version\":%u,\"file\":\"%s\",\"positions\":%d,"
-                "\"net_error\":%.4f,\"net_outcome_error\":%.4f,\"simulations\":%d,\"mcts_error\":%.4f,"
-                "\"mcts_outcome_error\":%.4f,\"value_agreement\":%.4f,\"value_mean_loss\":%.4f,"
-                "\"value_mean_draw\":%.4f,\"value_mean_win\":%.4f,\"seconds\":%.2f}\n",
-                weights.c_str(), net->ModelVersion(), name.c_str(), m.positions, m.NetRate(),
-                static_cast<double>(m.net_outcome_errors) / m.positions, m.simulations, m.MctsRate(),
-                static_cast<double>(m.mcts_outcome_errors) / m.positions, m.ValueAgreement(), m.value_mean[0],
-                m.value_mean[1], m.value_mean[2], m.seconds);
+    PrintMoveError(weights, net->ModelVersion(), name, m);
     if (!run.empty()) {
       try {
         io::AppendCsvRow(run + "/eval/eval.csv", std::string("unix_time,model_version,file,") + proc::kMoveErrorCsvColumns,
