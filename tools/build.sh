@@ -37,8 +37,8 @@ case "$torch" in
     fi ;;
 esac
 
-# ZF_CONFIGURE_LOG=FILE keeps the configure step's output (tools/gpu_check.sh does).
+# ZF_CONFIGURE_LOG=FILE keeps the configure step's output, appended (tools/gpu_check.sh does).
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${ZF_BUILD_TYPE:-RelWithDebInfo} "${torch_args[@]}" "$@" \
-  >"${ZF_CONFIGURE_LOG:-/dev/null}"
+  >>"${ZF_CONFIGURE_LOG:-/dev/null}"
 cmake --build "$build" -j"${ZF_JOBS:-$(nproc)}"
 echo "build: $build/zerofarm"

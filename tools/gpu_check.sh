@@ -27,7 +27,7 @@
 #   --prefix-only     stop after the prefix step; print the CMake arguments and LD_LIBRARY_PATH
 # Budget: under 15 minutes on 16 cores and one GPU.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 debs="" prefix="" results="" build=build-gpu jobs=$(nproc) workers="" torch=${ZF_TORCH:-pytorch}
 bench=1 unit=1 prefix_only=0
 while [ $# -gt 0 ]; do
