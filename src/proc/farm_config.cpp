@@ -138,10 +138,10 @@ void FarmConfig::ResolveGpus() {
   if (!eval::CudaBuilt()) return;
   // Slurm sets CUDA_VISIBLE_DEVICES for a job with --gres=gpu:N where GRES is
   // configured; SLURM_GPUS_ON_NODE also bounds it where it is not (gpu_plan.h).
+  // Only GPUs the driver shows (/proc/driver/nvidia/gpus) count: none there, none used.
   const GpuEnvironment env = ReadGpuEnvironment();
   const auto visible = VisibleGpus(env);
-  if (visible) gpus = static_cast<int>(visible->size());
-  if (env.devices_found > 0) gpus = std::min(gpus, env.devices_found);
+  gpus = std::min(visible ? static_cast<int>(visible->size()) : 0, env.devices_found);
 }
 
 void FarmConfig::ResolveResources() {
