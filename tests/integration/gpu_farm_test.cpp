@@ -148,6 +148,10 @@ TEST_CASE("a farm with --gpus 2: two GPUs where two are visible, else two evalua
   ScratchDir dir("zf-gpu-two");
   std::vector<std::string> extra = {"--gpus", "2"};
   if (devices < 2) extra.push_back("--share-gpus");
+  // Where neither the variable nor /proc/driver/nvidia says which GPU there
+  // is, name it, so both evaluators share the one device CUDA sees.
+  std::optional<ScopedEnv> only_one;
+  if (devices < 2 && !std::getenv("CUDA_VISIBLE_DEVICES")) only_one.emplace("CUDA_VISIBLE_DEVICES", "0");
   FarmResult r = RunTestFarm(dir, 4, 40, 2, extra);
   INFO(r.err);
   REQUIRE(r.code == 0);
