@@ -26,7 +26,8 @@
 #   --results DIR     default docs/results/gpu-YYYYMMDD-HHMM
 #   --workers P       bench farm workers (default: cores - 2)
 #   --prefix-only     stop after the prefix step; print the CMake arguments and LD_LIBRARY_PATH
-# Budget: under 15 minutes on 16 cores and one GPU.
+# Budget: under 15 minutes on 16 cores and one GPU (build about 5, [gpu] tests about 3,
+# unit tests at most 3, bench at most 5 + 2; every step after the build is time-boxed).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 debs="" prefix="" results="" build=build-gpu jobs=$(nproc) workers="" torch=${ZF_TORCH:-pytorch}
@@ -134,7 +135,7 @@ gpu_tests() {
     [ -x "$bin" ] || continue
     if [ -z "$("$bin" --list-test-names-only '[gpu],[gpu_plan]' | grep -v '^$')" ]; then continue; fi
     echo "== $bin [gpu],[gpu_plan]"
-    timeout 900 "$bin" '[gpu],[gpu_plan]' --durations yes || rc=1
+    timeout 300 "$bin" '[gpu],[gpu_plan]' --durations yes || rc=1
   done
   if grep -q '\[skipped\]' "$log"; then echo "gpu_check: some [gpu] tests were SKIPPED on this machine"; rc=1; fi
   return $rc
@@ -144,17 +145,17 @@ gpu_tests() {
 # LibTorch (2.x) must give what Debian's 1.13 gives. (The game and proc tests
 # read ../shared/data/reference, which a GPU machine may not have.)
 unit_tests() {
-  timeout 240 ctest --test-dir "$build" -R '^(eval|io): ' -LE 'multiprocess|slow' -j"$jobs" --timeout 200 \
+  timeout 180 ctest --test-dir "$build" -R '^(eval|io): ' -LE 'multiprocess|slow' -j"$jobs" --timeout 150 \
     --output-on-failure
 }
 
 bench_gpu() {
-  timeout 420 "$build/zerofarm" bench --gpus 1 --runs 1 --workers "$workers" --games-per-worker 64 \
-    --simulations 100 --farm-seconds 15 --parts bound,farm,scaling,handoff
+  timeout 300 "$build/zerofarm" bench --gpus 1 --runs 1 --workers "$workers" --games-per-worker 64 \
+    --simulations 100 --farm-seconds 10 --parts bound,farm,scaling,handoff
 }
 bench_cpu() {
   timeout 120 "$build/zerofarm" bench --gpus 0 --runs 1 --workers "$workers" --games-per-worker 64 \
-    --simulations 100 --farm-seconds 15 --parts bound,farm
+    --simulations 100 --farm-seconds 10 --parts bound,farm
 }
 
 machine >"$results/machine.txt" 2>&1
