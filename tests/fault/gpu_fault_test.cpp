@@ -35,7 +35,7 @@ size_t Count(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("a GPU evaluator SIGKILLed mid-batch: its successor re-evaluates the leaves, no game lost",
+TEST_CASE("a GPU evaluator SIGKILLed mid-batch: its successor re-evaluates the leaves and no game is lost",
           "[multiprocess][fault][gpu]") {
   if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
   if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");

@@ -101,7 +101,7 @@ FarmResult RunTestFarm(const ScratchDir& dir, int workers, int games, size_t eva
 
 }  // namespace
 
-TEST_CASE("--gpus 2 --simulate-gpus: each evaluator gets its own CUDA_VISIBLE_DEVICES and half the workers",
+TEST_CASE("two simulated GPU evaluators (--gpus 2 --simulate-gpus) each get their own CUDA_VISIBLE_DEVICES and half the workers",
           "[multiprocess][farm][gpu_plan]") {
   if (!eval::TorchBuilt()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-gpu-plan");
@@ -119,7 +119,7 @@ TEST_CASE("--gpus 2 --simulate-gpus: each evaluator gets its own CUDA_VISIBLE_DE
   CHECK(r.shards.duplicate_ids == 0);
 }
 
-TEST_CASE("--gpus 2 with one visible GPU is refused in one line, and shares it with --share-gpus",
+TEST_CASE("two GPU evaluators with one visible GPU are refused in one line and share it with --share-gpus",
           "[multiprocess][farm][gpu_plan]") {
   if (!eval::TorchBuilt()) ZF_SKIP("built without LibTorch");
   ScopedEnv visible("CUDA_VISIBLE_DEVICES", "3");
@@ -140,7 +140,7 @@ TEST_CASE("--gpus 2 with one visible GPU is refused in one line, and shares it w
   CHECK(r.shards.duplicate_ids == 0);
 }
 
-TEST_CASE("a farm with --gpus 2: two GPUs where two are visible, else two evaluators sharing one",
+TEST_CASE("a farm with --gpus 2: two GPUs where two are visible or else two evaluators sharing one",
           "[multiprocess][farm][gpu]") {
   if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
   const int devices = eval::CudaDeviceCount();

@@ -83,7 +83,7 @@ TEST_CASE("new weights are hot-reloaded between batches; a broken file is refuse
   CheckHotReload("0");
 }
 
-TEST_CASE("hot reload on the GPU: the new net is pinned and used, a broken file is refused",
+TEST_CASE("hot reload on the GPU: the new net is pinned and used and a broken file is refused",
           "[multiprocess][reload][gpu]") {
   if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
   if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");

@@ -9,7 +9,7 @@ using namespace zerofarm;
 using namespace zerofarm::proc;
 using List = std::vector<std::string>;
 
-TEST_CASE("visible GPUs come from CUDA_VISIBLE_DEVICES, else Slurm, else the driver", "[proc][gpu_plan]") {
+TEST_CASE("visible GPUs come from CUDA_VISIBLE_DEVICES or else Slurm or else the driver", "[proc][gpu_plan]") {
   GpuEnvironment env;
   SECTION("nothing known") { CHECK_FALSE(VisibleGpus(env).has_value()); }
   SECTION("the driver's devices") {
@@ -49,7 +49,7 @@ TEST_CASE("each evaluator gets its own visible GPU", "[proc][gpu_plan]") {
   CHECK(EvaluatorDevices(2, std::nullopt, false, false) == List{"0", "1"});
 }
 
-TEST_CASE("more evaluators than GPUs need --share-gpus, which puts several on one GPU", "[proc][gpu_plan]") {
+TEST_CASE("more evaluators than GPUs need --share-gpus which puts several on one GPU", "[proc][gpu_plan]") {
   CHECK_THROWS_AS(EvaluatorDevices(2, List{"3"}, false, false), ConfigError);
   CHECK_THROWS_WITH(EvaluatorDevices(2, List{"3"}, false, false),
                     Catch::Contains("--gpus 2 but 1 GPU(s) visible (3)") && Catch::Contains("--share-gpus"));
@@ -57,7 +57,7 @@ TEST_CASE("more evaluators than GPUs need --share-gpus, which puts several on on
   CHECK(EvaluatorDevices(5, List{"0", "1"}, true, false) == List{"0", "1", "0", "1", "0"});
 }
 
-TEST_CASE("no visible GPU is a ConfigError, unless the GPUs are simulated", "[proc][gpu_plan]") {
+TEST_CASE("no visible GPU is a ConfigError unless the GPUs are simulated", "[proc][gpu_plan]") {
   CHECK_THROWS_AS(EvaluatorDevices(1, List{}, true, false), ConfigError);
   CHECK(EvaluatorDevices(2, List{}, false, true) == List{"0", "1"});
   // Simulating still honours the devices that are there.
@@ -66,7 +66,7 @@ TEST_CASE("no visible GPU is a ConfigError, unless the GPUs are simulated", "[pr
   CHECK_THROWS_AS(EvaluatorDevices(0, List{"0"}, false, false), Error);
 }
 
-TEST_CASE("--simulate-gpus needs GPU evaluators and runs them on the CPU", "[proc][gpu_plan]") {
+TEST_CASE("simulated GPUs (--simulate-gpus) need GPU evaluators and run them on the CPU", "[proc][gpu_plan]") {
   FarmConfig c;
   c.out = "runs/test";
   c.gpus = 2;
