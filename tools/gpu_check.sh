@@ -19,19 +19,22 @@
 #
 #   tools/gpu_check.sh [--debs DIR] [--deb-prefix DIR] [--results DIR] [--build DIR]
 #                      [--jobs N] [--workers P] [--torch pytorch|DIR] [--no-bench] [--no-unit]
-#                      [--prefix-only]
+#                      [--no-gpu-tests] [--prefix-only]
 #
 #   --debs DIR        .deb files to unpack (tools/gpu_debs.sh), DIR/fallback/ too
 #   --deb-prefix DIR  where they are (or were already) unpacked (default /tmp/zf-gpu-prefix)
 #   --results DIR     default docs/results/gpu-YYYYMMDD-HHMM
 #   --workers P       bench farm workers (default: cores - 2)
 #   --prefix-only     stop after the prefix step; print the CMake arguments and LD_LIBRARY_PATH
+#   --no-gpu-tests, --no-unit, --no-bench   leave a step out (to split the check over two
+#                     commands where one may run 10 minutes at most: the build is kept)
 # Budget: under 15 minutes on 16 cores and one GPU (build about 5, [gpu] tests about 3,
 # unit tests at most 3, bench at most 5 + 2; every step after the build is time-boxed).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
+invocation="$0 $*"
 debs="" prefix="" results="" build=build-gpu jobs=$(nproc) workers="" torch=${ZF_TORCH:-pytorch}
-bench=1 unit=1 prefix_only=0
+bench=1 unit=1 gpu=1 prefix_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --debs) debs=$2; shift ;;
@@ -43,6 +46,7 @@ while [ $# -gt 0 ]; do
     --torch) torch=$2; shift ;;
     --no-bench) bench=0 ;;
     --no-unit) unit=0 ;;
+    --no-gpu-tests) gpu=0 ;;
     --prefix-only) prefix_only=1 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -57,7 +61,7 @@ cores=$(nproc)
 workers=${workers:-$(( cores > 3 ? cores - 2 : 1 ))}
 started=$(date +%s)
 failed=0
-: >"$summary"
+echo "== $(date -u '+%F %T UTC'): $invocation" >>"$summary"  # appended: a split check keeps both halves
 
 note() { echo "$*" | tee -a "$summary"; }
 # step NAME LOG COMMAND...: runs a step, records PASS/FAIL and its seconds.
@@ -172,7 +176,7 @@ if [ $prefix_only = 1 ]; then
   exit $failed
 fi
 if step "build zerofarm-torch with CUDA ($torch LibTorch, $jobs jobs)" "$results/build.log" build; then
-  step "[gpu] tests" "$results/gpu-tests.log" gpu_tests
+  [ $gpu = 1 ] && step "[gpu] tests" "$results/gpu-tests.log" gpu_tests
   [ $unit = 1 ] && step "eval and io unit tests (CPU) against this LibTorch" "$results/unit-tests.log" unit_tests
   if [ $bench = 1 ]; then
     step "bench, farm on the GPU ($workers workers)" "$results/bench-gpu.txt" bench_gpu
