@@ -1,5 +1,6 @@
 // zerofarm bench: how close the farm comes to its limit, in one run, on one net.
-//   (a) bound    the evaluator alone (this process, LibTorch CPU) at batch 1..1024
+//   (a) bound    the evaluator alone (this process; LibTorch CPU, or CUDA with
+//                --gpus N) at batch 1..1024, its leaves in pinned memory
 //   (b) farm     a real farm (`zerofarm run` as a child) with P workers: leaf
 //                evals/s, and efficiency = (b) / (a) at the farm's mean batch;
 //                the adaptive wait beside fixed --max-wait-us settings; and
@@ -10,9 +11,11 @@
 // Each run does every part once, the parts interleaved; --runs N repeats it.
 // Every result is one JSON line on stdout (starting with '{'); a table of
 // min / median / max over the runs and the targets follow.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -106,17 +109,42 @@ void Emit(const JsonLine& line) {
 
 // ---- (a) the evaluator alone ------------------------------------------------
 
-std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, int run, Table& table,
-                                   const std::string& precision) {
+// The bound's leaves live in page-aligned memory that the evaluator registers
+// once, as a farm's evaluator does its segment (pinned on a GPU, so the
+// copies are DMAs as in the farm). Declared before the evaluator, so it is
+// unmapped after the evaluator has unregistered it.
+struct BoundMemory {
+  uint8_t* base = nullptr;
+  size_t bytes = 0;
+  BoundMemory() = default;
+  BoundMemory(const BoundMemory&) = delete;
+  BoundMemory& operator=(const BoundMemory&) = delete;
+  ~BoundMemory() {
+    if (base) munmap(base, bytes);
+  }
+};
+
+std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, BoundMemory& memory, int run,
+                                   Table& table, const std::string& precision) {
   const eval::NetConfig& c = net.Config();
-  const int feature_bytes = c.planes * c.height * c.width;
+  const size_t feature_bytes = static_cast<size_t>(c.planes) * c.height * c.width;
+  const size_t max_batch = static_cast<size_t>(*std::max_element(o.bound_batches.begin(), o.bound_batches.end()));
+  if (!memory.base) {
+    const size_t page = 4096;
+    memory.bytes = (max_batch * (feature_bytes + (c.actions + 1) * sizeof(float)) + 64 + page - 1) / page * page;
+    void* p = mmap(nullptr, memory.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw Error(ErrnoMessage("mmap of the bound's leaves", errno));
+    memory.base = static_cast<uint8_t*>(p);
+    net.RegisterHostMemory(memory.base, memory.bytes);
+  }
+  uint8_t* features = memory.base;
+  float* policy = reinterpret_cast<float*>(memory.base + (max_batch * feature_bytes + 63) / 64 * 64);
+  float* value = policy + max_batch * c.actions;
   std::map<int, double> bound;
   std::mt19937 rng(7);
   for (int b : o.bound_batches) {
-    std::vector<uint8_t> features(static_cast<size_t>(b) * feature_bytes);
-    for (auto& f : features) f = static_cast<uint8_t>(rng() % 2);
-    std::vector<float> policy(static_cast<size_t>(b) * c.actions), value(static_cast<size_t>(b));
-    const eval::LeafChunk chunk{features.data(), policy.data(), value.data(), b};
+    for (size_t i = 0; i < static_cast<size_t>(b) * feature_bytes; ++i) features[i] = static_cast<uint8_t>(rng() % 2);
+    const eval::LeafChunk chunk{features, policy, value, b};
     net.Evaluate(&chunk, 1);  // warm-up (allocations, oneDNN kernels)
     int calls = 0;
     const auto t0 = Clock::now();
@@ -139,7 +167,7 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
 std::vector<std::string> FarmArgs(const proc::FarmConfig& f) {
   return {"--game", f.game, "--simulations", std::to_string(f.search.simulations), "--blocks",
           std::to_string(f.blocks), "--filters", std::to_string(f.filters), "--workers", std::to_string(f.workers),
-          "--games-per-worker", std::to_string(f.games_per_worker), "--gpus", "0", "--precision", f.precision,
+          "--games-per-worker", std::to_string(f.games_per_worker), "--gpus", std::to_string(f.gpus), "--precision", f.precision,
           "--seed", std::to_string(f.seed), "--max-batch", std::to_string(f.max_batch)};
 }
 
@@ -299,6 +327,8 @@ int BenchCommand(int argc, char** argv) {
       ("parts", "Comma-separated parts: bound, farm, wait, scaling, handoff, writer",
        cxxopts::value<std::string>()->default_value(o.parts))
       ("workers", "Worker processes of the farm", cxxopts::value<int>()->default_value("2"))
+      ("gpus", "GPU evaluators of the farm, and the bound on the GPU (CUDA builds); 0 = the CPU",
+       cxxopts::value<int>()->default_value("0"))
       ("games-per-worker", "Concurrent games per worker", cxxopts::value<int>()->default_value("32"))
       ("farm-seconds", "Length of each farm run", cxxopts::value<double>()->default_value("20"))
       ("fixed-waits", "Fixed --max-wait-us settings shown beside the adaptive wait",
@@ -318,7 +348,10 @@ int BenchCommand(int argc, char** argv) {
   o.parts = r["parts"].as<std::string>();
   o.farm.workers = r["workers"].as<int>();
   o.farm.games_per_worker = r["games-per-worker"].as<int>();
-  o.farm.gpus = 0;
+  o.farm.gpus = r["gpus"].as<int>();
+  const bool on_gpu = o.farm.gpus > 0;
+  if (o.farm.gpus < 0 || o.farm.gpus > 64) throw ConfigError("--gpus must be 0..64");
+  if (on_gpu && !eval::CudaBuilt()) throw ConfigError("--gpus: this zerofarm was built without CUDA");
   o.farm_seconds = quick && !r.count("farm-seconds") ? 3 : r["farm-seconds"].as<double>();
   o.fixed_waits = ParseInts(quick && !r.count("fixed-waits") ? "0" : r["fixed-waits"].as<std::string>());
   o.bound_batches =
@@ -340,21 +373,23 @@ int BenchCommand(int argc, char** argv) {
     if (b < 1 || b > 4096) throw ConfigError("--bound-batches must be 1..4096");
   for (int b : o.handoff_batches)
     if (b < 1 || b > 1024) throw ConfigError("--handoff-batches must be 1..1024");
-  if (o.farm.fp16) throw ConfigError("zerofarm bench runs on the CPU: fp16 is for GPUs");
+  if (o.farm.fp16 && !on_gpu) throw ConfigError("zerofarm bench --gpus 0 runs on the CPU: fp16 is for GPUs");
   if (o.farm.bf16) o.farm.precision = "bf16", o.farm.bf16 = false;
+  if (o.farm.fp16) o.farm.precision = "fp16", o.farm.fp16 = false;
   o.farm.out = "bench";  // each farm run gets its own temporary directory
   o.farm.Validate();
 
   // The precision `auto` resolves to, as the farm's evaluator will resolve it.
-  const eval::TorchOptions torch = proc::TorchOptionsFor(o.farm, false);
-  const std::string precision = torch.bf16 ? "bf16" : "fp32";
+  const eval::TorchOptions torch = proc::TorchOptionsFor(o.farm, on_gpu);
+  const std::string precision = torch.bf16 ? "bf16" : torch.fp16 ? "fp16" : "fp32";
+  BoundMemory bound_memory;  // outlives `net`, which pins it
   std::unique_ptr<eval::Evaluator> net;
   if (o.Has("bound") || o.Has("farm") || o.Has("wait") || o.Has("scaling")) {
     if (!eval::TorchAvailable()) throw ConfigError("zerofarm bench needs LibTorch for the bound and the farm");
   }
   Emit(JsonLine().Add("bench", "machine").Add("cpu", CpuModel()).Add("cores", cores)
            .Add("loadavg", LoadAverage()).Add("cpu_bf16", eval::CpuHasBf16()).Add("precision", precision)
-           .Add("game", o.farm.game).Add("blocks", o.farm.blocks).Add("filters", o.farm.filters)
+           .Add("gpus", o.farm.gpus).Add("game", o.farm.game).Add("blocks", o.farm.blocks).Add("filters", o.farm.filters)
            .Add("simulations", o.farm.search.simulations).Add("runs", o.runs));
 
   Table table;
@@ -372,8 +407,8 @@ int BenchCommand(int argc, char** argv) {
     if (o.Has("writer")) MeasureWriter(o, run, table);
     std::map<int, double> bound;
     if (o.Has("bound")) {
-      if (!net) net = proc::MakeEvaluatorFor(*game::MakeGame(o.farm.game), o.farm);
-      bound = MeasureBound(o, *net, run, table, precision);
+      if (!net) net = proc::MakeEvaluatorFor(*game::MakeGame(o.farm.game), o.farm, on_gpu);
+      bound = MeasureBound(o, *net, bound_memory, run, table, precision);
     }
     FarmProbe main_farm;
     if (o.Has("farm"))
@@ -389,7 +424,8 @@ int BenchCommand(int argc, char** argv) {
   }
 
   std::cout << "\nzerofarm bench: " << o.farm.game << ", " << o.farm.blocks << " blocks x " << o.farm.filters
-            << " filters, " << o.farm.search.simulations << " simulations, " << precision << " on the CPU; "
+            << " filters, " << o.farm.search.simulations << " simulations, " << precision
+            << (on_gpu ? " on " + std::to_string(o.farm.gpus) + " GPU evaluator(s)" : std::string(" on the CPU")) << "; "
             << CpuModel() << ", " << cores << " cores, load average now " << LoadAverage() << "; " << o.runs
             << " run(s)\n";
   table.Print(std::cout);

@@ -37,6 +37,11 @@ int RunCommand(int argc, char** argv) {
       ("gpus", "Evaluators on GPUs; 0 = one CPU evaluator; -1 = one per GPU granted (CUDA_VISIBLE_DEVICES, "
        "SLURM_GPUS_ON_NODE; CUDA builds)",
        cxxopts::value<int>()->default_value(Str(d.gpus)))
+      ("share-gpus", "Allow more --gpus evaluators than visible GPUs: evaluator e runs on GPU e % n "
+       "(several per GPU; on one GPU, --gpus 2 --share-gpus simulates two)")
+      ("simulate-gpus", "Lay the farm out as for --gpus G (G evaluators, each with its own "
+       "CUDA_VISIBLE_DEVICES, workers split w % G) but run the networks on the CPU: tests the multi-GPU "
+       "layout without GPUs")
       ("games-per-worker", "Concurrent games K per worker",
        cxxopts::value<int>()->default_value(Str(d.games_per_worker)))
       ("ring-slots", "Leaf slots per worker ring (0 = games-per-worker x leaves-per-round)",
@@ -73,6 +78,8 @@ int RunCommand(int argc, char** argv) {
   ReadGameAndSearchOptions(r, &c);
   Override(r, "workers", &c.workers);
   Override(r, "gpus", &c.gpus);
+  if (r.count("share-gpus")) c.share_gpus = true;
+  if (r.count("simulate-gpus")) c.simulate_gpus = true;
   Override(r, "games-per-worker", &c.games_per_worker);
   Override(r, "ring-slots", &c.ring_slots);
   Override(r, "max-batch", &c.max_batch);

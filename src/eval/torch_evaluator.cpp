@@ -231,6 +231,9 @@ class CudaTorchEvaluator final : public Evaluator {
         device_(torch::kCUDA, 0),
         stream_(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, 0)) {
     if (torch::cuda::device_count() < 1) throw Error("no CUDA device is visible to this evaluator");
+    // The CPU side only copies and launches: keep LibTorch's CPU pools small,
+    // the cores belong to the workers.
+    ConfigureThreads(options.intra_op_threads);
     ImportWeights(net_, weights);
     net_->eval();
     dtype_ = options.bf16 ? torch::kBFloat16 : options.fp16 ? torch::kHalf : torch::kFloat;

@@ -2,6 +2,7 @@
 // translation units of zerofarm that include LibTorch.
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <cmath>
 #include <tuple>
@@ -11,6 +12,21 @@
 #include "torch_net.h"
 
 namespace zerofarm::eval {
+
+namespace {
+// CPU autocast to bf16 on or off. LibTorch 2.4 replaced the per-device calls
+// (set_cpu_enabled, set_autocast_cpu_dtype: deprecated since, with a warning)
+// by calls that take the device type; 1.13 (Debian 12) has only the old ones.
+void SetCpuAutocastBf16(bool enabled) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+  at::autocast::set_autocast_enabled(at::kCPU, enabled);
+#else
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::set_cpu_enabled(enabled);
+#endif
+}
+}  // namespace
 
 struct Trainer::Impl {
   explicit Impl(const NetConfig& config) : net(config) {}
@@ -58,10 +74,9 @@ TrainStepLoss Trainer::Step(const TrainBatch& batch) {
   if (impl_->options.bf16) {
     // Autocast only around the forward pass; its cached bf16 weight copies are
     // dropped after it, since the step below changes the weights.
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
+    SetCpuAutocastBf16(true);
     std::tie(logits, value) = impl_->net->forward(x);
-    at::autocast::set_cpu_enabled(false);
+    SetCpuAutocastBf16(false);
     at::autocast::clear_cache();
     logits = logits.to(torch::kFloat);
     value = value.to(torch::kFloat);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -43,12 +44,16 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
   if (map.params().feature_bytes != static_cast<uint32_t>(game->Shape().FeatureBytes()) ||
       map.params().actions != static_cast<uint32_t>(game->ActionCount()))
     throw Error("the segment's leaf shape does not match " + config.game);
-  const bool on_gpu = config.gpus > 0;
+  const bool on_gpu = config.OnGpu();
   std::unique_ptr<eval::Evaluator> net = MakeEvaluatorFor(*game, config, on_gpu);
   // A GPU evaluator pins the whole segment: the rings' copies are DMAs.
   net->RegisterHostMemory(view.data(), view.size());
   const std::string blas = eval::LoadedBlas();
-  ZF_LOG(INFO) << "serving workers of evaluator " << index << " with " << net->Describe() << "; BLAS "
+  std::string served, devices = "unset";
+  for (uint32_t w : map.WorkersOf(index)) served += (served.empty() ? "" : ",") + std::to_string(w);
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) devices = v;
+  ZF_LOG(INFO) << "serving workers " << served << " (CUDA_VISIBLE_DEVICES=" << devices << ") of evaluator "
+               << index << " with " << net->Describe() << "; BLAS "
                << (blas.empty() ? "none loaded" : blas) << "; wait "
                << (config.adaptive_wait ? "adaptive, at most " : "fixed ") << config.max_wait_us << " us";
   shm::EvaluatorBlock& block = map.Evaluator(index);

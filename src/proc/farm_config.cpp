@@ -17,6 +17,7 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/game.h"
+#include "zerofarm/proc/gpu_plan.h"
 
 namespace zerofarm::proc {
 namespace {
@@ -119,6 +120,8 @@ const std::vector<Field>& Fields() {
       {"precision", [](const FarmConfig& c) { return c.precision; },
        [](FarmConfig& c, const std::string& v) { c.precision = v; }},
       ZF_FIELD("adaptive_wait", adaptive_wait),
+      ZF_FIELD("share_gpus", share_gpus),
+      ZF_FIELD("simulate_gpus", simulate_gpus),
       ZF_FIELD("host_index", host_index),
       {"run_id", [](const FarmConfig& c) { return c.run_id; },
        [](FarmConfig& c, const std::string& v) { c.run_id = v; }},
@@ -133,25 +136,12 @@ void FarmConfig::ResolveGpus() {
   if (gpus >= 0) return;
   gpus = 0;
   if (!eval::CudaBuilt()) return;
-  int found = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
-    (void)e;
-    ++found;
-  }
-  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    const std::string v = visible;
-    const int listed = v.empty() ? 0 : 1 + static_cast<int>(std::count(v.begin(), v.end(), ','));
-    found = std::min(found, listed);
-  }
   // Slurm sets CUDA_VISIBLE_DEVICES for a job with --gres=gpu:N where GRES is
-  // configured; SLURM_GPUS_ON_NODE also bounds it where it is not.
-  if (const char* granted = std::getenv("SLURM_GPUS_ON_NODE")) {
-    char* end = nullptr;
-    const long n = std::strtol(granted, &end, 10);
-    if (end != granted && *end == '\0' && n >= 0) found = std::min<int>(found, static_cast<int>(n));
-  }
-  gpus = found;
+  // configured; SLURM_GPUS_ON_NODE also bounds it where it is not (gpu_plan.h).
+  // Only GPUs the driver shows (/proc/driver/nvidia/gpus) count: none there, none used.
+  const GpuEnvironment env = ReadGpuEnvironment();
+  const auto visible = VisibleGpus(env);
+  gpus = std::min(visible ? static_cast<int>(visible->size()) : 0, env.devices_found);
 }
 
 void FarmConfig::ResolveResources() {
@@ -243,6 +233,9 @@ void FarmConfig::Validate() const {
     throw ConfigError(std::string(bf16 ? "--bf16" : "--fp16") + " contradicts --precision " + precision);
   if (precision == "fp16" && gpus == 0)
     throw ConfigError("--precision fp16 needs a GPU evaluator (--gpus >= 1); use bf16 on the CPU");
+  if (simulate_gpus && gpus == 0) throw ConfigError("--simulate-gpus needs --gpus >= 1");
+  if (simulate_gpus && (fp16 || precision == "fp16"))
+    throw ConfigError("--simulate-gpus runs the networks on the CPU: fp16 is for GPUs");
   CheckRange("games-per-worker", games_per_worker, 1, 100000);
   CheckRange("ring-slots", ring_slots, 0, 1 << 20);
   CheckRange("max-batch", max_batch, 1, 65536);

@@ -35,6 +35,7 @@
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/game_codec.h"
+#include "zerofarm/proc/gpu_plan.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/eval_cache.h"
@@ -183,18 +184,6 @@ void ClaimHostIndex(const std::string& dir, uint32_t index, const std::string& h
                       "65536 is used as the index itself)");
 }
 
-// The device evaluator e runs on: the e-th entry of the supervisor's own
-// CUDA_VISIBLE_DEVICES when it has one, else e.
-std::string GpuForEvaluator(uint32_t e) {
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!visible || !*visible) return std::to_string(e);
-  std::istringstream list(visible);
-  std::string item;
-  for (uint32_t i = 0; std::getline(list, item, ','); ++i)
-    if (i == e) return item;
-  return std::to_string(e);
-}
-
 // Counts the runs that wrote into `dir` (OUT/epoch), under the run lock.
 uint32_t NextEpoch(const std::string& dir) {
   uint32_t epoch = 0;
@@ -227,9 +216,14 @@ int RunFarm(const FarmConfig& requested) {
   SetLogRole("supervisor");
   SetProcessTitle("zf-supervisor");
   const auto game = game::MakeGame(config.game);
-  if (config.gpus > 0 && !eval::CudaBuilt())
+  if (config.OnGpu() && !eval::CudaBuilt())
     throw ConfigError("--gpus " + std::to_string(config.gpus) +
                       ": this zerofarm was built without CUDA (use --gpus 0 for the CPU evaluator)");
+  // CUDA_VISIBLE_DEVICES of each evaluator (gpu_plan.h), decided before any child exists.
+  const std::vector<std::string> gpu_devices =
+      config.gpus > 0 ? EvaluatorDevices(config.gpus, VisibleGpus(ReadGpuEnvironment()), config.share_gpus,
+                                         config.simulate_gpus)
+                      : std::vector<std::string>{};
   // The evaluators run in the binary with LibTorch (this one has none): found
   // now, before any child exists.
   const std::string network_binary = NetworkBinary();
@@ -282,7 +276,7 @@ int RunFarm(const FarmConfig& requested) {
   ZF_LOG(INFO) << "run " << config.run_id << ", host " << config.host_id << " (index " << config.host_index
                << ", epoch " << config.epoch << "), segment id " << std::hex << run_id << std::dec << ": " << config.game << ", " << config.workers
                << " workers x " << config.games_per_worker << " games, " << config.Evaluators()
-               << (config.gpus > 0 ? " GPU" : " CPU") << " evaluator(s), segment " << segment.name() << " ("
+               << (config.OnGpu() ? " GPU" : config.gpus > 0 ? " simulated-GPU (CPU)" : " CPU") << " evaluator(s), segment " << segment.name() << " ("
                << layout.total_bytes / 1024 << " KiB), output " << config.out;
   std::string one_line = config.ToText();
   std::replace(one_line.begin(), one_line.end(), '\n', ' ');
@@ -310,7 +304,7 @@ int RunFarm(const FarmConfig& requested) {
     } else if (c.role.rfind("eval-", 0) == 0) {
       const uint32_t e = c.slot - workers;
       // The GPU is chosen before exec, so before any CUDA call in the child.
-      const std::string devices = config.gpus > 0 ? GpuForEvaluator(e) : "";
+      const std::string devices = config.gpus > 0 ? gpu_devices[e] : "";
       c.process = ChildProcess::Exec(c.role, network_binary,
                                      {"zf-eval-" + std::to_string(e), "__evaluator", "--shm", segment.name(),
                                       "--index", std::to_string(e), "--config", ConfigPath(config)},

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -27,13 +28,15 @@ bool WaitForLog(const Spawned& p, const std::string& text, double seconds) {
   }
   return false;
 }
-}  // namespace
 
-TEST_CASE("new weights are hot-reloaded between batches and a broken file is refused", "[multiprocess][reload]") {
-  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+// A farm with `gpus` GPU evaluators (0: one on the CPU) hot-reloads version 7,
+// then refuses a broken file.
+void CheckHotReload(const std::string& gpus) {
   ScratchDir dir("zf-reload");
   const std::string out = dir / "run";
-  Spawned farm(FarmArgs(out, {"--shard-positions", "100000"}), dir / "farm");
+  std::vector<std::string> args = FarmArgs(out, {"--shard-positions", "100000"});
+  *(std::find(args.begin(), args.end(), "--gpus") + 1) = gpus;
+  Spawned farm(args, dir / "farm");
   REQUIRE(WaitForLog(farm, "serving workers", 60));
   std::this_thread::sleep_for(std::chrono::seconds(2));  // some games with the random net (version 0)
 
@@ -72,4 +75,17 @@ TEST_CASE("new weights are hot-reloaded between batches and a broken file is ref
   }
   CHECK(versions == std::set<uint32_t>{0, 7});
   CHECK(monotonic);
+}
+}  // namespace
+
+TEST_CASE("new weights are hot-reloaded between batches and a broken file is refused", "[multiprocess][reload]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  CheckHotReload("0");
+}
+
+TEST_CASE("hot reload on the GPU: the new net is pinned and used and a broken file is refused",
+          "[multiprocess][reload][gpu]") {
+  if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
+  if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
+  CheckHotReload("1");
 }

@@ -68,11 +68,21 @@ struct FarmConfig {
   // rate (proc/batch_policy.h), never past max_wait_us; false: always wait up
   // to max_wait_us (the old fixed policy).
   bool adaptive_wait = true;
+  // ---- GPU placement (issue #22; proc/gpu_plan.h) ----------------------------------
+  // More GPU evaluators than visible GPUs: evaluator e goes to device e % n
+  // (several per GPU; `--gpus 2 --share-gpus` on one GPU simulates two).
+  bool share_gpus = false;
+  // The farm is laid out as for --gpus G (G evaluators, each exec'd with its own
+  // CUDA_VISIBLE_DEVICES, workers w % G to evaluator w % G) but the networks run
+  // on the CPU: tests the multi-GPU layout on machines without GPUs or CUDA.
+  bool simulate_gpus = false;
 
   int EffectiveRingSlots() const {
     return ring_slots > 0 ? ring_slots : games_per_worker * search.leaves_per_round;
   }
   int Evaluators() const { return gpus > 0 ? gpus : 1; }
+  // The evaluators run their networks on CUDA (not with --simulate-gpus).
+  bool OnGpu() const { return gpus > 0 && !simulate_gpus; }
   // gpus = -1 resolved: the GPUs this machine has (CUDA builds only), else 0.
   // Reads /proc/driver/nvidia, CUDA_VISIBLE_DEVICES and SLURM_GPUS_ON_NODE (so
   // a Slurm job uses the GPUs it was granted); never initialises CUDA.

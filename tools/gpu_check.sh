@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# One command proves the GPU path (issue #22), on a machine with a CUDA GPU,
+# nvcc, CMake, ninja and a CUDA PyTorch (python3 -c 'import torch'):
+#   1. machine   GPU, driver, nvcc, PyTorch, CMake, compiler, commit
+#   2. prefix    (with --debs DIR, made here by tools/gpu_debs.sh on a Debian 12
+#                machine) unpacks Debian 12's Boost, HDF5, cxxopts and Catch2
+#                into a prefix (dpkg-deb -x; nothing is installed)
+#   3. build     zerofarm and zerofarm-torch against PyTorch's LibTorch, with
+#                CUDA required (-DZF_REQUIRE_CUDA=ON), into build-gpu/
+#   4. gpu tests every test tagged [gpu] (and [gpu_plan]) of every test binary;
+#                a skipped [gpu] test counts as a failure here
+#   5. unit      the eval and io unit tests (network, trainer, weights; CPU)
+#                against this LibTorch, time-boxed
+#   6. bench     zerofarm bench with the farm on the GPU, then the same farm on
+#                the CPU for comparison
+# Everything goes to one results directory, at most 8 files (summary.txt,
+# machine.txt, build.log, gpu-tests.log, unit-tests.log, bench-gpu.txt,
+# bench-cpu.txt). Exit 0 when every step passed, 1 otherwise.
+#
+#   tools/gpu_check.sh [--debs DIR] [--deb-prefix DIR] [--results DIR] [--build DIR]
+#                      [--jobs N] [--workers P] [--torch pytorch|DIR] [--no-bench] [--no-unit]
+#                      [--no-gpu-tests] [--prefix-only]
+#
+#   --debs DIR        .deb files to unpack (tools/gpu_debs.sh), DIR/fallback/ too
+#   --deb-prefix DIR  where they are (or were already) unpacked (default /tmp/zf-gpu-prefix)
+#   --results DIR     default docs/results/gpu-YYYYMMDD-HHMM
+#   --workers P       bench farm workers (default: cores - 2)
+#   --prefix-only     stop after the prefix step; print the CMake arguments and LD_LIBRARY_PATH
+#   --no-gpu-tests, --no-unit, --no-bench   leave a step out (to split the check over two
+#                     commands where one may run 10 minutes at most: the build is kept)
+# Budget: under 15 minutes on 16 cores and one GPU (build about 5, [gpu] tests about 3,
+# unit tests at most 3, bench at most 5 + 2; every step after the build is time-boxed).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+invocation="$0 $*"
+debs="" prefix="" results="" build=build-gpu jobs=$(nproc) workers="" torch=${ZF_TORCH:-pytorch}
+bench=1 unit=1 gpu=1 prefix_only=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --debs) debs=$2; shift ;;
+    --deb-prefix) prefix=$2; shift ;;
+    --results) results=$2; shift ;;
+    --build) build=$2; shift ;;
+    --jobs) jobs=$2; shift ;;
+    --workers) workers=$2; shift ;;
+    --torch) torch=$2; shift ;;
+    --no-bench) bench=0 ;;
+    --no-unit) unit=0 ;;
+    --no-gpu-tests) gpu=0 ;;
+    --prefix-only) prefix_only=1 ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "gpu_check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+results=${results:-docs/results/gpu-$(date -u +%Y%m%d-%H%M)}
+mkdir -p "$results" || exit 2
+results=$(cd "$results" && pwd)
+summary=$results/summary.txt
+cores=$(nproc)
+workers=${workers:-$(( cores > 3 ? cores - 2 : 1 ))}
+started=$(date +%s)
+failed=0
+echo "== $(date -u '+%F %T UTC'): $invocation" >>"$summary"  # appended: a split check keeps both halves
+
+note() { echo "$*" | tee -a "$summary"; }
+# step NAME LOG COMMAND...: runs a step, records PASS/FAIL and its seconds.
+step() {
+  local name=$1 log=$2 t0 rc
+  shift 2
+  t0=$(date +%s)
+  echo "== $name (log: $log)"
+  "$@" >>"$log" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ]; then note "PASS $name ($(( $(date +%s) - t0 )) s)"
+  else note "FAIL $name (exit $rc, $(( $(date +%s) - t0 )) s; see $(basename "$log"))"; failed=1
+  fi
+  return $rc
+}
+
+machine() {
+  echo "date: $(date -u '+%F %T UTC')"
+  echo "commit: $(git rev-parse HEAD 2>/dev/null) $(git status --porcelain 2>/dev/null | grep -q . && echo '(with local changes)')"
+  echo "host: $(hostname), $cores cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+  echo "kernel: $(uname -r)"
+  nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader || echo "nvidia-smi: none"
+  echo "nvcc: $(nvcc --version 2>/dev/null | tail -2 | tr '\n' ' ')"
+  python3 -c 'import torch; print("pytorch:", torch.__version__, "cuda", torch.version.cuda,
+    "available", torch.cuda.is_available(), "devices", torch.cuda.device_count())' || echo "pytorch: none"
+  echo "cmake: $(cmake --version | head -1); ninja $(ninja --version 2>/dev/null)"
+  echo "c++: $(c++ --version | head -1)"
+  echo "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-(unset)}"
+}
+
+cmake_args=()
+# deb_x DEB DIR: dpkg-deb -x, or ar + tar where dpkg is missing.
+deb_x() {
+  if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$1" "$2"
+  else (ar p "$1" "$(ar t "$1" | grep '^data.tar')" | tar -x -J -C "$2")
+  fi
+}
+# Unpacks the .debs into $prefix; fallback libraries only for sonames the machine lacks.
+unpack() {
+  local d f so
+  mkdir -p "$prefix/fallback-root" "$prefix/fallback-lib"
+  for d in "$debs"/*.deb; do echo "unpack $(basename "$d")"; deb_x "$d" "$prefix" || return 1; done
+  for d in "$debs"/fallback/*.deb; do
+    [ -e "$d" ] && { deb_x "$d" "$prefix/fallback-root" || return 1; }
+  done
+  local have
+  have=$(ldconfig -p | awk 'NR > 1 { print $1 }')
+  for f in "$prefix"/fallback-root/usr/lib/x86_64-linux-gnu/*.so.* "$prefix"/fallback-root/lib/x86_64-linux-gnu/*.so.*; do
+    [ -L "$f" ] || continue  # the soname links, not the versioned files they point to
+    so=$(basename "$f")
+    if ! grep -qxF "$so" <<<"$have"; then ln -sf "$f" "$prefix/fallback-lib/$so"; echo "fallback: $so"; fi
+  done
+  ls "$prefix/usr/include/hdf5/serial/hdf5.h" "$prefix/usr/include/boost/version.hpp" \
+     "$prefix/usr/include/cxxopts.hpp" "$prefix/usr/include/catch2/catch.hpp"
+}
+use_prefix() {
+  local lib=$prefix/usr/lib/x86_64-linux-gnu
+  cmake_args+=(-DCMAKE_PREFIX_PATH="$prefix/usr" -DHDF5_ROOT="$lib/hdf5/serial")
+  export LD_LIBRARY_PATH="$lib:$lib/hdf5/serial:$prefix/fallback-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
+build() {
+  ZF_TORCH=$torch ZF_BUILD_DIR=$build ZF_JOBS=$jobs ZF_CONFIGURE_LOG=$results/build.log \
+    bash tools/build.sh -DZF_REQUIRE_CUDA=ON "${cmake_args[@]}" || return 1
+  echo "== libraries of zerofarm-torch"
+  ldd "$build/zerofarm-torch" | grep -E 'torch|c10|cuda|hdf5|not found'
+  ! ldd "$build/zerofarm-torch" "$build/zerofarm" | grep 'not found'
+}
+
+# Every [gpu] and [gpu_plan] test of every test binary; a skip is a failure here.
+gpu_tests() {
+  local bin rc=0 log=$results/gpu-tests.log
+  for bin in "$build"/tests/zf_*_test; do
+    [ -x "$bin" ] || continue
+    if [ -z "$("$bin" --list-test-names-only '[gpu],[gpu_plan]' | grep -v '^$')" ]; then continue; fi
+    echo "== $bin [gpu],[gpu_plan]"
+    timeout 300 "$bin" '[gpu],[gpu_plan]' --durations yes || rc=1
+  done
+  if grep -q '\[skipped\]' "$log"; then echo "gpu_check: some [gpu] tests were SKIPPED on this machine"; rc=1; fi
+  return $rc
+}
+
+# The modules that run LibTorch (network, trainer, weights), on the CPU: this
+# LibTorch (2.x) must give what Debian's 1.13 gives. (The game and proc tests
+# read ../shared/data/reference, which a GPU machine may not have.)
+unit_tests() {
+  timeout 180 ctest --test-dir "$build" -R '^(eval|io): ' -LE 'multiprocess|slow' -j"$jobs" --timeout 150 \
+    --output-on-failure
+}
+
+bench_gpu() {
+  timeout 300 "$build/zerofarm" bench --gpus 1 --runs 1 --workers "$workers" --games-per-worker 64 \
+    --simulations 100 --farm-seconds 10 --parts bound,farm,scaling,handoff
+}
+bench_cpu() {
+  timeout 120 "$build/zerofarm" bench --gpus 0 --runs 1 --workers "$workers" --games-per-worker 64 \
+    --simulations 100 --farm-seconds 10 --parts bound,farm
+}
+
+machine >"$results/machine.txt" 2>&1
+cat "$results/machine.txt"
+if [ -n "$debs" ] || [ -n "$prefix" ]; then
+  prefix=${prefix:-/tmp/zf-gpu-prefix}
+  mkdir -p "$prefix" && prefix=$(cd "$prefix" && pwd)
+  if [ -n "$debs" ]; then step "prefix: unpack $(ls "$debs"/*.deb | wc -l) .debs into $prefix" "$results/build.log" unpack; fi
+  use_prefix
+fi
+if [ $prefix_only = 1 ]; then
+  printf 'cmake arguments:'; printf ' %q' "${cmake_args[@]}"; echo
+  echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+  exit $failed
+fi
+if step "build zerofarm-torch with CUDA ($torch LibTorch, $jobs jobs)" "$results/build.log" build; then
+  [ $gpu = 1 ] && step "[gpu] tests" "$results/gpu-tests.log" gpu_tests
+  [ $unit = 1 ] && step "eval and io unit tests (CPU) against this LibTorch" "$results/unit-tests.log" unit_tests
+  if [ $bench = 1 ]; then
+    step "bench, farm on the GPU ($workers workers)" "$results/bench-gpu.txt" bench_gpu
+    step "bench, the same farm on the CPU" "$results/bench-cpu.txt" bench_cpu
+  fi
+fi
+note "total $(( $(date +%s) - started )) s; results in $results"
+[ $failed = 0 ] && note "gpu_check: PASS" || note "gpu_check: FAIL"
+exit $failed
