@@ -68,6 +68,16 @@ struct FarmConfig {
   // rate (proc/batch_policy.h), never past max_wait_us; false: always wait up
   // to max_wait_us (the old fixed policy).
   bool adaptive_wait = true;
+  // ---- hung children (issue #21) ------------------------------------------------
+  // A worker, evaluator or writer whose heartbeat is older than this many
+  // seconds is killed (SIGKILL) and restarted like a dead one (0 = never).
+  // Long legitimate steps (loading a model, writing a shard) announce
+  // themselves with a heartbeat in the future (shm::ProcessSlot::Beat), and a
+  // child has at least kStartupGraceSeconds to write its first one.
+  double hang_timeout = 30.0;
+  static constexpr double kStartupGraceSeconds = 30.0;
+  // The allowance a child announces before a long step: 4 x hang_timeout.
+  uint64_t BusyAllowanceNs() const { return static_cast<uint64_t>(hang_timeout * 4e9); }
 
   int EffectiveRingSlots() const {
     return ring_slots > 0 ? ring_slots : games_per_worker * search.leaves_per_round;
