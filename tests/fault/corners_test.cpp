@@ -4,7 +4,10 @@
 // real shm, real HDF5; only the parent asserts.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <cstdlib>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 
@@ -107,4 +110,38 @@ TEST_CASE("a complete shard .tmp of a killed supervisor is finished by the next 
   CHECK(check.duplicate_ids == 0);
   const Disk after = OnDisk(HostDir(out));
   CHECK(after.games == before.games + last_games + static_cast<uint64_t>(NumberBefore(summary, " written in ")));
+}
+
+TEST_CASE("games a killed worker drops go back to the --games budget and a killed writer's successor removes a half-written .tmp",
+          "[multiprocess][fault][corners]") {
+  ScratchDir dir("zf-budget");
+  const std::string out = dir / "run";
+  Spawned farm(FarmArgs(out, {"--games", "80", "--shard-positions", "100000"}), dir / "farm");
+  auto child_named = [&](const std::string& comm) {
+    for (pid_t pid : ChildPids(farm.pid()))
+      if (Slurp("/proc/" + std::to_string(pid) + "/comm") == comm + "\n") return pid;
+    return pid_t{-1};
+  };
+  for (int i = 0; i < 1200 && farm.Stderr().find("serving workers") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const pid_t worker = child_named("zf-worker-0"), writer = child_named("zf-writer");
+  REQUIRE(worker > 0);
+  REQUIRE(writer > 0);
+  REQUIRE(kill(worker, SIGKILL) == 0);  // its games in flight are dropped
+  const std::string half = HostDir(out) + "/half-written.h5.tmp";
+  std::ofstream(half) << "half a shard";  // as a writer killed mid-write leaves it
+  REQUIRE(kill(writer, SIGKILL) == 0);
+  const int code = farm.Wait(300);
+  const std::string err = farm.Stderr(), summary = farm.Stdout();
+  INFO(summary);
+  INFO(err.substr(err.size() > 4000 ? err.size() - 4000 : 0));
+  REQUIRE(code == 0);
+  CHECK(NumberBefore(summary, " in-flight games dropped") > 0);
+  // The dropped games were played again: the run still reached its budget.
+  CHECK_THAT(summary, Catch::Contains("game budget reached"));
+  CHECK(NumberBefore(summary, " games finished") >= 80);
+  CHECK(NumberBefore(summary, " written in ") == NumberBefore(summary, " games finished"));
+  CHECK_THAT(err, Catch::Contains("removing the incomplete " + half));
+  CHECK_FALSE(std::filesystem::exists(half));
 }

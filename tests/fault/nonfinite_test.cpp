@@ -24,17 +24,19 @@ namespace {
 
 const eval::NetConfig kNet{"connect4", 3, 6, 7, 7, 1, 8, 64};
 
-// Finite weights (every value a float below 1e31) whose forward pass
-// overflows: the stem's conv and BatchNorm scale by 1e30 each, so the
-// activations reach Inf, and Inf - Inf in the next convolution is NaN.
+bool EndsWith(const std::string& s, const std::string& end) {
+  return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
+}
+
+// Finite weights (every value a float, at most about 1e30) whose forward pass
+// overflows: every layer's weights and biases are scaled by 1e30, so the
+// activations reach Inf after two layers, and Inf - Inf in the next one is NaN.
 eval::WeightSet OverflowingWeights(uint32_t version) {
   eval::WeightSet w = eval::RandomWeights(kNet, 99);
   w.version = version;
-  for (auto& t : w.tensors) {
-    const bool weight = t.name.size() > 7 && t.name.compare(t.name.size() - 7, 7, ".weight") == 0;
-    if (weight && !t.is_int())
+  for (auto& t : w.tensors)
+    if (!t.is_int() && (EndsWith(t.name, ".weight") || EndsWith(t.name, ".bias")))
       for (float& x : t.data) x *= 1e30f;
-  }
   return w;
 }
 
@@ -45,10 +47,10 @@ bool AllFinite(const eval::WeightSet& w) {
   return true;
 }
 
-// The net's answer for the empty board is not finite (checked in this process).
+// The net's answer for a position (all planes set) is not finite (checked in this process).
 bool AnswersNonFinite(const eval::WeightSet& w) {
   auto net = eval::MakeTorchEvaluator(w, eval::TorchOptions{});
-  std::vector<uint8_t> features(3 * 6 * 7, 0);
+  std::vector<uint8_t> features(3 * 6 * 7, 1);
   std::vector<float> policy(7), value(1);
   eval::LeafChunk chunk{features.data(), policy.data(), value.data(), 1};
   net->Evaluate(&chunk, 1);
