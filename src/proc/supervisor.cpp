@@ -438,6 +438,20 @@ int RunFarm(const FarmConfig& requested) {
   // ---- children ------------------------------------------------------------
   const uint32_t workers = params.num_workers, evaluators = params.num_evaluators;
   std::vector<Child> children;
+  // On any early exit (an exception), stop what still runs all at once, not
+  // one ChildProcess destructor after another.
+  struct StopAllOnExit {
+    std::vector<Child>& children;
+    ~StopAllOnExit() {
+      std::vector<ChildProcess*> running;
+      for (auto& c : children)
+        if (c.process.running()) {
+          c.process.Signal(SIGTERM);
+          running.push_back(&c.process);
+        }
+      WaitAll(running, 2000);
+    }
+  } stop_all_on_exit{children};
   children.push_back(Child{"writer", workers + evaluators, {}, false, {}});
   for (uint32_t e = 0; e < evaluators; ++e)
     children.push_back(Child{"eval-" + std::to_string(e), workers + e, {}, false, {}});
