@@ -459,6 +459,9 @@ int RunFarm(const FarmConfig& requested) {
     children.push_back(Child{"worker-" + std::to_string(w), w, {}, false, {}});
 
   std::function<void(Child&)> start = [&](Child& c) {
+    // A predecessor's promise (a heartbeat in the future) is not the new
+    // process's: it starts with none. relaxed: the slot has no process now.
+    map.Process(c.slot).heartbeat_ns.store(0, std::memory_order_relaxed);
     if (c.role == "writer") {
       c.process = ChildProcess::Fork(c.role, [&]() { return RunWriter(config, map); });
     } else if (c.role.rfind("eval-", 0) == 0) {

@@ -75,7 +75,7 @@ struct FarmConfig {
   // themselves with a heartbeat in the future (shm::ProcessSlot::Beat), and a
   // child has at least kStartupGraceSeconds to write its first one.
   double hang_timeout = 30.0;
-  static constexpr double kStartupGraceSeconds = 30.0;
+  static constexpr double kStartupGraceSeconds = 120.0;  // LibTorch loads slowly on a busy machine, slower under ASan
   // The allowance a child announces before a long step: 4 x hang_timeout.
   uint64_t BusyAllowanceNs() const { return static_cast<uint64_t>(hang_timeout * 4e9); }
 
