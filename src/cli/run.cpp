@@ -68,6 +68,8 @@ int RunCommand(int argc, char** argv) {
       ("games", "Stop after this many finished games (0 = no limit)",
        cxxopts::value<int64_t>()->default_value("0"))
       ("duration", "Stop after this many seconds (0 = no limit)", cxxopts::value<double>()->default_value("0"))
+      ("hang-timeout", "Kill and restart a worker, evaluator or writer whose heartbeat is older than this many "
+       "seconds (0 = never)", cxxopts::value<double>()->default_value(Str(d.hang_timeout)))
       ("no-status", "No live status line (the summary is always printed)");
   cxxopts::ParseResult r;
   int code = 0;
@@ -93,6 +95,7 @@ int RunCommand(int argc, char** argv) {
   Override(r, "compression", &c.compression);
   Override(r, "games", &c.games);
   Override(r, "duration", &c.duration);
+  Override(r, "hang-timeout", &c.hang_timeout);
   if (r.count("no-status")) c.status_line = false;
   c.Validate();
   c.ResolveResources();

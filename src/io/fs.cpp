@@ -71,12 +71,10 @@ void WriteFileAtomically(const std::string& path, const void* data, size_t size)
     RemoveQuietly(tmp);
     throw;
   }
-  try {
-    FsyncDir(DirName(path));
-  } catch (...) {
-    RemoveQuietly(path);
-    throw;
-  }
+  // Once renamed, PATH is never removed here (issue #21): a reader may have
+  // opened it already, and a writer's successor finds and counts it. A failed
+  // directory fsync is reported; the file stays in place.
+  FsyncDir(DirName(path));
 }
 
 void RemoveQuietly(const std::string& path) { ::unlink(path.c_str()); }

@@ -14,8 +14,9 @@ void FsyncDir(const std::string& dir);
 void RenameFile(const std::string& from, const std::string& to);
 // Writes `size` bytes to PATH.tmp (created 0644, truncated), fsyncs it,
 // renames it to PATH and fsyncs the directory. On any failure PATH.tmp is
-// removed, and so is PATH if only the directory fsync failed (success means
-// durable). Throws as above, naming the file.
+// removed; PATH, once renamed into place, never is (a failed directory fsync
+// throws and leaves it there: success means durable). Throws as above, naming
+// the file.
 void WriteFileAtomically(const std::string& path, const void* data, size_t size);
 // Removes `path` if it exists; never throws (used on error paths).
 void RemoveQuietly(const std::string& path);

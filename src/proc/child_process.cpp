@@ -178,6 +178,31 @@ int ChildProcess::Stop(int grace_ms) {
   return status;
 }
 
+std::vector<int> WaitAll(const std::vector<ChildProcess*>& children, int timeout_ms,
+                         const std::function<void()>& tick) {
+  std::vector<int> status(children.size(), -1);
+  const uint64_t deadline = MonotonicNs() + static_cast<uint64_t>(timeout_ms) * 1000000ULL;
+  auto reap_all = [&]() {
+    bool all = true;
+    for (size_t i = 0; i < children.size(); ++i)
+      if (children[i] && children[i]->running() && !children[i]->TryReap(&status[i])) all = false;
+    return all;
+  };
+  while (!reap_all() && MonotonicNs() < deadline) {
+    if (tick) tick();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (auto* c : children)
+    if (c && c->running()) {
+      ZF_LOG(WARN) << c->role() << " (pid " << c->pid() << ") did not stop in " << timeout_ms / 1000.0
+                   << " s; killing it";
+      c->Signal(SIGKILL);  // a stopped (SIGSTOP) process dies of it too
+    }
+  for (size_t i = 0; i < children.size(); ++i)
+    if (children[i] && children[i]->running()) children[i]->WaitFor(10000, &status[i]);
+  return status;
+}
+
 std::string DescribeWaitStatus(int status) {
   if (status < 0) return "unknown status";
   if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -39,12 +40,56 @@ namespace {
 
 constexpr uint64_t kIdleWaitNs = 100'000'000;
 
+// Non-finite network output (issue #21): counted in the evaluator's block and
+// logged once per model version. The workers check their own leaves and drop
+// the games that got NaN or Inf (worker.cpp); nothing is retried here, since
+// the same model would answer the same again.
+class NonFiniteCheck {
+ public:
+  explicit NonFiniteCheck(shm::EvaluatorBlock& block) : block_(block) {}
+  // True once per model version: its first batch is about to run.
+  bool NewModel(uint32_t version) {
+    if (seen_ && version == version_) return false;
+    seen_ = true;
+    version_ = version;
+    logged_ = false;
+    block_.model_nonfinite.store(0, std::memory_order_relaxed);  // relaxed: a flag for the summary
+    return true;
+  }
+  void Check(const std::vector<shm::LeafRun>& runs, uint32_t actions, uint32_t version, uint64_t batch) {
+    uint64_t bad = 0;
+    for (const auto& run : runs)
+      for (uint32_t i = 0; i < run.count; ++i) bad += !Finite(run.policy + uint64_t{i} * actions, actions, run.value[i]);
+    if (bad == 0) return;
+    // relaxed: statistics and a flag, read by the supervisor.
+    block_.nonfinite_leaves.fetch_add(bad, std::memory_order_relaxed);
+    block_.model_nonfinite.store(1, std::memory_order_relaxed);
+    if (logged_) return;
+    logged_ = true;
+    ZF_LOG(ERROR) << "model version " << version << " produced NaN or Inf for " << bad << " of " << batch
+                  << " leaves; the workers drop the games that asked (logged once per model version)";
+  }
+  static bool Finite(const float* policy, uint32_t actions, float value) {
+    if (!std::isfinite(value)) return false;
+    for (uint32_t a = 0; a < actions; ++a)
+      if (!std::isfinite(policy[a])) return false;
+    return true;
+  }
+
+ private:
+  shm::EvaluatorBlock& block_;
+  uint32_t version_ = 0;
+  bool seen_ = false, logged_ = false;
+};
+
 int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::ShmView& view, uint32_t index) {
   const auto game = game::MakeGame(config.game);
   if (map.params().feature_bytes != static_cast<uint32_t>(game->Shape().FeatureBytes()) ||
       map.params().actions != static_cast<uint32_t>(game->ActionCount()))
     throw Error("the segment's leaf shape does not match " + config.game);
   const bool on_gpu = config.OnGpu();
+  shm::ProcessSlot& me = map.EvaluatorProcess(index);
+  me.Beat(MonotonicNs(), config.BusyAllowanceNs());  // building the net (LibTorch, CUDA) may take long
   std::unique_ptr<eval::Evaluator> net = MakeEvaluatorFor(*game, config, on_gpu);
   // A GPU evaluator pins the whole segment: the rings' copies are DMAs.
   net->RegisterHostMemory(view.data(), view.size());
@@ -63,6 +108,7 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
   auto maybe_reload = [&](bool at_start) {
     const std::optional<std::string> path = models.Poll(at_start);
     if (!path) return;
+    me.Beat(MonotonicNs(), config.BusyAllowanceNs());  // a load may take long (issue #21)
     try {
       eval::WeightSet weights = LoadWeightsFor(*game, *path);
       if (weights.version <= net->ModelVersion()) {
@@ -83,7 +129,6 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
     }
   };
   maybe_reload(true);
-  shm::ProcessSlot& me = map.EvaluatorProcess(index);
   // relaxed: read by the status line only.
   block.model_version.store(net->ModelVersion(), std::memory_order_relaxed);
   shm::Doorbell bell = map.EvaluatorDoorbell(index);
@@ -117,11 +162,11 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
   };
 
   uint64_t last_beat = 0;
+  NonFiniteCheck nonfinite(block);
   while (true) {
     const uint64_t now = MonotonicNs();
     if (now - last_beat > 50'000'000) {
-      // relaxed: a timestamp compared with a deadline; it publishes nothing.
-      me.heartbeat_ns.store(now, std::memory_order_relaxed);
+      me.Beat(now);
       last_beat = now;
     }
     if (map.StopRequested() != 0) return kExitOk;
@@ -180,8 +225,11 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
       chunks.push_back(eval::LeafChunk{run.features, run.policy, run.value, static_cast<int>(run.count)});
     }
     const uint64_t t0 = MonotonicNs();
-    net->Evaluate(chunks.data(), static_cast<int>(chunks.size()));
     const uint32_t version = net->ModelVersion();
+    // The first batch of a model may take long (LibTorch's lazy set-up, cuDNN).
+    if (nonfinite.NewModel(version)) me.Beat(t0, config.BusyAllowanceNs());
+    net->Evaluate(chunks.data(), static_cast<int>(chunks.size()));
+    nonfinite.Check(runs, map.params().actions, version, batch);
     for (const auto& run : runs)
       for (uint32_t i = 0; i < run.count; ++i) run.model_version[i] = version;
     for (auto& ring : rings) ring.CompleteAllTaken();

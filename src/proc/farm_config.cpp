@@ -122,6 +122,7 @@ const std::vector<Field>& Fields() {
       ZF_FIELD("adaptive_wait", adaptive_wait),
       ZF_FIELD("share_gpus", share_gpus),
       ZF_FIELD("simulate_gpus", simulate_gpus),
+      ZF_FIELD("hang_timeout", hang_timeout),
       ZF_FIELD("host_index", host_index),
       {"run_id", [](const FarmConfig& c) { return c.run_id; },
        [](FarmConfig& c, const std::string& v) { c.run_id = v; }},
@@ -254,6 +255,8 @@ void FarmConfig::Validate() const {
   CheckRange("compression", compression, 0, 9);
   CheckRange("games", static_cast<double>(games), 0, 1e15);
   CheckRange("duration", duration, 0, 1e9);
+  CheckRange("hang-timeout", hang_timeout, 0, 1e6);
+  if (hang_timeout > 0 && hang_timeout < 1) throw ConfigError("--hang-timeout must be 0 (never) or at least 1 s");
   CheckRange("gumbel-m", search.gumbel_m, 1, 4096);
   CheckRange("gumbel-scale", search.gumbel_scale, 0.0, 100.0);
   CheckRange("gumbel-c-visit", search.gumbel_c_visit, 0.0, 1e6);

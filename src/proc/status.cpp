@@ -59,6 +59,8 @@ FarmSnapshot ReadSnapshot(const shm::SegmentMap& map) {
     const shm::LeafRingCounts c = shm::ReadCounts(map.Ring(w));
     s.ring_occupancy.push_back(static_cast<double>(c.head - c.done) / p.ring_slots);
     s.restarts_worker += map.WorkerProcess(w).restarts.load(kRelaxed);
+    s.hangs_worker += map.WorkerProcess(w).hangs.load(kRelaxed);
+    s.dropped_nonfinite += b.games_dropped_nonfinite.load(kRelaxed);
   }
   for (uint32_t e = 0; e < p.num_evaluators; ++e) {
     const shm::EvaluatorBlock& b = map.Evaluator(e);
@@ -72,12 +74,16 @@ FarmSnapshot ReadSnapshot(const shm::SegmentMap& map) {
     s.model_max = std::max(s.model_max, version);
     for (uint32_t i = 0; i < shm::kBatchHistogramBuckets; ++i) s.batch_hist[i] += b.batch_size_log2[i].load(kRelaxed);
     s.restarts_evaluator += map.EvaluatorProcess(e).restarts.load(kRelaxed);
+    s.hangs_evaluator += map.EvaluatorProcess(e).hangs.load(kRelaxed);
+    s.nonfinite_leaves += b.nonfinite_leaves.load(kRelaxed);
+    s.models_nonfinite += b.model_nonfinite.load(kRelaxed) != 0;
   }
-  const shm::WriterBlock& wb = map.Writer();
-  s.positions_written = wb.positions_written.load(kRelaxed);
-  s.shards = wb.shards_written.load(kRelaxed);
-  s.bytes = wb.bytes_written.load(kRelaxed);
+  const shm::WriterTotals wt = map.Writer().Totals();  // one consistent copy (WriterBlock)
+  s.positions_written = wt.positions;
+  s.shards = wt.shards;
+  s.bytes = wt.bytes;
   s.restarts_writer = map.WriterProcess().restarts.load(kRelaxed);
+  s.hangs_writer = map.WriterProcess().hangs.load(kRelaxed);
   return s;
 }
 
@@ -116,7 +122,7 @@ StatusReporter::StatusReporter(const shm::SegmentMap& map, const FarmConfig& con
     for (size_t w = 0; w < first_.ring_occupancy.size(); ++w) std::fprintf(csv_, ",ring_occupancy_w%zu", w);
     for (size_t e = 0; e < first_.eval_leaves.size(); ++e) std::fprintf(csv_, ",leaf_evals_per_s_e%zu", e);
     for (uint32_t b = 0; b < shm::kBatchHistogramBuckets; ++b) std::fprintf(csv_, ",batch_hist_%u", b);
-    std::fprintf(csv_, "\n");
+    std::fprintf(csv_, ",hangs_total,nonfinite_leaves_total,games_dropped_nonfinite_total\n");
   }
 }
 
@@ -177,7 +183,9 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
     for (size_t e = 0; e < now.eval_leaves.size(); ++e)
       std::fprintf(csv_, ",%.1f", Rate(now.eval_leaves[e], b.eval_leaves[e], dt));
     for (uint64_t h : now.batch_hist) std::fprintf(csv_, ",%llu", static_cast<unsigned long long>(h));
-    std::fprintf(csv_, "\n");
+    std::fprintf(csv_, ",%llu,%llu,%llu\n", static_cast<unsigned long long>(now.hangs()),
+                 static_cast<unsigned long long>(now.nonfinite_leaves),
+                 static_cast<unsigned long long>(now.dropped_nonfinite));
     std::fflush(csv_);
   }
 
@@ -221,6 +229,13 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   m << "zerofarm_restarts_total{role=\"worker\"} " << now.restarts_worker << "\n"
     << "zerofarm_restarts_total{role=\"evaluator\"} " << now.restarts_evaluator << "\n"
     << "zerofarm_restarts_total{role=\"writer\"} " << now.restarts_writer << "\n";
+  metric("zerofarm_hung_kills_total", "counter", "Children killed and restarted for a stale heartbeat, per role.");
+  m << "zerofarm_hung_kills_total{role=\"worker\"} " << now.hangs_worker << "\n"
+    << "zerofarm_hung_kills_total{role=\"evaluator\"} " << now.hangs_evaluator << "\n"
+    << "zerofarm_hung_kills_total{role=\"writer\"} " << now.hangs_writer << "\n";
+  single("zerofarm_nonfinite_leaves_total", "counter", "Leaves the network answered with NaN or Inf.", now.nonfinite_leaves);
+  single("zerofarm_games_dropped_nonfinite_total", "counter", "Games dropped for a NaN or Inf answer.", now.dropped_nonfinite);
+  single("zerofarm_positions_written_total", "counter", "Positions in renamed HDF5 shards.", now.positions_written);
   single("zerofarm_full_search_positions_total", "counter", "Positions searched with the full budget (policy targets).", now.full_positions);
   single("zerofarm_games_resigned_total", "counter", "Games that ended by resignation.", now.games_resigned);
   single("zerofarm_resign_checks_total", "counter", "Play-through games in which a side would have resigned.", now.resign_checks);
@@ -251,7 +266,7 @@ void StatusReporter::PrintSummary(const std::string& stop_reason) {
       "zerofarm run: %s after %.1f s: %llu games finished, %llu written in %llu shards (%llu positions, %.1f MB) "
       "to %s; %llu in-flight games dropped; %.1f games/s, %.1f positions/s, %.0f leaf evals/s, "
       "mean batch %.1f, leaf latency p50 %.0f us p99 %.0f us, mean ring occupancy %.0f%%, evaluator busy %.0f%%, "
-      "restarts %llu; host %s, model version %u..%u\n",
+      "restarts %llu (%llu hung); host %s, model version %u..%u\n",
       stop_reason.c_str(), secs, static_cast<unsigned long long>(t.games),
       static_cast<unsigned long long>(t.games_written), static_cast<unsigned long long>(t.shards),
       static_cast<unsigned long long>(t.positions_written), t.bytes / 1e6, ShardDir(config_).c_str(),
@@ -260,7 +275,20 @@ void StatusReporter::PrintSummary(const std::string& stop_reason) {
       LatencyQuantileUs(t, first_, 0.5), LatencyQuantileUs(t, first_, 0.99),
       occupancy_samples_ ? 100.0 * occupancy_sum_ / occupancy_samples_ : 0,
       secs > 0 ? 100.0 * t.busy_ns * 1e-9 / secs / t.eval_leaves.size() : 0,
-      static_cast<unsigned long long>(t.restarts()), config_.host_id.c_str(), t.model_min, t.model_max);
+      static_cast<unsigned long long>(t.restarts()), static_cast<unsigned long long>(t.hangs()),
+      config_.host_id.c_str(), t.model_min, t.model_max);
+  if (t.hangs() > 0)
+    std::printf("zerofarm run: %llu hung children killed and restarted (no heartbeat for --hang-timeout %g s): "
+                "%llu workers, %llu evaluators, %llu writers\n",
+                static_cast<unsigned long long>(t.hangs()), config_.hang_timeout,
+                static_cast<unsigned long long>(t.hangs_worker), static_cast<unsigned long long>(t.hangs_evaluator),
+                static_cast<unsigned long long>(t.hangs_writer));
+  if (t.nonfinite_leaves > 0)
+    std::printf("zerofarm run: the network answered %llu leaves with NaN or Inf; %llu games were dropped for it%s\n",
+                static_cast<unsigned long long>(t.nonfinite_leaves),
+                static_cast<unsigned long long>(t.dropped_nonfinite),
+                t.models_nonfinite > 0 ? "; the model in use still does (exit code 1): replace it" : "");
+  if (!start_note_.empty()) std::printf("zerofarm run: %s\n", start_note_.c_str());
   if (config_.search.playout_cap_fraction > 0.0f || config_.search.ResignEnabled())
     std::printf(
         "zerofarm run: search: %llu of %llu positions full searches; %llu games resigned; false resignations "

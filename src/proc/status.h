@@ -28,6 +28,11 @@ struct FarmSnapshot {
   std::array<uint64_t, shm::kBatchHistogramBuckets> batch_hist{};
   std::array<uint64_t, shm::kLatencyBuckets> latency_hist{};
   uint64_t restarts_worker = 0, restarts_evaluator = 0, restarts_writer = 0;
+  // Of the restarts, those of a child killed as hung (stale heartbeat), per role.
+  uint64_t hangs_worker = 0, hangs_evaluator = 0, hangs_writer = 0;
+  // Leaves the network answered with NaN or Inf, and the games dropped for it.
+  uint64_t nonfinite_leaves = 0, dropped_nonfinite = 0;
+  uint32_t models_nonfinite = 0;  // evaluators whose model in use produces NaN/Inf
   uint32_t model_min = 0, model_max = 0;  // model versions the evaluators run now
 
   // Search quality (docs/search.md): summed over workers; the threshold is the workers' mean.
@@ -35,6 +40,7 @@ struct FarmSnapshot {
   uint64_t cache_lookups = 0, cache_hits = 0;
   double resign_threshold = 0;
   uint64_t restarts() const { return restarts_worker + restarts_evaluator + restarts_writer; }
+  uint64_t hangs() const { return hangs_worker + hangs_evaluator + hangs_writer; }
   double MeanOccupancy() const;
 };
 
@@ -52,6 +58,9 @@ class StatusReporter {
   void Tick(bool force);
   // The one-line summary, printed on stdout.
   void PrintSummary(const std::string& stop_reason);
+  // A line the summary adds about what this start found of an earlier run
+  // (shards it finished or removed); empty: none.
+  void SetStartNote(std::string note) { start_note_ = std::move(note); }
   uint64_t GamesFinished() const;
 
  private:
@@ -64,6 +73,7 @@ class StatusReporter {
   double occupancy_sum_ = 0;
   uint64_t occupancy_samples_ = 0;
   std::FILE* csv_ = nullptr;
+  std::string start_note_;
 };
 
 }  // namespace zerofarm::proc

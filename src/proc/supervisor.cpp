@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -32,6 +33,7 @@
 #include "zerofarm/core/log.h"
 #include "zerofarm/core/rng.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/shard.h"
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/game_codec.h"
@@ -67,14 +69,57 @@ struct Child {
   ChildProcess process;
   bool finished = false;     // exited 0 on its own (a worker whose budget is spent)
   std::vector<double> failures;  // times of recent abnormal exits
+  uint64_t started_ns = 0;   // MonotonicNs() of the current process's start
 };
 
+// ---- hung children (issue #21) ---------------------------------------------------
+// A running child whose heartbeat (or, before its first one, its start) is
+// older than --hang-timeout is hung. Before its first heartbeat a child has
+// at least FarmConfig::kStartupGraceSeconds (exec, loading LibTorch).
+bool Hung(const Child& c, const shm::SegmentMap& map, const FarmConfig& config, uint64_t now, double* age_s) {
+  if (config.hang_timeout <= 0 || !c.process.running()) return false;
+  // relaxed: a timestamp compared with a deadline.
+  const uint64_t beat = map.Process(c.slot).heartbeat_ns.load(std::memory_order_relaxed);
+  const bool beaten = beat >= c.started_ns;
+  const uint64_t last = beaten ? beat : c.started_ns;
+  if (last >= now) return false;  // a beat in the future: busy by promise
+  *age_s = static_cast<double>(now - last) * 1e-9;
+  return *age_s > (beaten ? config.hang_timeout : std::max(config.hang_timeout, FarmConfig::kStartupGraceSeconds));
+}
+
+// Kills every hung child (SIGKILL works on a SIGSTOPped one too); the caller
+// reaps and restarts it like any dead child. Counted in ProcessSlot::hangs.
+void KillHungChildren(std::vector<Child>& children, const shm::SegmentMap& map, const FarmConfig& config) {
+  const uint64_t now = MonotonicNs();
+  for (auto& c : children) {
+    double age = 0;
+    if (!Hung(c, map, config, now, &age)) continue;
+    ZF_LOG(ERROR) << c.role << " (pid " << c.process.pid() << ") is hung: no heartbeat for " << age
+                  << " s (--hang-timeout " << config.hang_timeout << "); killing it";
+    c.process.Signal(SIGKILL);
+    map.Process(c.slot).hangs.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
+    c.started_ns = now;  // not hung again before it is reaped
+  }
+}
+
+// A dead worker's games in flight are lost: count them, and give them back to
+// the --games budget so the run still reaches it. relaxed: the worker is
+// reaped, so its last stores are visible (waitpid).
+uint64_t AccountLostGames(uint32_t worker, const shm::SegmentMap& map, const FarmConfig& config) {
+  shm::WorkerBlock& wb = map.Worker(worker);
+  const uint64_t lost = wb.games_in_flight.exchange(0, std::memory_order_relaxed);
+  wb.games_dropped.fetch_add(lost, std::memory_order_relaxed);
+  if (config.games > 0) map.header().games_claimed.fetch_sub(lost, std::memory_order_relaxed);
+  return lost;
+}
+
+// Segments of ours whose creator no longer holds their lock (segment.h):
+// dead runs, in this PID namespace or any other sharing /dev/shm.
 void RemoveStaleSegments() {
   for (const auto& seg : shm::ListSegments()) {
-    if (!seg.creator_pid || seg.owner_uid != geteuid()) continue;
-    if (kill(*seg.creator_pid, 0) == 0 || errno == EPERM) continue;  // its run is alive
-    if (shm::RemoveSegment(seg.name))
-      ZF_LOG(WARN) << "removed the segment " << seg.name << " of a dead run (pid " << *seg.creator_pid << ")";
+    if (seg.owner_uid != geteuid()) continue;
+    if (shm::RemoveIfStale(seg.name))
+      ZF_LOG(WARN) << "removed the segment " << seg.name << " of a dead run (no live process holds it)";
   }
 }
 
@@ -108,15 +153,57 @@ class RunDirLock {
   int fd_ = -1;
 };
 
-void PrepareOutput(const FarmConfig& config) {
-  std::error_code ec;
-  // Leftovers of a killed run: a .tmp shard was never complete.
-  for (const auto& e : std::filesystem::directory_iterator(ShardDir(config))) {
-    if (e.path().extension() == ".tmp") {
-      ZF_LOG(WARN) << "removing the incomplete shard " << e.path().string() << " of an earlier run";
-      std::filesystem::remove(e.path(), ec);
+// A shard NAME.h5.tmp a killed supervisor left (issue #21): complete and
+// fsynced if it was killed between the fsync and the rename. Finished
+// (renamed to NAME.h5, never over an existing file) when it opens, every
+// dataset reads whole, and it belongs to this run and host; its games were
+// never committed, so no other shard holds them. Returns its games, or -1
+// when it is not complete (then its games are lost with the dead run).
+int64_t FinishTmpShard(const FarmConfig& config, const std::string& tmp) {
+  try {
+    io::ShardReader shard(tmp);
+    if (shard.meta().run_id != config.run_id || shard.meta().host_id != config.host_id) return -1;
+    if (shard.ReadGames().size() != shard.Games() || shard.ReadAllPositions().count != shard.Positions()) return -1;
+    const std::string final_name = tmp.substr(0, tmp.size() - 4);
+    if (link(tmp.c_str(), final_name.c_str()) != 0) return -1;  // EEXIST: never replace a shard
+    unlink(tmp.c_str());
+    const int dir = open(ShardDir(config).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+      fsync(dir);
+      close(dir);
     }
+    return static_cast<int64_t>(shard.Games());
+  } catch (const std::exception&) {
+    return -1;
   }
+}
+
+// Leftovers of a killed run: shard .tmp files are finished or removed (and
+// said so, here and in the summary); any other .tmp is removed. Returns the
+// summary's line, or "".
+std::string PrepareOutput(const FarmConfig& config) {
+  std::error_code ec;
+  int finished = 0, removed = 0;
+  int64_t games = 0;
+  for (const auto& e : std::filesystem::directory_iterator(ShardDir(config))) {
+    const std::string path = e.path().string(), name = e.path().filename().string();
+    if (e.path().extension() != ".tmp") continue;
+    if (name.size() > 7 && name.compare(name.size() - 7, 7, ".h5.tmp") == 0) {
+      if (const int64_t n = FinishTmpShard(config, path); n >= 0) {
+        ZF_LOG(WARN) << "finished the complete shard " << path << " of an earlier run (" << n << " games): renamed";
+        ++finished;
+        games += n;
+        continue;
+      }
+      ZF_LOG(WARN) << "removing the incomplete shard " << path << " of an earlier run: its games are lost";
+      ++removed;
+    }
+    std::filesystem::remove(e.path(), ec);
+  }
+  if (finished == 0 && removed == 0) return "";
+  return "an earlier run of this host left " + std::to_string(finished + removed) + " shard .tmp file(s): " +
+         std::to_string(finished) + " complete, renamed into place (" + std::to_string(games) + " games), " +
+         std::to_string(removed) + " incomplete, removed (their games are lost)";
 }
 
 // OUT/run_id: the id of the run directory, shared by all its hosts. The first
@@ -207,6 +294,59 @@ uint32_t GameQueueDepth(const FarmConfig& config, size_t game_slot_bytes) {
   return static_cast<uint32_t>(std::clamp<int64_t>(std::min(wanted, cap), 16, 1 << 16));
 }
 
+// Waits for the writer to drain (the stop flag says kStopWriter). A writer
+// that dies of a crash or a signal, or hangs, is restarted (`start`) and
+// drains again, at most kRestartLimit times; one that reports a failure (a
+// full disk) is not. With --hang-timeout 0 the drain gets 120 s in all.
+// Returns the exit code it adds: kExitOk, kExitFailure or kExitNoSpace.
+int DrainWriter(Child& writer, const std::function<void(Child&)>& start, const shm::SegmentMap& map,
+                const FarmConfig& config, const std::function<void()>& beat) {
+  const double begun = MonotonicSeconds();
+  int restarts = 0;
+  while (writer.process.running()) {
+    beat();
+    double age = 0;
+    if (Hung(writer, map, config, MonotonicNs(), &age)) {
+      ZF_LOG(ERROR) << "the writer (pid " << writer.process.pid() << ") is hung while draining: no heartbeat for "
+                    << age << " s; killing it";
+      writer.process.Signal(SIGKILL);
+      map.Process(writer.slot).hangs.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
+      writer.started_ns = MonotonicNs();
+    }
+    if (config.hang_timeout <= 0 && MonotonicSeconds() - begun > 120.0) {
+      ZF_LOG(ERROR) << "the writer did not finish in 120 s; killing it";
+      writer.process.Stop(1000);
+      return kExitFailure;
+    }
+    int st = 0;
+    const pid_t pid = writer.process.pid();
+    if (!writer.process.TryReap(&st)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == kExitOk) return kExitOk;
+    ZF_LOG(ERROR) << "the writer (pid " << pid << ") died while draining: " << DescribeWaitStatus(st);
+    if (WIFEXITED(st) && WEXITSTATUS(st) != kExitCrash)
+      return WEXITSTATUS(st) == kExitNoSpace ? kExitNoSpace : kExitFailure;
+    if (++restarts > kRestartLimit) {
+      ZF_LOG(ERROR) << "the writer died " << restarts << " times while draining; giving up";
+      return kExitFailure;
+    }
+    map.Process(writer.slot).restarts.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
+    start(writer);
+    ZF_LOG(WARN) << "restarted writer as pid " << writer.process.pid() << " to finish the drain";
+  }
+  return kExitOk;
+}
+
+// Evaluators whose model in use produced NaN or Inf (EvaluatorBlock::model_nonfinite).
+int ModelsNonFinite(const shm::SegmentMap& map) {
+  int n = 0;
+  for (uint32_t e = 0; e < map.params().num_evaluators; ++e)
+    n += map.Evaluator(e).model_nonfinite.load(std::memory_order_relaxed) != 0;  // relaxed: a flag, read after reaping
+  return n;
+}
+
 }  // namespace
 
 int RunFarm(const FarmConfig& requested) {
@@ -250,7 +390,7 @@ int RunFarm(const FarmConfig& requested) {
   ClaimHostIndex(config.out, config.host_index, config.host_id);
   config.epoch = NextEpoch(ShardDir(config));
   SetLogHost(config.host_id);  // every log line of this host's processes names it
-  PrepareOutput(config);
+  const std::string start_note = PrepareOutput(config);
   std::filesystem::create_directories(ModelsDir(config), dir_error);
   RemoveStaleSegments();
 
@@ -292,13 +432,30 @@ int RunFarm(const FarmConfig& requested) {
   // ---- children ------------------------------------------------------------
   const uint32_t workers = params.num_workers, evaluators = params.num_evaluators;
   std::vector<Child> children;
+  // On any early exit (an exception), stop what still runs all at once, not
+  // one ChildProcess destructor after another.
+  struct StopAllOnExit {
+    std::vector<Child>& children;
+    ~StopAllOnExit() {
+      std::vector<ChildProcess*> running;
+      for (auto& c : children)
+        if (c.process.running()) {
+          c.process.Signal(SIGTERM);
+          running.push_back(&c.process);
+        }
+      WaitAll(running, 2000);
+    }
+  } stop_all_on_exit{children};
   children.push_back(Child{"writer", workers + evaluators, {}, false, {}});
   for (uint32_t e = 0; e < evaluators; ++e)
     children.push_back(Child{"eval-" + std::to_string(e), workers + e, {}, false, {}});
   for (uint32_t w = 0; w < workers; ++w)
     children.push_back(Child{"worker-" + std::to_string(w), w, {}, false, {}});
 
-  auto start = [&](Child& c) {
+  std::function<void(Child&)> start = [&](Child& c) {
+    // A predecessor's promise (a heartbeat in the future) is not the new
+    // process's: it starts with none. relaxed: the slot has no process now.
+    map.Process(c.slot).heartbeat_ns.store(0, std::memory_order_relaxed);
     if (c.role == "writer") {
       c.process = ChildProcess::Fork(c.role, [&]() { return RunWriter(config, map); });
     } else if (c.role.rfind("eval-", 0) == 0) {
@@ -313,6 +470,7 @@ int RunFarm(const FarmConfig& requested) {
       c.process = ChildProcess::Fork(
           c.role, [&]() { return RunWorker(config, map, c.slot, cache_memory.valid() ? &cache_memory : nullptr); });
     }
+    c.started_ns = MonotonicNs();
     // relaxed: a liveness hint for peers; nothing is published through it.
     map.Process(c.slot).pid.store(static_cast<uint32_t>(c.process.pid()), std::memory_order_relaxed);
   };
@@ -320,12 +478,15 @@ int RunFarm(const FarmConfig& requested) {
 
   // ---- the loop --------------------------------------------------------------
   StatusReporter status(map, config);
+  status.SetStartNote(start_note);
   const double started = MonotonicSeconds();
   std::string stop_reason;
   int exit_code = kExitOk;
+  // relaxed: a timestamp for children to compare with a deadline.
+  auto beat = [&]() { map.header().supervisor_heartbeat_ns.store(MonotonicNs(), std::memory_order_relaxed); };
   while (stop_reason.empty()) {
-    // relaxed: a timestamp for children to compare with a deadline.
-    map.header().supervisor_heartbeat_ns.store(MonotonicNs(), std::memory_order_relaxed);
+    beat();
+    KillHungChildren(children, map, config);
     for (auto& c : children) {
       int st = 0;
       const pid_t pid = c.process.pid();
@@ -337,14 +498,7 @@ int RunFarm(const FarmConfig& requested) {
       }
       ZF_LOG(ERROR) << c.role << " (pid " << pid << ") died: " << DescribeWaitStatus(st);
       if (c.slot < workers) {
-        // Its games in flight are lost: count them, and give them back to
-        // the --games budget so the run still reaches it. relaxed: the
-        // worker is reaped, so its last stores are visible (waitpid).
-        shm::WorkerBlock& wb = map.Worker(c.slot);
-        const uint64_t lost = wb.games_in_flight.exchange(0, std::memory_order_relaxed);
-        wb.games_dropped.fetch_add(lost, std::memory_order_relaxed);
-        if (config.games > 0) map.header().games_claimed.fetch_sub(lost, std::memory_order_relaxed);
-        ZF_LOG(WARN) << c.role << " lost " << lost << " games in flight";
+        ZF_LOG(WARN) << c.role << " lost " << AccountLostGames(c.slot, map, config) << " games in flight";
         if (cache_memory.valid()) {
           // Entries it left mid-write are only lost capacity until freed here.
           const uint64_t freed = shm::EvalCache(cache_memory).ReclaimFrom(pid);
@@ -391,25 +545,28 @@ int RunFarm(const FarmConfig& requested) {
   ZF_LOG(INFO) << "stopping: " << stop_reason;
 
   // ---- orderly stop -----------------------------------------------------------
+  // Workers and evaluators first, waited for all at once.
   map.RequestStop(kStopWorkers);
+  std::vector<ChildProcess*> others;
   for (auto& c : children)
-    if (c.role != "writer" && c.process.running() && !c.process.WaitFor(10000, nullptr)) {
-      ZF_LOG(WARN) << c.role << " did not stop in 10 s; killing it";
-      c.process.Stop(1000);
-    }
+    if (c.role != "writer") others.push_back(&c.process);
+  const std::vector<int> ends = WaitAll(others, 10000, beat);
+  for (size_t i = 0, k = 0; i < children.size(); ++i) {
+    if (children[i].role == "writer") continue;
+    const int st = ends[k++];
+    if (children[i].slot < workers && st != -1 && !(WIFEXITED(st) && WEXITSTATUS(st) == kExitOk))
+      ZF_LOG(WARN) << children[i].role << " lost " << AccountLostGames(children[i].slot, map, config)
+                   << " games in flight";
+  }
+  // Then the writer drains every finished game; one that dies or hangs while
+  // draining is restarted and drains again (within the crash-loop bound).
   map.RequestStop(kStopWriter);
   for (auto& c : children)
-    if (c.role == "writer" && c.process.running()) {
-      int st = 0;
-      if (!c.process.WaitFor(120000, &st)) {
-        ZF_LOG(ERROR) << "the writer did not finish in 120 s; killing it";
-        c.process.Stop(1000);
-        exit_code = kExitFailure;
-      } else if (!(WIFEXITED(st) && WEXITSTATUS(st) == kExitOk)) {
-        ZF_LOG(ERROR) << "the writer failed while draining: " << DescribeWaitStatus(st);
-        exit_code = WIFEXITED(st) && WEXITSTATUS(st) == kExitNoSpace ? kExitNoSpace : kExitFailure;
-      }
-    }
+    if (c.role == "writer") exit_code = std::max(exit_code, DrainWriter(c, start, map, config, beat));
+  if (const int bad = ModelsNonFinite(map); bad > 0 && exit_code == kExitOk) {
+    ZF_LOG(ERROR) << bad << " evaluator(s) stopped with a model that produces NaN or Inf; exit code 1";
+    exit_code = kExitFailure;
+  }
   status.Tick(true);
   status.PrintSummary(stop_reason);
   return exit_code;

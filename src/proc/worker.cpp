@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -39,6 +40,7 @@ constexpr uint64_t kWaitNs = 100'000'000;  // longest sleep before re-checking p
 
 struct SlotOwner {
   int game = -1;   // index into the worker's games
+  uint64_t game_id = 0;  // that game's id: a leaf of a game dropped meanwhile is ignored
   int token = -1;  // the search's leaf token
   uint64_t feature_hash = 0;  // canonical hash of the leaf's features (the cache key, with the model version)
   int symmetry = 0;           // that hash's orientation: the cache stores policies in it
@@ -56,6 +58,19 @@ void CountSearchStats(const mcts::GameRecord& r, shm::WorkerBlock& stats) {
     if (r.FalseResignation()) stats.false_resignations.fetch_add(1, std::memory_order_relaxed);
   }
 }
+
+// Policy and value all finite: a NaN or Inf answer is a failed evaluation.
+bool FiniteResult(const shm::LeafResult& r, uint32_t actions) {
+  if (!std::isfinite(r.value)) return false;
+  for (uint32_t a = 0; a < actions; ++a)
+    if (!std::isfinite(r.policy[a])) return false;
+  return true;
+}
+
+// After a game is dropped for a non-finite answer, the worker starts no new
+// game for this long: the same model would answer the same, and a new model
+// is picked up by the evaluator within a second. Never a spin.
+constexpr uint64_t kNonFinitePauseNs = 1'000'000'000;
 
 }  // namespace
 
@@ -107,12 +122,15 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
   uint64_t last_beat = 0;
 
   // Claims one game of the run's budget (--games); false once it is spent.
+  uint64_t paused_until = 0;  // no new games before (see kNonFinitePauseNs)
   auto claim_game = [&]() {
-    if (!budget_left) return false;
+    if (!budget_left || MonotonicNs() < paused_until) return false;
     if (config.games == 0) return true;
-    // relaxed: a counter; no data is published through it.
-    if (header.games_claimed.fetch_add(1, std::memory_order_relaxed) < static_cast<uint64_t>(config.games))
-      return true;
+    // Claims only below the budget, so a game given back (a dropped one) can
+    // be claimed again. relaxed: a counter; no data is published through it.
+    uint64_t claimed = header.games_claimed.load(std::memory_order_relaxed);
+    while (claimed < static_cast<uint64_t>(config.games))
+      if (header.games_claimed.compare_exchange_weak(claimed, claimed + 1, std::memory_order_relaxed)) return true;
     budget_left = false;
     return false;
   };
@@ -130,12 +148,22 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
     stats.games_in_flight.store(in_flight_games(), std::memory_order_relaxed);
   };
   publish_in_flight();
+  // A game whose leaf came back NaN or Inf: dropped, counted, given back to
+  // the --games budget; its other leaves in flight are ignored (game_id).
+  auto drop_nonfinite = [&](int g) {
+    games[g].reset();
+    // relaxed: statistics and a counter; nothing is published through them.
+    stats.games_dropped.fetch_add(1, std::memory_order_relaxed);
+    stats.games_dropped_nonfinite.fetch_add(1, std::memory_order_relaxed);
+    if (config.games > 0) header.games_claimed.fetch_sub(1, std::memory_order_relaxed);
+    paused_until = MonotonicNs() + kNonFinitePauseNs;
+    publish_in_flight();
+  };
 
   while (true) {
     const uint64_t now = MonotonicNs();
     if (now - last_beat > 50'000'000) {
-      // relaxed: a timestamp compared with a deadline; it publishes nothing.
-      me.heartbeat_ns.store(now, std::memory_order_relaxed);
+      me.Beat(now);
       last_beat = now;
     }
     if (map.StopRequested() != 0) break;
@@ -151,6 +179,12 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
           1, std::memory_order_relaxed);
       const SlotOwner& o = owners[seq % ring.Slots()];
       const shm::LeafResult r = ring.Result(seq);
+      if (!games[o.game] || games[o.game]->game_id() != o.game_id) continue;  // its game was dropped
+      if (!FiniteResult(r, ring.Actions())) {
+        drop_nonfinite(o.game);
+        progressed = true;
+        continue;
+      }
       newest_version = std::max(newest_version, r.model_version);
       if (cache) {
         const float* canonical = r.policy;
@@ -213,7 +247,7 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
               continue;
             }
           }
-          owners[seq % ring.Slots()] = SlotOwner{g, leaf.token, key.hash, key.symmetry};
+          owners[seq % ring.Slots()] = SlotOwner{g, sp.game_id(), leaf.token, key.hash, key.symmetry};
           ++burst;
         }
         if (lookups > 0) {
@@ -276,7 +310,9 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
     } else if (!outbox.empty()) {
       queue.WaitForSpace(kWaitNs);
     } else {
-      usleep(1000);  // no games and no budget yet: rare (only at the very end)
+      // No games: the budget is spent (rare, only at the very end) or new
+      // games are paused after a non-finite answer.
+      usleep(MonotonicNs() < paused_until ? 20000 : 1000);
     }
   }
 

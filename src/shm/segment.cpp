@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -15,6 +16,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <utility>
 
 #include "zerofarm/core/error.h"
@@ -103,6 +105,15 @@ ShmSegment::ShmSegment(const std::string& name, size_t size) {
     const int fd = HandleOf(shm);
     // Boost already fchmods after creation (to undo the umask); be explicit.
     if (::fchmod(fd, kMode) != 0) throw Error(ErrnoMessage("shm: fchmod 0600 " + name, errno));
+    // The liveness proof (see segment.h), taken first: a descriptor of our
+    // own, locked shared, open until the destructor (or this process's death).
+    lock_fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_SH) != 0) {
+      const int e = errno;
+      if (lock_fd_ >= 0) ::close(lock_fd_);
+      lock_fd_ = -1;
+      throw Error(ErrnoMessage("shm: flock " + name, e));
+    }
     // Reserve every page now (sets the size too) so that a full /dev/shm shows
     // up here rather than as SIGBUS in whichever process touches a page first.
     const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
@@ -112,9 +123,11 @@ ShmSegment::ShmSegment(const std::string& name, size_t size) {
     region_.swap(region);
   } catch (const bip::interprocess_exception& e) {
     bip::shared_memory_object::remove(name.c_str());
+    if (lock_fd_ >= 0) ::close(std::exchange(lock_fd_, -1));
     throw Error("shm: cannot map segment " + name + ": " + e.what());
   } catch (...) {
     bip::shared_memory_object::remove(name.c_str());
+    if (lock_fd_ >= 0) ::close(std::exchange(lock_fd_, -1));
     throw;
   }
   name_ = name;
@@ -125,7 +138,8 @@ ShmSegment ShmSegment::Create(const std::string& tag, size_t size) {
   return ShmSegment(MakeSegmentName(tag), size);
 }
 
-ShmSegment::ShmSegment(ShmSegment&& other) noexcept : name_(std::exchange(other.name_, std::string())) {
+ShmSegment::ShmSegment(ShmSegment&& other) noexcept
+    : name_(std::exchange(other.name_, std::string())), lock_fd_(std::exchange(other.lock_fd_, -1)) {
   region_.swap(other.region_);
 }
 
@@ -133,6 +147,7 @@ ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
   if (this != &other) {
     ShmSegment old(std::move(*this));  // releases what we held at the end of this scope
     name_ = std::exchange(other.name_, std::string());
+    lock_fd_ = std::exchange(other.lock_fd_, -1);
     region_.swap(other.region_);
   }
   return *this;
@@ -144,6 +159,7 @@ ShmSegment::~ShmSegment() {
     gone.swap(region_);
   }  // munmap before unlink
   if (!name_.empty()) bip::shared_memory_object::remove(name_.c_str());
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // close, never LOCK_UN: forked children share the lock
 }
 
 std::string ShmSegment::Disown() noexcept { return std::exchange(name_, std::string()); }
@@ -231,6 +247,27 @@ std::vector<SegmentEntry> ListSegments(const std::string& prefix) {
   std::sort(out.begin(), out.end(),
             [](const SegmentEntry& a, const SegmentEntry& b) { return a.name < b.name; });
   return out;
+}
+
+bool RemoveIfStale(const std::string& name, double min_age_s) noexcept {
+  const std::string base = WithSlash(name).substr(1);
+  if (base.empty() || base.find('/') != std::string::npos) return false;
+  const int dir = ::open(kShmDir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return false;
+  const int fd = ::openat(dir, base.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  ::close(dir);
+  if (fd < 0) return false;
+  bool removed = false;
+  struct stat st;
+  // A live creator holds LOCK_SH: our LOCK_EX fails with EWOULDBLOCK.
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    struct timespec now;
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    const double age = static_cast<double>(now.tv_sec - st.st_ctim.tv_sec) + 1e-9 * (now.tv_nsec - st.st_ctim.tv_nsec);
+    if (age >= min_age_s) removed = RemoveSegment(name);
+  }
+  ::close(fd);  // drops our lock
+  return removed;
 }
 
 bool RemoveSegment(const std::string& name) noexcept {

@@ -1,4 +1,4 @@
-// Chaos: a farm runs while this test SIGKILLs random children of it. Nothing
+// Chaos: a farm runs while this test SIGKILLs (or SIGSTOPs: hangs) random children of it. Nothing
 // finished may be lost, nothing may be written twice, no shard may be broken,
 // and every loss must be reported. Only this (parent) process asserts.
 #include <catch2/catch.hpp>
@@ -45,15 +45,23 @@ std::vector<double> RestartGaps(const std::string& log) {
   return gaps;
 }
 
+// Every kStopEvery-th victim is SIGSTOPped instead of SIGKILLed: a hung child,
+// which the supervisor must find by its stale heartbeat (--hang-timeout),
+// kill and restart like a dead one.
+constexpr int kStopEvery = 4;
+constexpr int kHangTimeoutS = 3;
+
 void RunChaos(double seconds, int min_kills) {
   ScratchDir dir("zf-chaos");
   const std::string out = dir / "run";
-  Spawned farm(FarmArgs(out, {"--workers", "3", "--shard-positions", "2000"}), dir / "farm");
+  Spawned farm(FarmArgs(out, {"--workers", "3", "--shard-positions", "2000", "--hang-timeout",
+                              std::to_string(kHangTimeoutS)}),
+               dir / "farm");
   std::this_thread::sleep_for(std::chrono::seconds(2));  // let every role start
   std::mt19937 rng(12345);
   const auto start = std::chrono::steady_clock::now();
   const auto interval = std::chrono::duration<double>(seconds / (min_kills + 8));
-  int kills = 0;
+  int kills = 0, stops = 0;
   std::map<std::string, int> kills_by_role;
   const size_t full = ChildPids(farm.pid()).size();  // 3 workers, an evaluator, a writer
   while (std::chrono::steady_clock::now() - start < std::chrono::duration<double>(seconds) || kills < min_kills) {
@@ -62,14 +70,18 @@ void RunChaos(double seconds, int min_kills) {
     if (children.empty()) continue;
     const pid_t victim = children[rng() % children.size()];
     std::string comm = Slurp("/proc/" + std::to_string(victim) + "/comm");
-    if (kill(victim, SIGKILL) != 0) continue;
+    const bool stop = (kills + 1) % kStopEvery == 0;
+    if (kill(victim, stop ? SIGSTOP : SIGKILL) != 0) continue;
     ++kills;
-    kills_by_role[comm.substr(0, comm.find_first_of("-\n", 3))] += 1;
+    stops += stop;
+    kills_by_role[comm.substr(0, comm.find_first_of("-\n", 3)) + (stop ? " (SIGSTOP)" : "")] += 1;
     // Pace the kills: let the family become whole again (the replacement
-    // may still be loading its network), at most a few seconds.
+    // may still be loading its network; a stopped child first has to be
+    // found hung), at most a few seconds more.
     const auto killed_at = std::chrono::steady_clock::now();
+    const auto patience = std::chrono::seconds(stop ? 4 * kHangTimeoutS + 10 : 3);
     while ((ProcessAlive(victim) || ChildPids(farm.pid()).size() < full) &&
-           std::chrono::steady_clock::now() - killed_at < std::chrono::seconds(3))
+           std::chrono::steady_clock::now() - killed_at < patience)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   farm.Signal(SIGINT);
@@ -103,6 +115,9 @@ void RunChaos(double seconds, int min_kills) {
   CHECK(written == finished);          // no finished game lost
   CHECK(dropped > 0);                  // the kills cost in-flight games, and said so
   CHECK(restarts >= kills);            // every killed child was replaced
+  // Every stopped child was found hung and replaced (the victims of the last
+  // round may still be running when the farm stops: only earlier ones count).
+  CHECK(NumberBefore(summary, " hung children killed") >= stops - 1);
 
   const ShardCheck check = CheckShards(HostDir(out));  // every shard opens, targets valid
   CHECK(check.duplicate_ids == 0);                          // none written twice
@@ -123,9 +138,10 @@ void RunChaos(double seconds, int min_kills) {
 
 }  // namespace
 
-TEST_CASE("chaos: 30+ SIGKILLs of random children in 60 s lose no finished game", "[multiprocess][fault][chaos]") {
+TEST_CASE("chaos: 30+ SIGKILLs and SIGSTOPs of random children in 60 s lose no finished game",
+          "[multiprocess][fault][chaos]") {
   RunChaos(60.0, 30);
 }
 
 // The long version (100 kills in 10 minutes): zf_fault_test "[long]".
-TEST_CASE("chaos, long: 100 SIGKILLs in 10 minutes", "[.long][fault][chaos]") { RunChaos(600.0, 100); }
+TEST_CASE("chaos long: 100 SIGKILLs and SIGSTOPs in 10 minutes", "[.long][fault][chaos]") { RunChaos(600.0, 100); }

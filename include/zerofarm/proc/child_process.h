@@ -48,6 +48,14 @@ class ChildProcess {
   std::string role_;
 };
 
+// Waits for all of `children` at once (not one by one) until each has exited
+// or `timeout_ms` passed, then SIGKILLs the ones left and reaps them too.
+// Null or not-running entries are skipped. `tick` (may be empty) runs every
+// few ms while waiting (the supervisor's heartbeat). Returns each child's wait
+// status, in order (-1: was not running, or unknown).
+std::vector<int> WaitAll(const std::vector<ChildProcess*>& children, int timeout_ms,
+                         const std::function<void()>& tick = {});
+
 // "exit code 3", "killed by signal 9 (Killed)".
 std::string DescribeWaitStatus(int status);
 

@@ -76,6 +76,16 @@ struct FarmConfig {
   // CUDA_VISIBLE_DEVICES, workers w % G to evaluator w % G) but the networks run
   // on the CPU: tests the multi-GPU layout on machines without GPUs or CUDA.
   bool simulate_gpus = false;
+  // ---- hung children (issue #21) ------------------------------------------------
+  // A worker, evaluator or writer whose heartbeat is older than this many
+  // seconds is killed (SIGKILL) and restarted like a dead one (0 = never).
+  // Long legitimate steps (loading a model, writing a shard) announce
+  // themselves with a heartbeat in the future (shm::ProcessSlot::Beat), and a
+  // child has at least kStartupGraceSeconds to write its first one.
+  double hang_timeout = 30.0;
+  static constexpr double kStartupGraceSeconds = 120.0;  // LibTorch loads slowly on a busy machine, slower under ASan
+  // The allowance a child announces before a long step: 4 x hang_timeout.
+  uint64_t BusyAllowanceNs() const { return static_cast<uint64_t>(hang_timeout * 4e9); }
 
   int EffectiveRingSlots() const {
     return ring_slots > 0 ? ring_slots : games_per_worker * search.leaves_per_round;

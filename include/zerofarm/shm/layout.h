@@ -36,7 +36,7 @@ class ShmSegment;
 
 // "ZFSHM001" as the bytes of a little-endian uint64.
 inline constexpr uint64_t kSegmentMagic = 0x313030'4D48'53'46'5AULL;
-inline constexpr uint32_t kLayoutVersion = 2;  // 2: WorkerBlock search counters
+inline constexpr uint32_t kLayoutVersion = 3;  // 2: WorkerBlock search counters; 3: hangs, non-finite counts, writer totals
 inline constexpr uint64_t kRegionAlign = 64;            // every region and array
 inline constexpr uint64_t kRingAlign = 4096;            // each leaf ring (page) and the whole segment
 inline constexpr uint32_t kBatchHistogramBuckets = 16;  // bucket b: batch sizes in [2^b, 2^(b+1))
@@ -97,14 +97,27 @@ Layout ComputeLayout(const LayoutParams& params);
 // One per process (worker, evaluator, writer); one cache line each.
 struct ProcessSlot {
   // MonotonicNs() of the process's last sign of life. Written by the process
-  // itself (relaxed, every few hundred ms), read by the supervisor and peers
-  // (relaxed: a number to compare with a deadline, nothing is published by it).
+  // itself (relaxed, every 50 ms of its loop; Beat()), read by the supervisor
+  // and peers (relaxed: a number to compare with a deadline, nothing is
+  // published by it). A value in the future is a promise: the process is busy
+  // with something legitimately long (loading a model, writing a shard) until
+  // then. The supervisor kills a process whose heartbeat is older than
+  // --hang-timeout as hung (docs/reliability.md).
   alignas(64) std::atomic<uint64_t> heartbeat_ns{0};
   // The current pid (0 before the first start). Written by the supervisor
   // after fork, relaxed; read by peers for liveness checks.
   std::atomic<uint32_t> pid{0};
   // How many times the supervisor restarted this process. Supervisor only.
   std::atomic<uint32_t> restarts{0};
+  // Of those, how many followed a kill for a stale heartbeat. Supervisor only.
+  std::atomic<uint32_t> hangs{0};
+  std::atomic<uint32_t> reserved{0};
+
+  // Stores `now_ns + busy_ns`: alive now, and busy for busy_ns more at most.
+  void Beat(uint64_t now_ns, uint64_t busy_ns = 0) noexcept {
+    // relaxed: a timestamp compared with a deadline; it publishes nothing.
+    heartbeat_ns.store(now_ns + busy_ns, std::memory_order_relaxed);
+  }
 };
 static_assert(sizeof(ProcessSlot) == 64);
 
@@ -119,7 +132,10 @@ struct EvaluatorBlock {
   std::atomic<uint64_t> sleeps{0};               // doorbell sleeps
   std::atomic<uint64_t> busy_ns{0};              // time inside the network
   std::atomic<uint32_t> model_version{0};        // weights in use
-  std::atomic<uint32_t> reserved{0};
+  // 1 while the model in use has produced a non-finite (NaN/Inf) policy or
+  // value; 0 again when a new model is loaded.
+  std::atomic<uint32_t> model_nonfinite{0};
+  std::atomic<uint64_t> nonfinite_leaves{0};     // leaves answered with NaN/Inf (workers drop their games)
   std::atomic<uint64_t> batch_size_log2[kBatchHistogramBuckets]{};  // batches by size bucket
 };
 static_assert(std::is_standard_layout_v<EvaluatorBlock>);
@@ -145,18 +161,51 @@ struct WorkerBlock {
   std::atomic<uint32_t> reserved{0};
   std::atomic<uint64_t> cache_lookups{0};  // leaves looked up in the shared evaluation cache
   std::atomic<uint64_t> cache_hits{0};     // ... and answered from it (not sent to an evaluator)
+  std::atomic<uint64_t> games_dropped_nonfinite{0};  // of games_dropped: a leaf came back NaN/Inf
 };
 static_assert(std::is_standard_layout_v<WorkerBlock>);
 static_assert(std::is_trivially_destructible_v<WorkerBlock>);
 
-// The writer's figures. Written by the writer only (relaxed: statistics),
-// read by the supervisor. Survive a writer's restart.
+// What the writers of this supervisor start have renamed into place, summed
+// over the shards (one consistent copy: see WriterBlock).
+struct WriterTotals {
+  uint64_t games = 0;
+  uint64_t positions = 0;
+  uint64_t shards = 0;
+  uint64_t bytes = 0;             // shard file bytes
+  uint64_t next_shard_index = 0;  // 1 + the index of the last shard counted (0: none yet)
+};
+
+// The writer's figures. Survive a writer's restart. The totals are two
+// copies: the writer (the only writer of them) fills the copy not in use,
+// then publishes its index in `current` (release); a reader loads `current`
+// (acquire) and reads that copy. So a writer killed at any point leaves a
+// complete, consistent copy, and its successor can tell whether the last
+// renamed shard was counted (next_shard_index) and count it once.
 struct WriterBlock {
-  alignas(64) std::atomic<uint64_t> games_written{0};      // games in renamed shards
-  std::atomic<uint64_t> positions_written{0};
-  std::atomic<uint64_t> shards_written{0};
-  std::atomic<uint64_t> bytes_written{0};                  // shard file bytes
-  std::atomic<uint64_t> corrupt_messages{0};               // malformed game messages skipped
+  alignas(64) std::atomic<uint32_t> current{0};            // 0 or 1: the copy in use
+  std::atomic<uint32_t> reserved{0};
+  std::atomic<uint64_t> corrupt_messages{0};               // malformed game messages skipped (relaxed)
+  std::atomic<uint64_t> totals[2][5]{};                    // WriterTotals fields, in order (relaxed)
+
+  WriterTotals Totals() const noexcept {
+    // acquire: pairs with Publish's release, so the copy's fields are complete.
+    const uint32_t c = current.load(std::memory_order_acquire) & 1u;
+    WriterTotals t;
+    uint64_t* f[5] = {&t.games, &t.positions, &t.shards, &t.bytes, &t.next_shard_index};
+    // relaxed: ordered by the acquire above.
+    for (int i = 0; i < 5; ++i) *f[i] = totals[c][i].load(std::memory_order_relaxed);
+    return t;
+  }
+  // Writer only.
+  void Publish(const WriterTotals& t) noexcept {
+    const uint32_t next = (current.load(std::memory_order_relaxed) & 1u) ^ 1u;  // relaxed: its only writer
+    const uint64_t v[5] = {t.games, t.positions, t.shards, t.bytes, t.next_shard_index};
+    // relaxed: published by the release store below.
+    for (int i = 0; i < 5; ++i) totals[next][i].store(v[i], std::memory_order_relaxed);
+    // release: the copy's fields are visible before it becomes current.
+    current.store(next, std::memory_order_release);
+  }
 };
 static_assert(std::is_standard_layout_v<WriterBlock>);
 

@@ -14,7 +14,13 @@
 // Both are move-only; a moved-from object owns nothing and its destructor does
 // nothing. A process forked from the owner inherits the mapping (MAP_SHARED) and
 // must leave with _exit(), or call Disown(), so it does not unlink the name.
-// Neither keeps the file descriptor open after mapping.
+//
+// Liveness: the creator keeps one file descriptor of its segment open with a
+// shared flock(2) on it for its whole life (forked children inherit it; never
+// LOCK_UN it). The kernel drops the lock when the last holder dies, in any PID
+// namespace, so RemoveIfStale() can tell a dead run's segment from a live one
+// where kill(pid, 0) cannot (containers sharing /dev/shm). ShmView keeps no
+// descriptor open.
 //
 // Names are "/zf-<pid>-<16 hex digits from getrandom()>-<tag>" unless given.
 // The mapping is page-aligned. Not thread-safe (the objects; not the memory).
@@ -58,6 +64,7 @@ class ShmSegment {
  private:
   std::string name_;  // empty: owns no name
   boost::interprocess::mapped_region region_;
+  int lock_fd_ = -1;  // holds the shared flock that proves this segment live
 };
 
 class ShmView {
@@ -102,6 +109,12 @@ std::vector<SegmentEntry> ListSegments(const std::string& prefix = kSegmentPrefi
 // Unlinks a segment by name (with or without '/'). Returns false if it did not
 // exist or could not be removed. Processes that have it mapped keep their mapping.
 bool RemoveSegment(const std::string& name) noexcept;
+
+// Unlinks segment `name` only if it is stale: no process holds its creator's
+// flock (see above) and it is older than `min_age_s` seconds (its creator
+// takes the lock just after creating the name). True if it was removed. Never
+// removes a live ShmSegment's name, whatever PID namespace its creator is in.
+bool RemoveIfStale(const std::string& name, double min_age_s = 2.0) noexcept;
 
 // The pid in a "/zf-<pid>-..." name, or nullopt.
 std::optional<pid_t> SegmentCreatorPid(const std::string& name);

@@ -219,3 +219,30 @@ TEST_CASE("A real segment initialized by its creator validates in a view", "[shm
 
 }  // namespace
 }  // namespace zerofarm::shm
+
+namespace zerofarm::shm {
+TEST_CASE("WriterBlock totals: a published copy is read whole and the copy being filled is not", "[shm]") {
+  WriterBlock block;
+  CHECK(block.Totals().shards == 0);
+  CHECK(block.Totals().next_shard_index == 0);
+  WriterTotals t;
+  t.games = 5;
+  t.positions = 50;
+  t.shards = 1;
+  t.bytes = 4096;
+  t.next_shard_index = 8;
+  block.Publish(t);
+  WriterTotals r = block.Totals();
+  CHECK(r.games == 5);
+  CHECK(r.positions == 50);
+  CHECK(r.shards == 1);
+  CHECK(r.bytes == 4096);
+  CHECK(r.next_shard_index == 8);
+  // A writer killed while filling the other copy: readers still see the published one.
+  block.totals[block.current.load() ^ 1u][0].store(999);
+  CHECK(block.Totals().games == 5);
+  t.games = 7;
+  block.Publish(t);
+  CHECK(block.Totals().games == 7);
+}
+}  // namespace zerofarm::shm

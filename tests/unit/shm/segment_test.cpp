@@ -192,5 +192,23 @@ TEST_CASE("ListSegments finds our segments by prefix", "[shm]") {
   CHECK(SegmentCreatorPid("zf-77-00ff-tag") == 77);
 }
 
+TEST_CASE("RemoveIfStale keeps a live creator's segment and removes one whose creator is gone", "[shm]") {
+  ShmSegment live = ShmSegment::Create("live", 4096);
+  CHECK_FALSE(RemoveIfStale(live.name(), 0.0));  // its creator (this process) holds the lock
+  CHECK(Exists(live.name()));
+  std::string dead;
+  {
+    ShmSegment gone = ShmSegment::Create("gone", 4096);
+    dead = gone.Disown();  // the name stays, the lock goes with the object
+  }
+  CHECK(Exists(dead));
+  CHECK_FALSE(RemoveIfStale(dead, 3600.0));  // too young to judge
+  CHECK(Exists(dead));
+  CHECK(RemoveIfStale(dead, 0.0));
+  CHECK_FALSE(Exists(dead));
+  CHECK_FALSE(RemoveIfStale(dead, 0.0));  // no longer there
+  CHECK_FALSE(RemoveIfStale("/zf-../etc", 0.0));
+}
+
 }  // namespace
 }  // namespace zerofarm::shm

@@ -1,0 +1,147 @@
+// The last corners where finished games could be lost or miscounted (issue
+// #21, point 5): a writer killed between renaming a shard and committing it,
+// and a shard .tmp that a killed supervisor left behind. Real processes,
+// real shm, real HDF5; only the parent asserts.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <thread>
+#include <filesystem>
+#include <fstream>
+
+#include "farm_check.h"
+#include "test_paths.h"
+#include "zerofarm/core/exit_codes.h"
+
+using namespace zerofarm;
+using namespace zerofarm::testing;
+
+namespace {
+
+// The value of the sample "NAME VALUE" in a Prometheus textfile, or -1.
+double PromValue(const std::string& prom, const std::string& name) {
+  const auto at = prom.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(prom.substr(at + name.size() + 2));
+}
+
+struct Disk {
+  uint64_t shards = 0, games = 0, positions = 0, bytes = 0;
+};
+Disk OnDisk(const std::string& dir) {
+  Disk d;
+  for (const auto& path : io::ListShards(dir)) {
+    io::ShardReader shard(path);
+    ++d.shards;
+    d.games += shard.Games();
+    d.positions += shard.Positions();
+    d.bytes += std::filesystem::file_size(path);
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("a writer killed between rename and commit: the summary and metrics.prom equal what is on disk",
+          "[multiprocess][fault][corners]") {
+  ScratchDir dir("zf-rename-commit");
+  const std::string out = dir / "run";
+  setenv("ZF_FAULT_WRITER_DIE_AFTER_RENAME", "2", 1);  // the first writer dies after its 2nd shard
+  Spawned farm(FarmArgs(out, {"--shard-positions", "80", "--games", "40", "--compression", "0"}), dir / "farm");
+  unsetenv("ZF_FAULT_WRITER_DIE_AFTER_RENAME");
+  const int code = farm.Wait(300);
+  const std::string err = farm.Stderr(), summary = farm.Stdout();
+  INFO(summary);
+  INFO(err.substr(err.size() > 5000 ? err.size() - 5000 : 0));
+  REQUIRE(code == 0);
+  CHECK_THAT(err, Catch::Contains("dying between rename and commit on purpose"));
+  CHECK_THAT(err, Catch::Contains("renamed by a writer that died before counting it"));
+  CHECK_THAT(err, Catch::Contains("were already in the last shard; committing them"));
+  const Disk disk = OnDisk(HostDir(out));
+  REQUIRE(disk.shards >= 3);
+  const ShardCheck check = CheckShards(HostDir(out));
+  CHECK(check.duplicate_ids == 0);
+  // The summary: "N written in S shards (P positions, X MB)".
+  CHECK(NumberBefore(summary, " written in ") == static_cast<long long>(disk.games));
+  CHECK(NumberBefore(summary, " shards (") == static_cast<long long>(disk.shards));
+  CHECK(NumberBefore(summary, " positions, ") == static_cast<long long>(disk.positions));
+  CHECK(NumberBefore(summary, " games finished") == static_cast<long long>(disk.games));
+  const std::string prom = Slurp(HostDir(out) + "/metrics.prom");
+  INFO(prom);
+  CHECK(PromValue(prom, "zerofarm_games_written_total") == disk.games);
+  CHECK(PromValue(prom, "zerofarm_shards_written_total") == disk.shards);
+  CHECK(PromValue(prom, "zerofarm_positions_written_total") == disk.positions);
+  CHECK(PromValue(prom, "zerofarm_written_bytes_total") == disk.bytes);
+}
+
+TEST_CASE("a complete shard .tmp of a killed supervisor is finished by the next start and an incomplete one is counted",
+          "[multiprocess][fault][corners]") {
+  ScratchDir dir("zf-tmp-shard");
+  const std::string out = dir / "run";
+  Spawned first(FarmArgs(out, {"--shard-positions", "80", "--games", "24"}), dir / "first");
+  REQUIRE(first.Wait(300) == 0);
+  const auto shards = io::ListShards(HostDir(out));
+  REQUIRE(shards.size() >= 2);
+  // A supervisor killed between a shard's fsync and its rename leaves it
+  // complete under its .tmp name; one killed mid-write leaves half a file.
+  const std::string last = shards.back();
+  const uint64_t last_games = io::ShardReader(last).Games();
+  std::filesystem::rename(last, last + ".tmp");
+  std::filesystem::copy_file(shards.front(), HostDir(out) + "/shard-000777.h5.tmp");
+  std::filesystem::resize_file(HostDir(out) + "/shard-000777.h5.tmp",
+                               std::filesystem::file_size(shards.front()) / 2);
+  const Disk before = OnDisk(HostDir(out));
+
+  Spawned second(FarmArgs(out, {"--shard-positions", "80", "--games", "8"}), dir / "second");
+  const int code = second.Wait(300);
+  const std::string err = second.Stderr(), summary = second.Stdout();
+  INFO(summary);
+  INFO(err.substr(0, 4000));
+  REQUIRE(code == 0);
+  CHECK(std::filesystem::exists(last));  // finished: renamed back into place
+  CHECK(io::ShardReader(last).Games() == last_games);
+  CHECK_THAT(err, Catch::Contains("finished the complete shard " + last + ".tmp"));
+  CHECK_THAT(err, Catch::Contains("removing the incomplete shard"));
+  CHECK_THAT(summary, Catch::Contains("2 shard .tmp file(s): 1 complete, renamed into place (" +
+                                      std::to_string(last_games) + " games), 1 incomplete, removed"));
+  CHECK(FilesWithSuffix(out, ".tmp").empty());
+  const ShardCheck check = CheckShards(HostDir(out));
+  CHECK(check.duplicate_ids == 0);
+  const Disk after = OnDisk(HostDir(out));
+  CHECK(after.games == before.games + last_games + static_cast<uint64_t>(NumberBefore(summary, " written in ")));
+}
+
+TEST_CASE("games a killed worker drops go back to the --games budget and a killed writer's successor removes a half-written .tmp",
+          "[multiprocess][fault][corners]") {
+  ScratchDir dir("zf-budget");
+  const std::string out = dir / "run";
+  Spawned farm(FarmArgs(out, {"--games", "500", "--shard-positions", "100000"}), dir / "farm");
+  auto child_named = [&](const std::string& comm) {
+    for (pid_t pid : ChildPids(farm.pid()))
+      if (Slurp("/proc/" + std::to_string(pid) + "/comm") == comm + "\n") return pid;
+    return pid_t{-1};
+  };
+  for (int i = 0; i < 1200 && farm.Stderr().find("serving workers") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const pid_t worker = child_named("zf-worker-0"), writer = child_named("zf-writer");
+  REQUIRE(worker > 0);
+  REQUIRE(writer > 0);
+  REQUIRE(kill(worker, SIGKILL) == 0);  // its games in flight are dropped
+  const std::string half = HostDir(out) + "/half-written.h5.tmp";
+  std::ofstream(half) << "half a shard";  // as a writer killed mid-write leaves it
+  REQUIRE(kill(writer, SIGKILL) == 0);
+  const int code = farm.Wait(300);
+  const std::string err = farm.Stderr(), summary = farm.Stdout();
+  INFO(summary);
+  INFO(err.substr(err.size() > 4000 ? err.size() - 4000 : 0));
+  REQUIRE(code == 0);
+  CHECK(NumberBefore(summary, " in-flight games dropped") > 0);
+  // The dropped games were played again: the run still reached its budget.
+  CHECK_THAT(summary, Catch::Contains("game budget reached"));
+  CHECK(NumberBefore(summary, " games finished") >= 500);
+  CHECK(NumberBefore(summary, " written in ") == NumberBefore(summary, " games finished"));
+  CHECK_THAT(err, Catch::Contains("removing the incomplete " + half));
+  CHECK_FALSE(std::filesystem::exists(half));
+}

@@ -1,0 +1,156 @@
+// Hung children (issue #21, point 4): a worker, evaluator or writer that stops
+// beating (SIGSTOP) is killed and restarted like a dead one, counted in the
+// summary and metrics.prom; a writer that dies or hangs during the final
+// drain is restarted and drains (point 5). Real processes, real shm, real
+// HDF5. Only this (parent) process asserts; every check is on facts (counts,
+// files), not on timing, with generous timeouts for a loaded machine.
+#include <catch2/catch.hpp>
+#include <signal.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "farm_check.h"
+#include "test_paths.h"
+#include "zerofarm/core/exit_codes.h"
+
+using namespace zerofarm;
+using namespace zerofarm::testing;
+
+namespace {
+
+bool WaitFor(const std::function<bool()>& done, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// The pid of the farm's child named `comm` ("zf-writer", "zf-eval-0", "zf-worker-1"), or -1.
+pid_t ChildNamed(pid_t farm, const std::string& comm) {
+  for (pid_t pid : ChildPids(farm)) {
+    std::string c = Slurp("/proc/" + std::to_string(pid) + "/comm");
+    if (!c.empty() && c.back() == '\n') c.pop_back();
+    if (c == comm) return pid;
+  }
+  return -1;
+}
+
+// Occurrences of `text` in `s`.
+int Count(const std::string& s, const std::string& text) {
+  int n = 0;
+  for (size_t at = s.find(text); at != std::string::npos; at = s.find(text, at + 1)) ++n;
+  return n;
+}
+
+// Summary and shards agree: every finished game written once, every shard valid.
+void CheckNothingLost(const std::string& out, const std::string& summary) {
+  const long long finished = NumberBefore(summary, " games finished");
+  const long long written = NumberBefore(summary, " written in ");
+  CHECK(finished > 0);
+  CHECK(written == finished);  // no finished game lost
+  const ShardCheck check = CheckShards(HostDir(out));
+  CHECK(check.duplicate_ids == 0);
+  CHECK(static_cast<long long>(check.games) == written);
+  CHECK(FilesWithSuffix(out, ".tmp").empty());
+}
+
+}  // namespace
+
+TEST_CASE("a SIGSTOPped worker and evaluator and writer are each killed as hung and restarted with no finished game lost",
+          "[multiprocess][fault][hung]") {
+  ScratchDir dir("zf-hung");
+  const std::string out = dir / "run";
+  Spawned farm(FarmArgs(out, {"--hang-timeout", "6", "--shard-positions", "300"}), dir / "farm");
+  REQUIRE(WaitFor([&]() { return farm.Stderr().find("serving workers") != std::string::npos; }, 120));
+  for (const std::string role : {"zf-worker-1", "zf-eval-0", "zf-writer"}) {
+    pid_t victim = -1;
+    REQUIRE(WaitFor([&]() { return (victim = ChildNamed(farm.pid(), role)) > 0; }, 60));
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // let it work a little
+    INFO(role << " pid " << victim);
+    REQUIRE(kill(victim, SIGSTOP) == 0);
+    // The supervisor notices the stale heartbeat, kills it (SIGKILL works on
+    // a stopped process) and starts a new one.
+    CHECK(WaitFor([&]() { return !ProcessAlive(victim); }, 90));
+    pid_t successor = -1;
+    CHECK(WaitFor([&]() { return (successor = ChildNamed(farm.pid(), role)) > 0 && successor != victim; }, 60));
+    const std::string err = farm.Stderr();
+    CHECK_THAT(err, Catch::Contains("(pid " + std::to_string(victim) + ") is hung"));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // the farm goes on
+  farm.Signal(SIGINT);
+  const int code = farm.Wait(180);
+  const std::string err = farm.Stderr(), summary = farm.Stdout();
+  INFO(summary);
+  INFO(err.substr(err.size() > 6000 ? err.size() - 6000 : 0));
+  REQUIRE(code == 0);
+  CHECK(Count(err, ") is hung") == 3);
+  CHECK_THAT(summary, Catch::Contains("3 hung children killed and restarted"));
+  CHECK_THAT(summary, Catch::Contains("1 workers, 1 evaluators, 1 writers"));
+  CHECK(NumberAfter(summary, "restarts ") >= 3);
+  const std::string final_prom = Slurp(HostDir(out) + "/metrics.prom");
+  CHECK_THAT(final_prom, Catch::Contains("zerofarm_hung_kills_total{role=\"worker\"} 1"));
+  CHECK_THAT(final_prom, Catch::Contains("zerofarm_hung_kills_total{role=\"evaluator\"} 1"));
+  CHECK_THAT(final_prom, Catch::Contains("zerofarm_hung_kills_total{role=\"writer\"} 1"));
+  CheckNothingLost(out, summary);
+  CHECK(SegmentsOf(farm.pid()).empty());
+}
+
+TEST_CASE("a writer that dies or hangs during the final drain is restarted and drains every finished game",
+          "[multiprocess][fault][hung]") {
+  for (const bool hang : {false, true}) {
+    ScratchDir dir("zf-drain");
+    const std::string out = dir / "run";
+    // A big shard size: every game waits for the final drain.
+    Spawned farm(FarmArgs(out, {"--hang-timeout", "4", "--shard-positions", "1000000"}), dir / "farm");
+    REQUIRE(WaitFor([&]() { return farm.Stderr().find("serving workers") != std::string::npos; }, 120));
+    std::this_thread::sleep_for(std::chrono::seconds(4));  // some finished games in the queues
+    const pid_t writer = ChildNamed(farm.pid(), "zf-writer");
+    REQUIRE(writer > 0);
+    REQUIRE(kill(writer, SIGSTOP) == 0);  // it cannot drain
+    farm.Signal(SIGINT);                  // the supervisor stops the workers, then asks for the drain
+    REQUIRE(WaitFor([&]() { return farm.Stderr().find("stopping: ") != std::string::npos; }, 60));
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    if (!hang) kill(writer, SIGKILL);  // dies during the drain; else hangs until killed as hung
+    const int code = farm.Wait(180);
+    const std::string err = farm.Stderr(), summary = farm.Stdout();
+    INFO((hang ? "hung" : "killed") << "\n" << summary);
+    INFO(err.substr(err.size() > 6000 ? err.size() - 6000 : 0));
+    REQUIRE(code == 0);
+    CHECK_THAT(err, Catch::Contains("died while draining"));
+    CHECK_THAT(err, Catch::Contains("to finish the drain"));
+    if (hang) CHECK_THAT(err, Catch::Contains("is hung while draining"));
+    CHECK(NumberAfter(summary, "restarts ") == 1);
+    CheckNothingLost(out, summary);
+  }
+}
+
+TEST_CASE("at stop the children that do not stop are waited for all at once and not one by one",
+          "[multiprocess][fault][hung]") {
+  ScratchDir dir("zf-parallel-stop");
+  const std::string out = dir / "run";
+  Spawned farm(FarmArgs(out, {"--workers", "3", "--hang-timeout", "0"}), dir / "farm");
+  REQUIRE(WaitFor([&]() { return farm.Stderr().find("serving workers") != std::string::npos; }, 120));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  std::vector<pid_t> stopped;
+  for (const std::string role : {"zf-worker-0", "zf-worker-1", "zf-worker-2"}) {
+    const pid_t pid = ChildNamed(farm.pid(), role);
+    REQUIRE(pid > 0);
+    REQUIRE(kill(pid, SIGSTOP) == 0);
+    stopped.push_back(pid);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  farm.Signal(SIGINT);
+  const int code = farm.Wait(180);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string err = farm.Stderr();
+  INFO(err.substr(err.size() > 4000 ? err.size() - 4000 : 0));
+  CHECK(code == 0);
+  CHECK(Count(err, "did not stop in 10 s; killing it") == 3);
+  // One by one, three stopped workers cost 3 x 10 s; all at once about 10 s.
+  // Generous for a loaded machine, still below the serial 30 s.
+  CHECK(secs < 27.0);
+  CheckNothingLost(out, farm.Stdout());
+}
