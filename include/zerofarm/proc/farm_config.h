@@ -68,6 +68,11 @@ struct FarmConfig {
   // rate (proc/batch_policy.h), never past max_wait_us; false: always wait up
   // to max_wait_us (the old fixed policy).
   bool adaptive_wait = true;
+  // ---- hostile input (issue #21); appended here to keep merges small ------------
+  // Write into a run directory (or models directory) owned by another user or
+  // writable by group or others (io/safe_files.h). Command line only
+  // (--allow-foreign-dir): not in the config text, so a config file cannot set it.
+  bool allow_foreign_dir = false;
 
   int EffectiveRingSlots() const {
     return ring_slots > 0 ? ring_slots : games_per_worker * search.leaves_per_round;
