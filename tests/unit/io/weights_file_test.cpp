@@ -241,7 +241,7 @@ TEST_CASE("NetTensors lists exactly what a net of that config holds", "[io]") {
   CHECK_NOTHROW(CheckNetWeights(ReadWeights(shipped), shipped));
 }
 
-TEST_CASE("weights with a wrong shape, a missing or extra tensor, NaN or Inf are refused in one line", "[io]") {
+TEST_CASE("weights with a wrong shape or a missing or extra tensor or NaN or Inf are refused in one line", "[io]") {
   ScratchDir dir("zf-io");
   eval::WeightSet w = FullNet(kSmallC4);
   TensorOf(&w, "value_head.fc1.weight")->shape = {16, 43};
