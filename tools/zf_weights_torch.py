@@ -364,10 +364,29 @@ def save_zerofarm_weights(net, path, game=None, version=None):
 # ---- CLI -----------------------------------------------------------------------
 
 def _torch_load(path):
+    """Loads a .pt with torch's restricted unpickler only, never the full one.
+
+    A .pt file is a pickle: unpickled without weights_only it can run any code.
+    So there is no fallback: a torch without weights_only (before 1.13) is
+    refused, and so is any file the restricted unpickler rejects, whatever it
+    raises (a crafted file can make it raise TypeError, which an old fallback
+    took for "no weights_only" and retried unrestricted).
+    """
+    import inspect
+    try:
+        has_weights_only = "weights_only" in inspect.signature(torch.load).parameters
+    except (TypeError, ValueError):
+        has_weights_only = False
+    if not has_weights_only:
+        raise ValueError(f"this torch ({torch.__version__}) has no torch.load(weights_only=True); refusing to "
+                         f"unpickle {path} (it could run code): use torch >= 1.13")
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
-    except TypeError:  # a torch without weights_only
-        return torch.load(path, map_location="cpu")
+    except OSError:
+        raise
+    except Exception as e:  # noqa: BLE001 -- every rejection is a refusal, never a retry
+        raise ValueError(f"{path}: refused by torch's restricted unpickler (weights_only=True): "
+                         f"{type(e).__name__}: {e}") from None
 
 
 def _state_from_file(obj, path):

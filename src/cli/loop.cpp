@@ -8,6 +8,8 @@
 // (new epoch), the trainer resumes from RUN/train/state.txt, and the curve's
 // hours continue from RUN/eval/loop-seconds.txt (farm time of earlier pieces)
 // and its CPU hours (the whole process tree's) from RUN/eval/loop-cpu-seconds.txt.
+#include <sys/wait.h>
+
 #include <unistd.h>
 
 #include <atomic>
@@ -56,6 +58,13 @@ double ReadSeconds(const std::string& path) {
   return (in >> s) ? s : 0.0;
 }
 
+// The loop's exit code for a child that stopped: its own when it says bad
+// input (2) or a full disk (4), as `zerofarm run` would; else 1 (issue 21).
+int ChildFailureCode(int status) {
+  if (WIFEXITED(status) && (WEXITSTATUS(status) == kExitUsage || WEXITSTATUS(status) == kExitNoSpace))
+    return WEXITSTATUS(status);
+  return kExitFailure;
+}
 }  // namespace
 
 int LoopCommand(int argc, char** argv) {
@@ -257,12 +266,12 @@ int LoopCommand(int argc, char** argv) {
     int status = 0;
     if (farm.TryReap(&status)) {
       ZF_LOG(ERROR) << "the farm stopped: " << proc::DescribeWaitStatus(status);
-      exit_code = kExitFailure;
+      exit_code = ChildFailureCode(status);
       break;
     }
     if (trainer.TryReap(&status)) {
       ZF_LOG(ERROR) << "the trainer stopped: " << proc::DescribeWaitStatus(status);
-      exit_code = kExitFailure;
+      exit_code = ChildFailureCode(status);
       break;
     }
     if (MonotonicSeconds() >= next_eval) {

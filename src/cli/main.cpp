@@ -12,6 +12,7 @@
 #include "zerofarm/core/log.h"
 #include "zerofarm/core_version.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/h5.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/roles.h"
 
@@ -83,6 +84,9 @@ int Main(int argc, char** argv) {
   } catch (const ConfigError& e) {
     std::cerr << "zerofarm " << command << ": " << e.what() << "\n";
     return kExitUsage;
+  } catch (const io::NoSpaceError& e) {  // a full disk before or during the run: exit 4
+    std::cerr << "zerofarm " << command << ": " << e.what() << "\n";
+    return kExitNoSpace;
   } catch (const cxxopts::exceptions::exception& e) {
     std::cerr << "zerofarm " << command << ": " << e.what() << "\n";
     return kExitUsage;

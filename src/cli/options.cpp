@@ -13,12 +13,32 @@ std::string Str(const T& v) {
   os << v;
   return os.str();
 }
+
+// cxxopts reports a bad number as "Argument 'abc' failed to parse", without
+// the option: find the option in argv that was given that value (issue 21).
+std::string BadNumberMessage(int argc, char** argv, const std::string& what) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--", 0) != 0) continue;
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos && i + 1 >= argc) continue;
+    const std::string name = a.substr(0, eq);
+    const std::string value = eq == std::string::npos ? argv[i + 1] : a.substr(eq + 1);
+    if (what.find("\u2018" + value + "\u2019") != std::string::npos || what.find("'" + value + "'") != std::string::npos)
+      return name + ": '" + PrintableText(value) + "' is not a valid number";
+  }
+  return PrintableText(what, 200);
+}
 }  // namespace
 
 bool ParseArgs(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult* result,
                int* exit_code) {
   options.add_options("help")("h,help", "Print this help");
-  *result = options.parse(argc, argv);
+  try {
+    *result = options.parse(argc, argv);
+  } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
+    throw ConfigError(BadNumberMessage(argc, argv, e.what()));
+  }
   if (result->count("help")) {
     std::cout << options.help() << std::endl;
     *exit_code = 0;
@@ -84,6 +104,9 @@ void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& 
        "AVX512-BF16/AMX, else fp32)", cxxopts::value<std::string>()->default_value(d.precision))
       ("bf16", "Run the network in bfloat16 (same as --precision bf16)")
       ("fp16", "Run the network in float16 (GPU evaluators only)");
+  options.add_options("safety")
+      ("allow-foreign-dir", "Write into a run or models directory that another user owns or that group or "
+       "others can write (refused by default: such a directory lets them plant links)");
 }
 
 void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c) {
@@ -125,6 +148,7 @@ void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c
   Override(r, "precision", &c->precision);
   if (r.count("bf16")) c->bf16 = true;
   if (r.count("fp16")) c->fp16 = true;
+  if (r.count("allow-foreign-dir")) c->allow_foreign_dir = true;
 }
 
 }  // namespace zerofarm::cli

@@ -87,6 +87,8 @@ int RunCommand(int argc, char** argv) {
   Override(r, "max-batch", &c.max_batch);
   Override(r, "max-wait-us", &c.max_wait_us);
   if (r.count("fixed-wait")) c.adaptive_wait = false;
+  if (r.count("out") && r["out"].as<std::string>().empty())  // not the default run directory by accident
+    throw ConfigError("--out \"\" names no directory; give a run directory or leave --out out");
   Override(r, "out", &c.out);
   Override(r, "models", &c.models);
   Override(r, "host-id", &c.host_id);

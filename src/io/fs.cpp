@@ -11,6 +11,7 @@
 #include "fs_internal.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/h5.h"
+#include "zerofarm/io/safe_files.h"
 
 namespace zerofarm::io::internal {
 
@@ -43,8 +44,7 @@ void RenameFile(const std::string& from, const std::string& to) {
 void WriteFileAtomically(const std::string& path, const void* data, size_t size) {
   const std::string tmp = path + ".tmp";
   try {
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) ThrowErrno(tmp + ": create", errno);
+    const int fd = CreateFreshFile(tmp);  // never through a planted link (safe_files.h)
     const auto* p = static_cast<const char*>(data);
     size_t left = size;
     while (left > 0) {
@@ -109,22 +109,25 @@ std::string ReadTextFile(const std::string& path) {
 }
 
 void AppendCsvRow(const std::string& path, const std::string& header, const std::string& row) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec)) {
-    std::string text = ReadTextFile(path);
-    const std::string old = text.substr(0, text.find('\n'));
+  // Read and appended without following a link (safe_files.h).
+  const std::optional<std::string> text = ReadRunFile(path, size_t{1} << 30);
+  if (text) {
+    const std::string old = text->substr(0, text->find('\n'));
     if (old != header) {
       if (header.compare(0, old.size(), old) != 0 || (header.size() > old.size() && header[old.size()] != ','))
         throw Error(path + " has the columns \"" + old + "\", not a prefix of \"" + header + "\"");
-      WriteTextFileAtomically(path, header + text.substr(old.size()));
+      WriteTextFileAtomically(path, header + text->substr(old.size()));
     }
   } else {
     WriteTextFileAtomically(path, header + "\n");
   }
-  std::ofstream out(path, std::ios::app);
-  out << row << '\n';
-  out.flush();
-  if (!out) throw Error("cannot append to " + path);
+  const int fd = OpenRunFile(path, O_WRONLY | O_APPEND);
+  if (fd < 0) throw Error(ErrnoMessage("cannot append to " + path, errno));
+  const std::string line = row + "\n";
+  const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  const int err = errno;
+  ::close(fd);
+  if (!ok) internal::ThrowErrno("cannot append to " + path, err);
 }
 
 }  // namespace zerofarm::io

@@ -145,6 +145,12 @@ std::vector<uint64_t> DatasetDims(hid_t loc, const std::string& name) {
   return std::vector<uint64_t>(dims.begin(), dims.end());
 }
 
+size_t DatasetElementBytes(hid_t loc, const std::string& name) {
+  H5Dataset dset = OpenDataset(loc, name);
+  H5Type ftype(H5Dget_type(dset.id()), "dataset type");
+  return H5Tget_size(ftype.id());
+}
+
 template <typename T>
 std::vector<T> ReadDataset(hid_t loc, const std::string& name, std::vector<uint64_t>* dims_out) {
   H5Dataset dset = OpenDataset(loc, name);

@@ -1,6 +1,9 @@
 // WriteWeights, ReadWeights, CheckWeightsMatch (layout: docs/schema.md).
 #include "zerofarm/io/weights_file.h"
 
+#include <sys/stat.h>
+
+#include <cmath>
 #include <set>
 
 #include "fs_internal.h"
@@ -59,7 +62,109 @@ std::string TowerText(const eval::NetConfig& c) {
   return std::to_string(c.blocks) + " blocks x " + std::to_string(c.filters) + " filters";
 }
 
+void CheckAttrRange(const std::string& path, const char* name, int value, int lo, int hi) {
+  if (value < lo || value > hi)
+    throw ConfigError(path + ": " + name + " = " + std::to_string(value) + " is out of range " + std::to_string(lo) +
+                      ".." + std::to_string(hi));
+}
+
+void CheckTowerRanges(const std::string& path, const eval::NetConfig& c) {
+  CheckAttrRange(path, "planes", c.planes, 1, kMaxWeightsPlanes);
+  CheckAttrRange(path, "height", c.height, 1, kMaxWeightsBoardSide);
+  CheckAttrRange(path, "width", c.width, 1, kMaxWeightsBoardSide);
+  CheckAttrRange(path, "actions", c.actions, 1, kMaxWeightsActions);
+  CheckAttrRange(path, "blocks", c.blocks, 1, kMaxWeightsBlocks);
+  CheckAttrRange(path, "filters", c.filters, 1, kMaxWeightsFilters);
+  CheckAttrRange(path, "value_hidden", c.value_hidden, 1, kMaxWeightsValueHidden);
+}
+
+std::string DimsText(const std::vector<uint64_t>& dims) {
+  std::string s;
+  for (uint64_t d : dims) s += (s.empty() ? "" : " x ") + std::to_string(d);
+  return s.empty() ? "1 (a scalar)" : s;
+}
+
+// Bytes `name` holds when stored uncompressed; throws ConfigError when that
+// exceeds what is left of the file's `budget` (so nothing is allocated for it).
+uint64_t CheckDatasetFits(const std::string& path, hid_t root, const std::string& name, uint64_t file_bytes,
+                          uint64_t* budget) {
+  const std::vector<uint64_t> dims = DatasetDims(root, name);
+  uint64_t bytes = DatasetElementBytes(root, name);
+  bool fits = bytes <= *budget;
+  for (uint64_t d : dims) {
+    if (!fits) break;
+    fits = d == 0 || bytes <= *budget / d;  // no overflow: checked before multiplying
+    bytes *= fits ? d : 1;
+  }
+  if (!fits)
+    throw ConfigError(path + ": dataset " + name + " declares " + DimsText(dims) + " elements, more than the file's " +
+                      std::to_string(file_bytes) + " bytes hold");
+  *budget -= bytes;
+  return bytes;
+}
+
+std::string ShapeList(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+void AddBatchNorm(std::vector<TensorSpec>* out, const std::string& prefix, int64_t channels) {
+  for (const char* p : {"weight", "bias", "running_mean", "running_var"})
+    out->push_back({prefix + "." + p, {channels}, false});
+  out->push_back({prefix + ".num_batches_tracked", {}, true});
+}
+
 }  // namespace
+
+std::vector<TensorSpec> NetTensors(const eval::NetConfig& c) {
+  const int64_t f = c.filters, hw = int64_t{c.height} * c.width;
+  std::vector<TensorSpec> t;
+  t.push_back({"stem.conv.weight", {f, c.planes, 3, 3}, false});
+  AddBatchNorm(&t, "stem.bn", f);
+  for (int b = 0; b < c.blocks; ++b) {
+    const std::string p = "blocks." + std::to_string(b) + ".";
+    t.push_back({p + "conv1.weight", {f, f, 3, 3}, false});
+    AddBatchNorm(&t, p + "bn1", f);
+    t.push_back({p + "conv2.weight", {f, f, 3, 3}, false});
+    AddBatchNorm(&t, p + "bn2", f);
+  }
+  t.push_back({"policy_head.conv.weight", {2, f, 1, 1}, false});
+  AddBatchNorm(&t, "policy_head.bn", 2);
+  t.push_back({"policy_head.fc.weight", {c.actions, 2 * hw}, false});
+  t.push_back({"policy_head.fc.bias", {c.actions}, false});
+  t.push_back({"value_head.conv.weight", {1, f, 1, 1}, false});
+  AddBatchNorm(&t, "value_head.bn", 1);
+  t.push_back({"value_head.fc1.weight", {c.value_hidden, hw}, false});
+  t.push_back({"value_head.fc1.bias", {c.value_hidden}, false});
+  t.push_back({"value_head.fc2.weight", {1, c.value_hidden}, false});
+  t.push_back({"value_head.fc2.bias", {1}, false});
+  return t;
+}
+
+void CheckNetWeights(const eval::WeightSet& w, const std::string& source) {
+  const eval::NetConfig& c = w.config;
+  const std::string net = "a " + std::to_string(c.blocks) + " x " + std::to_string(c.filters) + " net";
+  const std::vector<TensorSpec> specs = NetTensors(c);
+  std::set<std::string> wanted;
+  for (const TensorSpec& spec : specs) {
+    wanted.insert(spec.name);
+    const eval::NamedTensor* t = w.Find(spec.name);
+    if (!t) throw ConfigError(source + ": tensor " + spec.name + " is missing (" + net + " needs it)");
+    if (t->shape != spec.shape)
+      throw ConfigError(source + ": tensor " + spec.name + " has shape " + ShapeList(t->shape) + "; " + net +
+                        " needs " + ShapeList(spec.shape));
+    if (t->is_int() != spec.is_int)
+      throw ConfigError(source + ": tensor " + spec.name + " is " + (t->is_int() ? "integer" : "floating point") +
+                        "; " + net + " needs " + (spec.is_int ? "int64" : "float32"));
+    for (size_t i = 0; i < t->data.size(); ++i)
+      if (!std::isfinite(t->data[i]))
+        throw ConfigError(source + ": tensor " + spec.name + " has a non-finite value (" +
+                          (std::isnan(t->data[i]) ? "nan" : "inf") + ") at " + std::to_string(i));
+  }
+  for (const eval::NamedTensor& t : w.tensors)
+    if (!wanted.count(t.name)) throw ConfigError(source + ": unexpected tensor " + t.name + " (" + net + " has none)");
+}
 
 void WriteWeights(const std::string& path, const eval::WeightSet& weights) {
   std::set<std::string> seen;
@@ -71,24 +176,28 @@ void WriteWeights(const std::string& path, const eval::WeightSet& weights) {
 
 eval::WeightSet ReadWeights(const std::string& path) {
   internal::RequireExists(path);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))  // a FIFO or a device: never read
+    throw ConfigError(path + ": not a regular file");
+  const uint64_t file_bytes = static_cast<uint64_t>(st.st_size);
   const std::string not_hdf5 = path + ": not an HDF5 file or truncated";
-  if (!IsHdf5File(path)) throw Error(not_hdf5);
+  if (!IsHdf5File(path)) throw ConfigError(not_hdf5);
   H5File file;
   try {
     file = OpenFile(path);
   } catch (const Error&) {
-    throw Error(not_hdf5);
+    throw ConfigError(not_hdf5);
   }
   const hid_t root = file.id();
   const std::string not_weights = path + ": not a zerofarm weights file";
-  if (!HasAttr(root, "format") || ReadStringAttr(root, "format") != kWeightsFormat) throw Error(not_weights);
+  if (!HasAttr(root, "format") || ReadStringAttr(root, "format") != kWeightsFormat) throw ConfigError(not_weights);
   for (const char* name : {"format_version", "game", "planes", "height", "width", "actions", "blocks",
                            "filters", "value_hidden", "version"}) {
-    if (!HasAttr(root, name)) throw Error(not_weights + " (missing attribute " + name + ")");
+    if (!HasAttr(root, name)) throw ConfigError(not_weights + " (missing attribute " + name + ")");
   }
   const int format_version = ReadScalarAttr<int32_t>(root, "format_version");
   if (format_version < 1 || format_version > kWeightsFormatVersion)
-    throw Error(path + ": weights format version " + std::to_string(format_version) +
+    throw ConfigError(path + ": weights format version " + std::to_string(format_version) +
                 "; this zerofarm reads up to " + std::to_string(kWeightsFormatVersion));
 
   eval::WeightSet w;
@@ -101,8 +210,11 @@ eval::WeightSet ReadWeights(const std::string& path) {
   w.config.filters = ReadScalarAttr<int32_t>(root, "filters");
   w.config.value_hidden = ReadScalarAttr<int32_t>(root, "value_hidden");
   w.version = ReadScalarAttr<uint32_t>(root, "version");
+  CheckTowerRanges(path, w.config);
+  uint64_t budget = file_bytes;  // what all datasets together may declare
   for (const std::string& name : ListLinks(root)) {
     if (!IsDataset(root, name)) continue;  // room for groups a later format may add
+    CheckDatasetFits(path, root, name, file_bytes, &budget);
     eval::NamedTensor t;
     t.name = name;
     std::vector<uint64_t> dims;

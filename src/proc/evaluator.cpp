@@ -112,6 +112,7 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
     try {
       eval::WeightSet weights = LoadWeightsFor(*game, *path);
       if (weights.version <= net->ModelVersion()) {
+        models.Refused(*path);  // issue 21: not offered again unless it changes
         if (!at_start)
           ZF_LOG(WARN) << "not loading " << *path << ": its model version " << weights.version
                        << " is not newer than " << net->ModelVersion();
@@ -123,9 +124,12 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
       net->RegisterHostMemory(view.data(), view.size());
       // relaxed: read by the status line only.
       block.model_version.store(net->ModelVersion(), std::memory_order_relaxed);
+      models.Loaded(*path);
       ZF_LOG(INFO) << "loaded model version " << net->ModelVersion() << " from " << *path;
     } catch (const std::exception& e) {
-      ZF_LOG(ERROR) << "keeping model version " << net->ModelVersion() << ": " << e.what();
+      // issue 21: retried once the file changes (a copy still in progress), never blocks a later one.
+      models.Refused(*path);
+      ZF_LOG(ERROR) << "refused " << *path << "; keeping model version " << net->ModelVersion() << ": " << e.what();
     }
   };
   maybe_reload(true);

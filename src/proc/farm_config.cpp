@@ -42,7 +42,7 @@ T Parse(const std::string& key, const std::string& text) {
   std::istringstream is(text);
   T value{};
   is >> value;
-  if (is.fail() || !is.eof()) throw ConfigError("config key '" + key + "': bad value '" + text + "'");
+  if (is.fail() || !is.eof()) throw ConfigError("config key '" + key + "': bad value '" + PrintableText(text) + "'");
   return value;
 }
 
@@ -103,7 +103,7 @@ const std::vector<Field>& Fields() {
       // Search quality options (docs/search.md).
       {"search", [](const FarmConfig& c) { return std::string(c.search.gumbel ? "gumbel" : "puct"); },
        [](FarmConfig& c, const std::string& v) {
-         if (v != "puct" && v != "gumbel") throw ConfigError("config key 'search': bad value '" + v + "' (puct or gumbel)");
+         if (v != "puct" && v != "gumbel") throw ConfigError("config key 'search': bad value '" + PrintableText(v) + "' (puct or gumbel)");
          c.search.gumbel = v == "gumbel";
        }},
       ZF_FIELD("gumbel_m", search.gumbel_m),
@@ -195,7 +195,7 @@ void CheckHostId(const std::string& id) {
   for (char ch : id)
     if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-')) ok = false;
   if (!ok)
-    throw ConfigError("--host-id must be 1..64 characters of letters, digits, '.', '_' or '-', got '" + id + "'");
+    throw ConfigError("--host-id must be 1..64 characters of letters, digits, '.', '_' or '-', got '" + PrintableText(id) + "'");
 }
 
 uint32_t HostIndexOf(const std::string& id) {
@@ -229,7 +229,7 @@ void FarmConfig::Validate() const {
   if (fp16 && bf16) throw ConfigError("--fp16 and --bf16 exclude each other");
   if (fp16 && gpus == 0) throw ConfigError("--fp16 needs a GPU evaluator (--gpus >= 1); use --bf16 on the CPU");
   if (precision != "auto" && precision != "fp32" && precision != "bf16" && precision != "fp16")
-    throw ConfigError("--precision must be fp32, bf16, fp16 or auto, not '" + precision + "'");
+    throw ConfigError("--precision must be fp32, bf16, fp16 or auto, not '" + PrintableText(precision) + "'");
   if ((bf16 || fp16) && precision != "auto" && precision != (bf16 ? "bf16" : "fp16"))
     throw ConfigError(std::string(bf16 ? "--bf16" : "--fp16") + " contradicts --precision " + precision);
   if (precision == "fp16" && gpus == 0)
@@ -301,7 +301,7 @@ FarmConfig ParseConfig(const std::string& text, const std::string& source) {
     if (line.empty() || line[0] == '#') continue;
     const std::string where = source + ":" + std::to_string(n) + ": ";
     const auto eq = line.find('=');
-    if (eq == std::string::npos) throw ConfigError(where + "expected key = value, got '" + line + "'");
+    if (eq == std::string::npos) throw ConfigError(where + "expected key = value, got '" + PrintableText(line) + "'");
     std::string key = Trim(line.substr(0, eq));
     std::replace(key.begin(), key.end(), '-', '_');
     const std::string value = Trim(line.substr(eq + 1));
@@ -315,7 +315,7 @@ FarmConfig ParseConfig(const std::string& text, const std::string& source) {
         }
         known = true;
       }
-    if (!known) throw ConfigError(where + "unknown key '" + key + "'");
+    if (!known) throw ConfigError(where + "unknown key '" + PrintableText(key) + "'");
   }
   return c;
 }
@@ -324,6 +324,16 @@ FarmConfig ParseConfig(const std::string& text, const std::string& source) {
 FarmConfig FarmConfig::FromText(const std::string& text) { return ParseConfig(text, "config"); }
 
 FarmConfig FarmConfig::FromFile(const std::string& path) {
+  // A directory opens (and reads as nothing) on Linux, a FIFO blocks: only a
+  // regular file of sane size is a config file (issue 21).
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::is_directory(status))
+    throw ConfigError("--config " + path + ": is a directory, not a config file");
+  if (!ec && !std::filesystem::is_regular_file(status))
+    throw ConfigError("--config " + path + ": not a regular file");
+  if (!ec && std::filesystem::file_size(path, ec) > (1u << 20))
+    throw ConfigError("--config " + path + ": larger than 1 MiB; not a config file");
   std::ifstream in(path);
   if (!in) throw ConfigError("--config " + path + ": cannot read it");
   std::ostringstream os;

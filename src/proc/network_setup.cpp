@@ -25,12 +25,19 @@ eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config) {
 }
 
 eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path) {
-  eval::WeightSet weights = io::ReadWeights(path);
-  eval::NetConfig expected = NetConfigFor(game, FarmConfig{});
-  // The file decides the tower's size; the game decides its shape.
-  expected.blocks = expected.filters = expected.value_hidden = 0;
-  io::CheckWeightsMatch(weights, expected, path);
-  return weights;
+  try {
+    eval::WeightSet weights = io::ReadWeights(path);  // bounded by the file's size (issue 21)
+    eval::NetConfig expected = NetConfigFor(game, FarmConfig{});
+    // The file decides the tower's size; the game decides its shape.
+    expected.blocks = expected.filters = expected.value_hidden = 0;
+    io::CheckWeightsMatch(weights, expected, path);
+    io::CheckNetWeights(weights, path);  // every tensor exactly as the net needs, all finite
+    return weights;
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const Error& e) {  // unreadable weights are bad input in every command: exit 2
+    throw ConfigError(e.what());
+  }
 }
 
 eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu) {

@@ -10,6 +10,7 @@
 
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/log.h"
+#include "zerofarm/io/safe_files.h"
 #include "zerofarm/proc/roles.h"
 
 namespace zerofarm::proc {
@@ -109,7 +110,7 @@ StatusReporter::StatusReporter(const shm::SegmentMap& map, const FarmConfig& con
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && config.epoch > 0)
     std::filesystem::rename(path, ShardDir(config) + "/metrics-" + std::to_string(config.epoch - 1) + ".csv", ec);
-  csv_ = std::fopen(path.c_str(), "w");
+  csv_ = io::OpenFreshStream(path);  // issue 21: never through a planted link
   if (!csv_) {
     ZF_LOG(WARN) << "cannot write " << path << "; no metrics file for this run";
     return;
@@ -249,7 +250,7 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   m << "zerofarm_model_version{host=\"" << config_.host_id << "\"} " << now.model_max << "\n";
   single("zerofarm_written_bytes_total", "counter", "Bytes of HDF5 shards written.", now.bytes);
   const std::string path = ShardDir(config_) + "/metrics.prom", tmp = path + ".tmp";
-  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+  if (std::FILE* f = io::OpenFreshStream(tmp)) {  // issue 21: never through a planted link
     const std::string text = m.str();
     const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
     // A full disk must not leave a half-written file behind, not even this one.

@@ -15,6 +15,7 @@
 #include "zerofarm/core/rng.h"
 #include "zerofarm/game/connect4.h"
 #include "zerofarm/game/connect4_solver.h"
+#include "zerofarm/io/files.h"
 
 namespace zerofarm::proc {
 namespace fs = std::filesystem;
@@ -104,16 +105,9 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
   double last_save = MonotonicSeconds();
   auto save = [&] {
     if (cache_path.empty() || fresh == 0) return;
-    const std::string tmp = cache_path + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      for (const auto& [moves, entry] : cache) out << moves << ' ' << entry.first << ' ' << entry.second << '\n';
-      out.flush();
-      if (!out) throw Error("cannot write " + tmp);
-    }
-    std::error_code ec;
-    fs::rename(tmp, cache_path, ec);
-    if (ec) throw Error("cannot rename " + tmp + ": " + ec.message());
+    std::ostringstream text;
+    for (const auto& [moves, entry] : cache) text << moves << ' ' << entry.first << ' ' << entry.second << '\n';
+    io::WriteTextFileAtomically(cache_path, text.str());  // issue 21: .tmp created fresh, never through a link
     fresh = 0;
   };
   for (auto& p : *positions) {

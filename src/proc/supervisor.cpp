@@ -26,6 +26,7 @@
 #include <sstream>
 #include <thread>
 
+#include "run_dir.h"
 #include "status.h"
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
@@ -39,6 +40,8 @@
 #include "zerofarm/proc/game_codec.h"
 #include "zerofarm/proc/gpu_plan.h"
 #include "zerofarm/io/files.h"
+#include "zerofarm/io/h5.h"
+#include "zerofarm/io/safe_files.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/eval_cache.h"
 #include "zerofarm/shm/layout.h"
@@ -129,7 +132,9 @@ class RunDirLock {
  public:
   explicit RunDirLock(const std::string& dir) {
     const std::string path = dir + "/.zerofarm.lock";
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = io::OpenRunFile(path, O_RDWR | O_CREAT);  // issue 21: never through a planted link
+    if (fd_ < 0 && (errno == ELOOP || errno == EINVAL))
+      throw ConfigError(path + " is a link or not a regular file; refusing to use it");
     if (fd_ < 0) throw Error(ErrnoMessage("cannot open " + path, errno));
     if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       char pid[32] = {0};
@@ -160,6 +165,9 @@ class RunDirLock {
 // never committed, so no other shard holds them. Returns its games, or -1
 // when it is not complete (then its games are lost with the dead run).
 int64_t FinishTmpShard(const FarmConfig& config, const std::string& tmp) {
+  struct stat st {};
+  // A link (or anything but a file of ours) is never read nor renamed: removed.
+  if (lstat(tmp.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) return -1;
   try {
     io::ShardReader shard(tmp);
     if (shard.meta().run_id != config.run_id || shard.meta().host_id != config.host_id) return -1;
@@ -213,20 +221,17 @@ std::string PrepareOutput(const FarmConfig& config) {
 std::string RunIdOf(const std::string& dir, uint64_t random, const std::string& host) {
   const std::string path = dir + "/run_id";
   for (int attempt = 0; attempt < 50; ++attempt) {
-    std::ifstream in(path);
+    const std::optional<std::string> text = io::ReadRunFile(path);  // issue 21: no link followed
+    std::istringstream in(text.value_or(""));
     std::string id;
     if (in >> id && !id.empty()) return id;
-    if (in.is_open()) {  // being written by nobody: link() makes it whole; an empty one is damage
+    if (text) {  // being written by nobody: link() makes it whole; an empty one is damage
       if (attempt > 0) throw ConfigError(path + " is empty: remove it or use a new run directory");
     } else {
       char hex[17];
       std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(random));
       const std::string tmp = path + "." + host + "." + std::to_string(getpid()) + ".tmp";
-      {
-        std::ofstream out(tmp);
-        out << hex << "\n";
-        if (!out.flush()) throw Error("cannot write " + tmp);
-      }
+      io::WriteNewFile(tmp, std::string(hex) + "\n");  // issue 21: fresh file; removed on failure
       const int rc = link(tmp.c_str(), path.c_str());
       const int err = errno;
       std::remove(tmp.c_str());
@@ -247,13 +252,15 @@ void ClaimHostIndex(const std::string& dir, uint32_t index, const std::string& h
   std::filesystem::create_directories(claims, ec);
   if (ec) throw Error("cannot create " + claims + ": " + ec.message());
   const std::string path = claims + "/" + std::to_string(index);
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd >= 0) {
     const std::string text = host + "\n";
     const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    const int err = errno;
     close(fd);
     if (!ok) {
       std::remove(path.c_str());
+      if (err == ENOSPC || err == EDQUOT) throw io::NoSpaceError(ErrnoMessage("cannot write " + path, err));
       throw Error("cannot write " + path);
     }
     return;
@@ -261,7 +268,7 @@ void ClaimHostIndex(const std::string& dir, uint32_t index, const std::string& h
   if (errno != EEXIST) throw Error(ErrnoMessage("cannot create " + path, errno));
   std::string owner;
   for (int attempt = 0; attempt < 50 && owner.empty(); ++attempt) {  // its creator may be mid-write
-    std::ifstream in(path);
+    std::istringstream in(io::ReadRunFile(path).value_or(""));  // issue 21: no link followed
     in >> owner;
     if (owner.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -274,7 +281,7 @@ void ClaimHostIndex(const std::string& dir, uint32_t index, const std::string& h
 // Counts the runs that wrote into `dir` (OUT/epoch), under the run lock.
 uint32_t NextEpoch(const std::string& dir) {
   uint32_t epoch = 0;
-  std::ifstream in(dir + "/epoch");
+  std::istringstream in(io::ReadRunFile(dir + "/epoch").value_or(""));  // issue 21: no link followed
   if (in >> epoch) ++epoch;
   if (epoch >= kMaxEpochs)
     throw Error(dir + ": more than " + std::to_string(kMaxEpochs - 1) + " runs of this host wrote into it");
@@ -378,9 +385,7 @@ int RunFarm(const FarmConfig& requested) {
       throw ConfigError(std::string("--weights: ") + e.what());
     }
   }
-  std::error_code dir_error;
-  std::filesystem::create_directories(ShardDir(config), dir_error);
-  if (dir_error) throw Error("cannot create the host directory " + ShardDir(config) + ": " + dir_error.message());
+  MakeRunDirectories(config);  // issue 21: made and checked (run_dir.h)
   if (access(ShardDir(config).c_str(), W_OK) != 0)
     throw Error(ErrnoMessage("the host directory " + ShardDir(config) + " is not writable", errno));
   RunDirLock lock(ShardDir(config));
@@ -391,7 +396,6 @@ int RunFarm(const FarmConfig& requested) {
   config.epoch = NextEpoch(ShardDir(config));
   SetLogHost(config.host_id);  // every log line of this host's processes names it
   const std::string start_note = PrepareOutput(config);
-  std::filesystem::create_directories(ModelsDir(config), dir_error);
   RemoveStaleSegments();
 
   shm::LayoutParams params;

@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "farm_check.h"
@@ -243,4 +245,129 @@ TEST_CASE("zerofarm without zerofarm-torch beside it says so in one line for the
   Spawned inspect({lone, "inspect", dir / "nothing"}, dir / "inspect");
   CHECK(inspect.Wait(60) == kExitFailure);  // no such file, said by inspect itself
   CHECK_THAT(inspect.Stderr(), !Catch::Contains("zerofarm-torch"));
+}
+
+// ---- issue 21: hostile input (points 2 and 8) ---------------------------------------
+
+namespace {
+// A valid 1 x 8 Connect Four net, changed by `edit` and written to `path`.
+void WriteEditedNet(const std::string& path, const std::function<void(eval::WeightSet*)>& edit) {
+  eval::WeightSet w = eval::RandomWeights(SmallNet("connect4", 3, 6, 7, 7), 1);
+  edit(&w);
+  io::WriteWeights(path, w);
+}
+
+eval::NamedTensor* Tensor(eval::WeightSet* w, const std::string& name) {
+  for (auto& t : w->tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+// True when `text` holds no control byte but newlines (nothing echoed raw).
+bool Printable(const std::string& text) {
+  for (unsigned char c : text)
+    if ((c < 0x20 && c != '\n') || c == 0x7f) return false;
+  return true;
+}
+}  // namespace
+
+TEST_CASE("hostile weights files are refused at start with one line before any child starts",
+          "[multiprocess][fault]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-hostile-weights");
+  WriteEditedNet(dir / "nan.h5", [](eval::WeightSet* w) { Tensor(w, "blocks.0.conv1.weight")->data[5] = NAN; });
+  WriteEditedNet(dir / "inf.h5", [](eval::WeightSet* w) { Tensor(w, "value_head.fc2.bias")->data[0] = INFINITY; });
+  WriteEditedNet(dir / "shape.h5", [](eval::WeightSet* w) {
+    eval::NamedTensor* t = Tensor(w, "policy_head.fc.bias");
+    t->shape = {6};
+    t->data.resize(6);
+  });
+  WriteEditedNet(dir / "missing.h5", [](eval::WeightSet* w) { w->tensors.pop_back(); });
+  WriteEditedNet(dir / "filters.h5", [](eval::WeightSet* w) { w->config.filters = 1000000; });
+  for (const std::string name : {"nan.h5", "inf.h5", "shape.h5", "missing.h5", "filters.h5"}) {
+    const std::string out = dir / ("run-" + name);
+    Spawned p(FarmArgs(out, {"--weights", dir / name, "--games", "2"}), dir / "p");
+    const int code = p.Wait(120);
+    const std::string err = p.Stderr();
+    INFO(name << ": " << err);
+    CHECK(code == kExitUsage);
+    CHECK(Lines(err) == 1);
+    CHECK_THAT(err, Catch::Contains(name));
+    CHECK_FALSE(std::filesystem::exists(out + "/shards"));  // before any directory, segment or child
+    CHECK(SegmentsOf(p.pid()).empty());
+  }
+}
+
+TEST_CASE("non-HDF5 weights exit 2 in every command that takes weights", "[multiprocess][fault]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-text-weights");
+  std::ofstream(dir / "text.h5") << "these are not weights\n";
+  io::WriteWeights(dir / "c4.h5", eval::RandomWeights(SmallNet("connect4", 3, 6, 7, 7), 1));
+  const std::vector<std::vector<std::string>> cases = {
+      {ZF_BINARY, "selfplay", "--game", "connect4", "--games", "1", "--weights", dir / "text.h5"},
+      {ZF_BINARY, "eval", "--weights", dir / "c4.h5", "--against", dir / "text.h5", "--games", "2"},
+      {ZF_BINARY, "eval", "--weights", dir / "text.h5", "--against", dir / "c4.h5", "--games", "2"},
+      {ZF_BINARY, "loop", "--out", dir / "loop", "--pons", ReferenceFile("connect4/Test_L3_R1"), "--eval-positions",
+       "4", "--run-args", "--weights " + dir / "text.h5" + " --host-id " + kTestHost},
+  };
+  for (const auto& args : cases) {
+    Spawned p(args, dir / "p");
+    const int code = p.Wait(180);
+    const std::string err = p.Stderr();
+    INFO(args[1] << " " << args[3] << ": " << err);
+    CHECK(code == kExitUsage);
+    CHECK_THAT(err, Catch::Contains("text.h5: not an HDF5 file or truncated"));
+  }
+}
+
+TEST_CASE("bad command lines and config files get one line that names the culprit and exit 2",
+          "[multiprocess][fault]") {
+  ScratchDir dir("zf-bad-cli");
+  std::filesystem::create_directories(dir / "confdir");
+  std::ofstream(dir / "binary.conf") << "workers = 2\n\x01\x02\x1b[2J\xff\xfe garbage\n";
+  std::ofstream(dir / "value.conf") << "workers = \x1b[31mred\n";
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {FarmArgs("", {}), "--out \"\" names no directory"},
+      {FarmArgs(dir / "run", {"--config", dir / "confdir"}), "is a directory"},
+      {FarmArgs(dir / "run", {"--workers", "abc"}), "--workers: 'abc' is not a valid number"},
+      {FarmArgs(dir / "run", {"--duration=soon"}), "--duration: 'soon' is not a valid number"},
+      {FarmArgs(dir / "run", {"--config", dir / "binary.conf"}), "binary.conf:2: expected key = value, got '\\x01"},
+      {FarmArgs(dir / "run", {"--config", dir / "value.conf"}), "bad value '\\x1b[31mred'"},
+  };
+  for (const auto& c : cases) {
+    Spawned p(c.args, dir / "p");
+    const int code = p.Wait(60);
+    const std::string err = p.Stderr();
+    INFO(c.says << ": " << err);
+    CHECK(code == kExitUsage);
+    CHECK(Lines(err) == 1);
+    CHECK_THAT(err, Catch::Contains(c.says));
+    CHECK(Printable(err));
+  }
+  CHECK_FALSE(std::filesystem::exists(dir / "run"));
+}
+
+TEST_CASE("an output disk full before the run starts exits 4 and leaves no tmp file", "[multiprocess][fault]") {
+  ScratchDir dir("zf-full-at-start");
+  const std::string disk_dir = dir / "disk";
+  SmallDisk disk(disk_dir, 64 * 1024);
+  if (!disk.mounted()) ZF_SKIP("cannot mount a small tmpfs here (needs root)");
+  {  // fill it up
+    std::ofstream fill(disk_dir + "/fill", std::ios::binary);
+    const std::string block(4096, 'x');
+    for (int i = 0; i < 64 && fill; ++i) fill << block << std::flush;
+  }
+  Spawned p(FarmArgs(disk_dir + "/run", {"--games", "2"}), dir / "p");
+  const int code = p.Wait(120);
+  const std::string err = p.Stderr();
+  INFO(err);
+  CHECK(code == kExitNoSpace);
+  CHECK(Lines(err) == 1);
+  CHECK_THAT(err, Catch::Contains("No space left on device"));
+  CHECK(FilesWithSuffix(disk_dir, ".tmp").empty());
+  CHECK(SegmentsOf(p.pid()).empty());
 }

@@ -1,10 +1,13 @@
 // Hot reload: new weights dropped into RUN/models are picked up between
 // batches without stopping the farm; a broken file is refused and the old
-// weights stay. Only the parent asserts.
+// weights stay; hot reload never sticks (issue 21, point 7): a refused file
+// does not block a later valid one, and a file seen half-copied is retried
+// until it is complete. Only the parent asserts.
 #include <catch2/catch.hpp>
 #include <signal.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -30,7 +33,8 @@ bool WaitForLog(const Spawned& p, const std::string& text, double seconds) {
 }
 
 // A farm with `gpus` GPU evaluators (0: one on the CPU) hot-reloads version 7,
-// then refuses a broken file.
+// refuses a broken file and a NaN model once each, and loads a half-copied
+// file once it is complete.
 void CheckHotReload(const std::string& gpus) {
   ScratchDir dir("zf-reload");
   const std::string out = dir / "run";
@@ -49,12 +53,38 @@ void CheckHotReload(const std::string& gpus) {
 
   std::ofstream(out + "/models/model-000008.h5") << "not a weights file";
   REQUIRE(WaitForLog(farm, "keeping model version 7", 30));
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+
+  // NaN weights: refused like any bad file (issue 21, point 2), one log line.
+  eval::WeightSet v9 = eval::RandomWeights(c, 99);
+  v9.version = 9;
+  v9.tensors[0].data[0] = std::nanf("");
+  io::WriteWeights(out + "/models/model-000009.h5", v9);
+  REQUIRE(WaitForLog(farm, "refused " + out + "/models/model-000009.h5", 30));
+
+  // A copy in progress (no rename): seen half-written, refused, retried once
+  // complete. Neither refused file blocks it.
+  eval::WeightSet v10 = eval::RandomWeights(c, 1010);
+  v10.version = 10;
+  io::WriteWeights(dir / "v10.h5", v10);
+  const std::string whole = Slurp(dir / "v10.h5"), copy = out + "/models/model-000010.h5";
+  std::ofstream(copy, std::ios::binary) << whole.substr(0, whole.size() / 2);
+  REQUIRE(WaitForLog(farm, "refused " + copy, 30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::ofstream(copy, std::ios::binary | std::ios::app) << whole.substr(whole.size() / 2);
+  REQUIRE(WaitForLog(farm, "loaded model version 10", 30));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // games searched by version 10
   farm.Signal(SIGINT);
   REQUIRE(farm.Wait(120) == 0);
   const std::string err = farm.Stderr();
   INFO(err.substr(err.size() > 4000 ? err.size() - 4000 : 0));
   CHECK_THAT(err, Catch::Contains("model-000008.h5"));
+  // Each refusal is logged once, not every second while the file stays as it is.
+  size_t nan_refusals = 0;
+  for (size_t at = err.find("refused " + out + "/models/model-000009.h5"); at != std::string::npos;
+       at = err.find("refused " + out + "/models/model-000009.h5", at + 1))
+    ++nan_refusals;
+  CHECK(nan_refusals == 1);
+  CHECK_THAT(err, Catch::Contains("non-finite value (nan)"));
 
   std::set<uint32_t> versions;
   bool monotonic = true;
@@ -71,19 +101,24 @@ void CheckHotReload(const std::string& gpus) {
         last = v;
       }
     }
-    CHECK(shard.meta().model_version_max <= 7);
+    CHECK(shard.meta().model_version_max <= 10);
   }
-  CHECK(versions == std::set<uint32_t>{0, 7});
+  CHECK(versions.count(0) == 1);
+  CHECK(versions.count(7) == 1);
+  CHECK(versions.count(10) == 1);
+  CHECK(versions.count(9) == 0);  // the NaN model never searched a position
   CHECK(monotonic);
 }
+
 }  // namespace
 
-TEST_CASE("new weights are hot-reloaded between batches and a broken file is refused", "[multiprocess][reload]") {
+TEST_CASE("new weights are hot-reloaded between batches and broken files are refused without sticking",
+          "[multiprocess][reload]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   CheckHotReload("0");
 }
 
-TEST_CASE("hot reload on the GPU: the new net is pinned and used and a broken file is refused",
+TEST_CASE("hot reload on the GPU: the new net is pinned and used and broken files are refused",
           "[multiprocess][reload][gpu]") {
   if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
   if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");

@@ -6,6 +6,7 @@ layout tests and the C++ check (against a numpy forward pass) still run. The
 C++ checks need $ZF_BINARY.
 """
 
+import functools
 import os
 import subprocess
 import sys
@@ -219,6 +220,35 @@ class TorchNetTest(unittest.TestCase):
             p = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
             self.assertEqual(p.returncode, 1, p.stderr)
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertFalse(os.path.exists(self.path("x.h5")))
+
+    def test_a_pt_rejected_by_the_restricted_unpickler_is_never_retried(self):
+        # issue 21: a crafted .pt that makes torch's restricted unpickler raise
+        # TypeError (OrderedDict(1, 2, 3)) used to be retried without
+        # weights_only, where a pickle can run any code.
+        crafted = self.path("crafted.pt")
+        with open(crafted, "wb") as f:
+            f.write(b"\x80\x02ccollections\nOrderedDict\nq\x00(K\x01K\x02K\x03tq\x01Rq\x02.")
+        calls = []
+        real_load = torch.load
+
+        @functools.wraps(real_load)  # keeps torch.load's signature, weights_only included
+        def spy(*args, **kwargs):
+            calls.append(kwargs.get("weights_only", False))
+            return real_load(*args, **kwargs)
+
+        torch.load = spy
+        try:
+            with self.assertRaisesRegex(ValueError, "refused by torch's restricted unpickler"):
+                zw._torch_load(crafted)
+        finally:
+            torch.load = real_load
+        self.assertEqual(calls, [True])  # one call, restricted; no unrestricted retry
+        p = subprocess.run([sys.executable, SCRIPT, "from-state-dict", crafted, self.path("x.h5"),
+                            "--game", "connect4"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("refused", p.stderr)
         self.assertFalse(os.path.exists(self.path("x.h5")))
 
     def test_strict_loading_rejects_bad_files(self):

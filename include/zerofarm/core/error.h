@@ -25,6 +25,10 @@ class ConfigError : public Error {
 
 // "what: strerror(errno)" for an errno value.
 std::string ErrnoMessage(const std::string& what, int err);
+// User-supplied `text` made fit for a one-line message: a byte that is not
+// printable ASCII becomes \xNN, and more than `max` bytes end in "...", so a
+// binary config line or option value is never echoed raw to a terminal.
+std::string PrintableText(const std::string& text, size_t max = 80);
 
 namespace internal {
 class CheckFailure {

@@ -207,6 +207,8 @@ bool IsDataset(hid_t loc, const std::string& name);
 bool IsIntegerDataset(hid_t loc, const std::string& name);
 // The dimensions of a dataset (empty for a scalar).
 std::vector<uint64_t> DatasetDims(hid_t loc, const std::string& name);
+// Bytes of one element as the file stores it (4 for float32, 8 for int64).
+size_t DatasetElementBytes(hid_t loc, const std::string& name);
 // Reads a whole dataset, converting to T; `dims` (optional) receives its shape.
 template <typename T>
 std::vector<T> ReadDataset(hid_t loc, const std::string& name, std::vector<uint64_t>* dims = nullptr);

@@ -5,6 +5,7 @@
 // architecture and model version as root attributes. Python with h5py (and
 // tools/h5_weights.py) reads and writes the same files.
 #include <string>
+#include <vector>
 
 #include "zerofarm/eval/weights.h"
 
@@ -20,6 +21,14 @@ inline constexpr int kWeightsFormatVersion = 1;                    // root attri
 // or a name containing '/'.
 void WriteWeights(const std::string& path, const eval::WeightSet& weights);
 
+// Bounds on a weights file's tower attributes (ReadWeights refuses others).
+inline constexpr int kMaxWeightsBlocks = 80;
+inline constexpr int kMaxWeightsFilters = 1024;
+inline constexpr int kMaxWeightsValueHidden = 4096;
+inline constexpr int kMaxWeightsPlanes = 256;
+inline constexpr int kMaxWeightsBoardSide = 64;
+inline constexpr int kMaxWeightsActions = 65536;
+
 // Reads a weights file. Tensors come back in the order they were written (by
 // name for files that do not track creation order). Integer datasets become
 // int_data, floating-point ones data (converted to float32). Throws a
@@ -29,7 +38,32 @@ void WriteWeights(const std::string& path, const eval::WeightSet& weights);
 //   "PATH: not a zerofarm weights file"  (no format attribute, or another value)
 //   "PATH: not a zerofarm weights file (missing attribute planes)"
 //   "PATH: weights format version 2; this zerofarm reads up to 1"
+// It is safe on a hostile file (issue 21): before a tensor is read, the tower
+// attributes must lie in the ranges above ("PATH: filters = 1000000 is out of
+// range 1..1024") and each dataset, and all of them together, must fit in the
+// file as stored, uncompressed ("PATH: dataset X declares 1000000 x 1000000
+// elements, more than the file's N bytes hold"), so what is allocated is
+// bounded by the file's size. Content errors throw ConfigError; a file that
+// cannot be opened throws Error. Any tensors are accepted: CheckNetWeights
+// checks them against the net.
 eval::WeightSet ReadWeights(const std::string& path);
+
+// One tensor of the residual net: its state_dict name, shape and type.
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  bool is_int = false;  // int64 (BatchNorm's num_batches_tracked), else float32
+};
+// Every tensor the net `config` declares (docs/weights.md), in state_dict order.
+std::vector<TensorSpec> NetTensors(const eval::NetConfig& config);
+
+// Throws ConfigError (one line naming `source`) unless `weights` holds exactly
+// the tensors of NetTensors(weights.config), each of its exact shape and type,
+// and every float is finite:
+//   "w.h5: tensor stem.conv.weight has shape [8, 3, 3, 3]; a 1 x 16 net needs [16, 3, 3, 3]"
+//   "w.h5: tensor value_head.fc2.bias is missing"
+//   "w.h5: tensor blocks.0.bn1.weight has a non-finite value (nan) at 3"
+void CheckNetWeights(const eval::WeightSet& weights, const std::string& source);
 
 // Throws ConfigError unless `weights` fit `expected`: same game, planes,
 // height, width and actions, and the same blocks, filters and value_hidden

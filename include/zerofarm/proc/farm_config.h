@@ -86,6 +86,11 @@ struct FarmConfig {
   static constexpr double kStartupGraceSeconds = 120.0;  // LibTorch loads slowly on a busy machine, slower under ASan
   // The allowance a child announces before a long step: 4 x hang_timeout.
   uint64_t BusyAllowanceNs() const { return static_cast<uint64_t>(hang_timeout * 4e9); }
+  // ---- hostile input (issue #21) ------------
+  // Write into a run directory (or models directory) owned by another user or
+  // writable by group or others (io/safe_files.h). Command line only
+  // (--allow-foreign-dir): not in the config text, so a config file cannot set it.
+  bool allow_foreign_dir = false;
 
   int EffectiveRingSlots() const {
     return ring_slots > 0 ? ring_slots : games_per_worker * search.leaves_per_round;

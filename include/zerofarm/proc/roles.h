@@ -41,8 +41,9 @@ int RunEvaluatorProcess(const std::string& segment_name, uint32_t evaluator,
 eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config);
 // The evaluator a run asks for: --weights (checked against the game), else a
 // random LibTorch net from --seed, else (no LibTorch) the random evaluator.
-// Reads a weights file and checks it fits the game (any tower size);
-// ConfigError (one line) when it does not, Error when it is unreadable.
+// Reads a weights file and checks it fits the game (any tower size) and holds
+// exactly the tensors its net needs, all finite (io::CheckNetWeights);
+// ConfigError (one line) when it does not or cannot be read.
 eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path);
 // LibTorch settings of this run's evaluators.
 eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu);

@@ -1,10 +1,18 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/io/files.h"
+#include "zerofarm/io/safe_files.h"
 
 using namespace zerofarm;
 
@@ -31,4 +39,68 @@ TEST_CASE("CSV rows: the header is written once, and grows when columns are adde
   CHECK_THROWS_AS(io::AppendCsvRow(path, "hours,elo", "2.0,100"), Error);
   CHECK_THROWS_AS(io::AppendCsvRow(path, "hours,errors_total", "2.0,1"), Error);
   CHECK(io::ReadTextFile(path) == "hours,error,outcome_error\n0.5,0.3\n1.0,0.2\n1.5,0.1,0.05\n");
+}
+
+// ---- issue 21: files of a run never followed through a link -------------------------
+
+TEST_CASE("files of a run are created fresh and never written through a planted link", "[io]") {
+  testing::ScratchDir dir("zf-files");
+  const std::string victim = dir / "victim", link = dir / "run-file";
+  std::ofstream(victim) << "precious\n";
+  REQUIRE(::symlink(victim.c_str(), link.c_str()) == 0);
+  // An atomic write whose .tmp name is a planted link replaces the link, not its target.
+  REQUIRE(::symlink(victim.c_str(), (link + ".tmp").c_str()) == 0);
+  io::WriteTextFileAtomically(link, "mine\n");
+  CHECK(io::ReadTextFile(victim) == "precious\n");
+  CHECK(io::ReadTextFile(link) == "mine\n");
+  CHECK_FALSE(std::filesystem::is_symlink(link));
+  // A fresh file over a link: the link goes, the target stays.
+  const std::string link2 = dir / "metrics.csv";
+  REQUIRE(::symlink(victim.c_str(), link2.c_str()) == 0);
+  std::FILE* f = io::OpenFreshStream(link2);
+  REQUIRE(f);
+  std::fputs("a,b\n", f);
+  std::fclose(f);
+  CHECK(io::ReadTextFile(victim) == "precious\n");
+  CHECK(io::ReadTextFile(link2) == "a,b\n");
+  // Appending and reading refuse a link.
+  const std::string link3 = dir / "curve.csv";
+  REQUIRE(::symlink(victim.c_str(), link3.c_str()) == 0);
+  CHECK_THROWS_AS(io::AppendCsvRow(link3, "a,b", "1,2"), ConfigError);
+  CHECK_THROWS_WITH(io::ReadRunFile(link3), link3 + ": a symbolic link; refusing to follow it");
+  CHECK(io::ReadTextFile(victim) == "precious\n");
+  CHECK(io::OpenRunFile(link3, O_RDWR | O_CREAT) == -1);
+  CHECK(errno == ELOOP);
+  // A FIFO is never opened (it would block), a hard link never written.
+  const std::string fifo = dir / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(io::OpenRunFile(fifo, O_RDONLY) == -1);
+  CHECK(errno == EINVAL);
+  const std::string hard = dir / "hard";
+  REQUIRE(::link(victim.c_str(), hard.c_str()) == 0);
+  CHECK(io::OpenRunFile(hard, O_WRONLY) == -1);
+  CHECK_FALSE(io::ReadRunFile(dir / "missing").has_value());
+}
+
+TEST_CASE("a directory of the run must be this user's and closed to group and others", "[io]") {
+  testing::ScratchDir dir("zf-files");
+  const std::string run = dir / "run";
+  io::MakeRunDirectory(run, false);
+  struct stat st;
+  REQUIRE(::stat(run.c_str(), &st) == 0);
+  CHECK((st.st_mode & 022) == 0);  // 0755 less the umask: never group- or other-writable
+  CHECK_NOTHROW(io::CheckOwnDirectory(run, false));
+  ::chmod(run.c_str(), 0775);
+  CHECK_THROWS_AS(io::CheckOwnDirectory(run, false), ConfigError);
+  CHECK_THROWS_WITH(io::CheckOwnDirectory(run, false),
+                    run + " is writable by its group; refusing to write into it (--allow-foreign-dir to use it anyway)");
+  ::chmod(run.c_str(), 0757);
+  CHECK_THROWS_WITH(io::CheckOwnDirectory(run, false), Catch::Contains("is writable by others"));
+  CHECK_NOTHROW(io::CheckOwnDirectory(run, true));
+  // The user's own link to a directory is followed; a file is not a directory.
+  ::chmod(run.c_str(), 0755);
+  REQUIRE(::symlink(run.c_str(), (dir / "alias").c_str()) == 0);
+  CHECK_NOTHROW(io::CheckOwnDirectory(dir / "alias", false));
+  std::ofstream(dir / "file") << "x";
+  CHECK_THROWS_WITH(io::CheckOwnDirectory(dir / "file", false), dir / "file" + " is not a directory");
 }

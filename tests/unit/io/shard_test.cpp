@@ -2,6 +2,7 @@
 // tools/zf_shards.py on a shard written here.
 #include "zerofarm/io/shard.h"
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -282,15 +283,43 @@ TEST_CASE("a failed flush throws, leaves no file and keeps the buffer", "[io]") 
     CHECK(code == 0);
     CHECK_FALSE(Exists(ro + "/s-000000.h5"));
   }
-  SECTION("the disk is full") {
-    // The .tmp name points at /dev/full, where every write fails with ENOSPC.
-    REQUIRE(::symlink("/dev/full", (dir / "s-000002.h5.tmp").c_str()) == 0);
+  SECTION("a .tmp name planted as a link is replaced, never written through (issue 21)") {
+    const std::string victim = dir / "victim";
+    std::ofstream(victim) << "precious\n";
+    REQUIRE(::symlink(victim.c_str(), (dir / "s-000002.h5.tmp").c_str()) == 0);
     ShardWriter writer(dir.path(), "s", meta);
+    writer.Add(MakeGame(rng, 1, 3, meta));
+    const std::string path = writer.Flush(2, {});
+    CHECK(ShardReader(path).Games() == 1);
+    CHECK_FALSE(Exists(dir / "s-000002.h5.tmp"));
+    std::ifstream in(victim);
+    std::string text;
+    std::getline(in, text);
+    CHECK(text == "precious");
+  }
+  SECTION("the disk is full") {
+    // A 1 MiB tmpfs filled up (before issue 21 a .tmp link to /dev/full did
+    // this; links are no longer followed).
+    const std::string disk = dir / "disk";
+    REQUIRE(::mkdir(disk.c_str(), 0700) == 0);
+    if (::mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=1048576") != 0)
+      ZF_SKIP("cannot mount a small tmpfs here (needs root)");
+    struct Unmount {
+      std::string dir;
+      ~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
+    } unmount{disk};
+    {
+      std::ofstream fill(disk + "/fill", std::ios::binary);
+      const std::string block(4096, 'x');
+      for (int i = 0; i < 300 && fill; ++i) fill << block << std::flush;
+    }
+    ShardWriter writer(disk, "s", meta);
     for (int g = 0; g < 50; ++g) writer.Add(MakeGame(rng, static_cast<uint64_t>(g), 9, meta));
     CHECK_THROWS_AS(writer.Flush(2, {}), NoSpaceError);
-    CHECK_FALSE(Exists(dir / "s-000002.h5.tmp"));
-    CHECK_FALSE(Exists(dir / "s-000002.h5"));
+    CHECK_FALSE(Exists(disk + "/s-000002.h5.tmp"));
+    CHECK_FALSE(Exists(disk + "/s-000002.h5"));
     CHECK(writer.PendingGames() == 50);
+    ::unlink((disk + "/fill").c_str());
     const std::string path = writer.Flush(2, {});  // the disk has space again
     CHECK(ShardReader(path).Games() == 50);
   }

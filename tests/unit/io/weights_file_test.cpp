@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -188,6 +189,118 @@ TEST_CASE("weights files written by tools/h5_weights.py and by C++ agree", "[io]
   const std::string from_cpp = dir / "cpp.h5";
   WriteWeights(from_cpp, Connect4Weights());
   CHECK(RunCommand("/usr/bin/python3 " + tools + "/h5_weights.py --show " + from_cpp + " >/dev/null") == 0);
+}
+
+// ---- issue 21: a weights file cannot run code or exhaust the machine -------------
+
+// A complete, valid net of `config` (NetTensors), without LibTorch.
+eval::WeightSet FullNet(const eval::NetConfig& config) {
+  std::mt19937 rng(3);
+  eval::WeightSet w;
+  w.config = config;
+  w.version = 5;
+  for (const TensorSpec& spec : NetTensors(config)) {
+    if (spec.is_int) {
+      eval::NamedTensor t;
+      t.name = spec.name;
+      t.int_data = {0};
+      w.tensors.push_back(t);
+    } else {
+      w.tensors.push_back(FloatTensor(spec.name, spec.shape, rng));
+    }
+  }
+  return w;
+}
+
+eval::NamedTensor* TensorOf(eval::WeightSet* w, const std::string& name) {
+  for (auto& t : w->tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+const eval::NetConfig kSmallC4{"connect4", 3, 6, 7, 7, 1, 8, 16};
+
+// Writes `w`, reads it back and checks it as the farm does.
+void Load(const std::string& path, const eval::WeightSet& w) {
+  WriteWeights(path, w);
+  CheckNetWeights(ReadWeights(path), path);
+}
+
+TEST_CASE("NetTensors lists exactly what a net of that config holds", "[io]") {
+  const std::vector<TensorSpec> specs = NetTensors(kSmallC4);
+  CHECK(specs.size() == 6 + 12 + 8 + 10);  // stem, 1 block, policy head, value head
+  CHECK(specs.front().name == "stem.conv.weight");
+  CHECK(specs.front().shape == std::vector<int64_t>{8, 3, 3, 3});
+  ScratchDir dir("zf-io");
+  CHECK_NOTHROW(Load(dir / "ok.h5", FullNet(kSmallC4)));
+  // The shipped net (written by the trainer through LibTorch) passes too.
+  const std::string shipped = testing::SourceDir() + "/data/connect4-4x32.h5";
+  CHECK_NOTHROW(CheckNetWeights(ReadWeights(shipped), shipped));
+}
+
+TEST_CASE("weights with a wrong shape or a missing or extra tensor or NaN or Inf are refused in one line", "[io]") {
+  ScratchDir dir("zf-io");
+  eval::WeightSet w = FullNet(kSmallC4);
+  TensorOf(&w, "value_head.fc1.weight")->shape = {16, 43};
+  TensorOf(&w, "value_head.fc1.weight")->data.resize(16 * 43);
+  CHECK_THROWS_AS(Load(dir / "shape.h5", w), ConfigError);
+  CHECK_THROWS_WITH(Load(dir / "shape.h5", w), dir / "shape.h5" + ": tensor value_head.fc1.weight has shape [16, 43]; "
+                                                                "a 1 x 8 net needs [16, 42]");
+  w = FullNet(kSmallC4);
+  w.tensors.erase(w.tensors.begin() + 3);
+  CHECK_THROWS_WITH(Load(dir / "missing.h5", w), Catch::Contains("tensor stem.bn.running_mean is missing"));
+  w = FullNet(kSmallC4);
+  w.tensors.push_back(w.tensors[0]);
+  w.tensors.back().name = "blocks.1.conv1.weight";
+  CHECK_THROWS_WITH(Load(dir / "extra.h5", w), Catch::Contains("unexpected tensor blocks.1.conv1.weight"));
+  w = FullNet(kSmallC4);
+  TensorOf(&w, "blocks.0.bn1.running_var")->data[3] = std::nanf("");
+  CHECK_THROWS_WITH(Load(dir / "nan.h5", w), Catch::Contains("blocks.0.bn1.running_var has a non-finite value (nan) at 3"));
+  w = FullNet(kSmallC4);
+  TensorOf(&w, "policy_head.fc.bias")->data[6] = -INFINITY;
+  CHECK_THROWS_WITH(Load(dir / "inf.h5", w), Catch::Contains("policy_head.fc.bias has a non-finite value (inf) at 6"));
+}
+
+TEST_CASE("tower attributes out of range are refused before any tensor is read", "[io]") {
+  ScratchDir dir("zf-io");
+  const std::string path = dir / "w.h5";
+  struct Case {
+    const char* attr;
+    int32_t value;
+    const char* says;
+  };
+  for (const Case& c : {Case{"filters", 1000000, "filters = 1000000 is out of range 1..1024"},
+                        Case{"filters", -5, "filters = -5 is out of range 1..1024"},
+                        Case{"blocks", 2000000000, "blocks = 2000000000 is out of range 1..80"},
+                        Case{"value_hidden", 0, "value_hidden = 0 is out of range 1..4096"},
+                        Case{"height", 100000, "height = 100000 is out of range 1..64"}}) {
+    WriteWeights(path, FullNet(kSmallC4));
+    {
+      H5File f = OpenFile(path, /*writable=*/true);
+      WriteScalarAttr<int32_t>(f.id(), c.attr, c.value);
+    }
+    INFO(c.attr << " = " << c.value);
+    CHECK_THROWS_AS(ReadWeights(path), ConfigError);
+    CHECK_THROWS_WITH(ReadWeights(path), path + ": " + c.says);
+  }
+}
+
+TEST_CASE("a dataset declared bigger than the file is refused before it is read", "[io]") {
+  if (RunCommand("/usr/bin/python3 -c 'import h5py, numpy' >/dev/null 2>&1") != 0)
+    ZF_SKIP("/usr/bin/python3 with h5py and numpy not found");
+  ScratchDir dir("zf-io");
+  const std::string path = dir / "huge.h5";
+  WriteWeights(path, FullNet(kSmallC4));
+  // h5py declares a 10^6 x 10^6 float32 dataset (4 TB) without writing it:
+  // the file stays a few KiB.
+  const std::string script = "import h5py; f = h5py.File('" + path +
+                             "', 'a'); del f['value_head.fc1.weight']; "
+                             "f.create_dataset('value_head.fc1.weight', shape=(10**6, 10**6), dtype='f4'); f.close()";
+  REQUIRE(RunCommand("/usr/bin/python3 -c \"" + script + "\"") == 0);
+  REQUIRE(std::filesystem::file_size(path) < (1 << 20));
+  CHECK_THROWS_AS(ReadWeights(path), ConfigError);
+  CHECK_THROWS_WITH(ReadWeights(path), Catch::Contains("dataset value_head.fc1.weight declares 1000000 x 1000000 "
+                                                       "elements, more than the file's"));
 }
 
 }  // namespace

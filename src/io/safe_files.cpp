@@ -1,0 +1,150 @@
+// Files and directories of a run, never followed through a link
+// (include/zerofarm/io/safe_files.h).
+#include "zerofarm/io/safe_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "fs_internal.h"
+#include "zerofarm/core/error.h"
+
+namespace zerofarm::io {
+
+namespace {
+
+void CloseKeepingErrno(int fd) {
+  const int err = errno;
+  ::close(fd);
+  errno = err;
+}
+
+void WriteAll(int fd, const std::string& path, const std::string& text) {
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) internal::ThrowErrno(path + ": write", n < 0 ? errno : EIO);
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+bool TrustedOwner(uid_t uid) { return uid == ::geteuid() || uid == 0; }
+
+}  // namespace
+
+int CreateFreshFile(const std::string& path, mode_t mode) {
+  // Whatever is there goes first: a planted link is removed, not followed.
+  internal::RemoveQuietly(path);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) internal::ThrowErrno(path + ": create", errno);
+  return fd;
+}
+
+std::FILE* OpenFreshStream(const std::string& path) {
+  internal::RemoveQuietly(path);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return nullptr;
+  std::FILE* f = ::fdopen(fd, "w");
+  if (!f) CloseKeepingErrno(fd);
+  return f;
+}
+
+int OpenRunFile(const std::string& path, int flags, mode_t mode) {
+  const int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    CloseKeepingErrno(fd);
+    return -1;
+  }
+  // A second name for the file matters only when writing: it may be a hard
+  // link to someone else's file (when fs.protected_hardlinks is off).
+  const bool writes = (flags & O_ACCMODE) != O_RDONLY;
+  if (!S_ISREG(st.st_mode) || (writes && st.st_nlink != 1)) {
+    ::close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  // Blocking again: a regular file never blocks, but later reads assume it.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+void WriteNewFile(const std::string& path, const std::string& text) {
+  const int fd = CreateFreshFile(path);
+  try {
+    WriteAll(fd, path, text);
+    if (::fsync(fd) != 0 && errno != EINVAL) internal::ThrowErrno(path + ": fsync", errno);
+  } catch (...) {
+    ::close(fd);
+    internal::RemoveQuietly(path);
+    throw;
+  }
+  if (::close(fd) != 0) {  // a deferred write error (NFS)
+    const int err = errno;
+    internal::RemoveQuietly(path);
+    internal::ThrowErrno(path + ": close", err);
+  }
+}
+
+std::optional<std::string> ReadRunFile(const std::string& path, size_t max_bytes) {
+  const int fd = OpenRunFile(path, O_RDONLY);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    if (errno == ELOOP) throw ConfigError(path + ": a symbolic link; refusing to follow it");
+    if (errno == EINVAL) throw ConfigError(path + ": not a regular file; refusing to read it");
+    throw Error(ErrnoMessage(path, errno));
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      CloseKeepingErrno(fd);
+      throw Error(ErrnoMessage(path + ": read", errno));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > max_bytes) {
+      ::close(fd);
+      throw Error(path + ": larger than " + std::to_string(max_bytes) + " bytes; not a file of zerofarm's");
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
+void MakeRunDirectory(const std::string& dir, bool allow_foreign) {
+  // mkdir never follows a link at `dir` (EEXIST); the check below looks at it.
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) internal::ThrowErrno("cannot create " + dir, errno);
+  CheckOwnDirectory(dir, allow_foreign);
+}
+
+void CheckOwnDirectory(const std::string& dir, bool allow_foreign) {
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0) throw Error(ErrnoMessage(dir, errno));
+  if (S_ISLNK(st.st_mode)) {
+    // A link the user (or root) made is the user's choice; anyone else's is a trap.
+    if (!TrustedOwner(st.st_uid))
+      throw ConfigError(dir + " is a symbolic link owned by uid " + std::to_string(st.st_uid) +
+                        "; refusing to follow it");
+    if (::stat(dir.c_str(), &st) != 0) throw Error(ErrnoMessage(dir, errno));
+  }
+  if (!S_ISDIR(st.st_mode)) throw ConfigError(dir + " is not a directory");
+  if (allow_foreign) return;
+  const std::string hint = " (--allow-foreign-dir to use it anyway)";
+  if (!TrustedOwner(st.st_uid))
+    throw ConfigError(dir + " belongs to uid " + std::to_string(st.st_uid) + ", not to this user (uid " +
+                      std::to_string(::geteuid()) + "); refusing to write into it" + hint);
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    throw ConfigError(dir + " is writable by " + ((st.st_mode & S_IWOTH) ? "others" : "its group") +
+                      "; refusing to write into it" + hint);
+}
+
+}  // namespace zerofarm::io
