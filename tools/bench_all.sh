@@ -18,6 +18,13 @@
 #   learn-target    zerofarm eval --pons              docs/learning.md's target table: the shipped
 #                                                     net and random nets, move error at 100-400 simulations
 #   learn-arena     zerofarm eval --against           the shipped net against the one shipped before it
+#   testset-stats   python over data/connect4/*.rated  what Pons's test sets ask (docs/learning.md)
+#   weights-sizes   tools/zf_weights_torch.py init    weights file sizes, 6x64 and 20x256 (docs/scale-out.md)
+#   profiles        perf stat / perf record           the hand-off's context switches, the farm's and
+#                                                     the writer's CPU by process and library
+#   chaos           zf_fault_test "chaos: 30+ SIGKILLs ..."  the CI chaos test's own report (docs/reliability.md)
+# Not by default (name them in ZF_BENCH_STEPS):
+#   chaos-long      zf_fault_test "chaos, long: ..."  100 SIGKILLs in 10 minutes (docs/reliability.md)
 # Every step writes STEP.log: a header (command, git commit, machine, date,
 # load average before), the command's stdout, and a footer (load average
 # after, date); `zerofarm bench` steps also write STEP.jsonl (a "meta" line,
@@ -28,7 +35,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${ZF_BINARY:-build/zerofarm}
 out=${1:-docs/results/bench-$(date -u +%Y-%m-%d-%H%M)}
-steps=${ZF_BENCH_STEPS:-bench bench-fp32 bench-threads2 tune bench-farm bench-host reader-16384 search-evals solver-cost trainer-bf16 learn-target learn-arena}
+steps=${ZF_BENCH_STEPS:-bench bench-fp32 bench-threads2 tune bench-farm bench-host reader-16384 search-evals solver-cost trainer-bf16 learn-target learn-arena testset-stats weights-sizes profiles chaos}
 mkdir -p "$out"
 commit="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
 git diff --quiet HEAD -- src include tools CMakeLists.txt 2>/dev/null || commit="$commit (with uncommitted changes)"
@@ -149,13 +156,74 @@ learn_arena() {
   rm -f "$old"
 }
 
+# Pons's test sets as rated by the exact solver (data/connect4/*.rated: `moves
+# score verdicts`, a verdict per column: 2 best, 1 keeps the outcome, 0 gives it
+# away): outcomes, plies to the end under optimal play (the winning move
+# counted), and the move error of a player that keeps the outcome but picks
+# uniformly among the moves that do.
+testset_stats() {
+  x /usr/bin/python3 - data/connect4/Test_L2_R1.rated data/connect4/Test_L1_R1.rated <<'PY'
+import statistics, sys
+for path in sys.argv[1:]:
+    won = lost = drawn = worse = 0
+    plies, uniform = [], 0.0
+    for line in open(path):
+        moves, score, verdicts = line.split()[:3]
+        score = int(score)
+        won += score > 0
+        lost += score < 0
+        drawn += score == 0
+        worse += "1" in verdicts
+        if score:
+            plies.append(43 - 2 * abs(score) - len(moves) + 1)
+        uniform += verdicts.count("1") / (verdicts.count("1") + verdicts.count("2"))
+    n = won + lost + drawn
+    print(f"{path}: {n} positions, {won} won, {lost} lost, {drawn} drawn for the side to move; "
+          f"decided ones end {min(plies)}-{max(plies)} plies later (median {statistics.median(plies):g}); "
+          f"{worse} have an outcome-keeping move of a worse score; uniform outcome-keeping player's "
+          f"move error {100 * uniform / n:.1f} %")
+PY
+}
+# Weights file sizes of a 6x64 and a 20x256 Connect Four net (PyTorch's init).
+weights_sizes() {
+  local d
+  d=$(mktemp -d /tmp/zf-weights-XXXXXX)
+  for net in "6 64" "20 256"; do
+    set -- $net
+    x /usr/bin/python3 tools/zf_weights_torch.py init --game connect4 --blocks "$1" --filters "$2" "$d/w.h5"
+    echo "connect4 $1 blocks x $2 filters: $(stat -c %s "$d/w.h5") bytes"
+  done
+  rm -rf "$d"
+}
+# What bounds the hand-off, the farm and the writer (perf; skipped without it).
+profiles() {
+  command -v perf >/dev/null || { echo "perf not found: no profiles"; return 0; }
+  local d
+  d=$(mktemp -d /tmp/zf-perf-XXXXXX)
+  x perf stat -e context-switches,task-clock -- "$bin" bench --runs 1 --parts handoff --handoff-batches 64 2>&1
+  x perf record -q -F 499 -g -o "$d/farm.data" -- "$bin" run --game connect4 --workers 2 --gpus 0 \
+    --simulations 100 --blocks 6 --filters 64 --duration 20 --no-status --out "$d/farm" 2>&1
+  x perf report -i "$d/farm.data" --stdio --no-children --sort comm,dso >"$d/farm.txt" 2>/dev/null
+  grep -v '^#' "$d/farm.txt" | grep '%' | head -25
+  x perf record -q -g -o "$d/writer.data" -- "$bin" bench --parts writer --runs 1 --writer-positions 200000 >/dev/null 2>&1
+  x perf report -i "$d/writer.data" --stdio --no-children --sort dso >"$d/writer.txt" 2>/dev/null
+  grep -v '^#' "$d/writer.txt" | grep '%' | head -10
+  rm -rf "$d"
+}
+chaos() {
+  x "${ZF_BUILD_DIR:-build}/tests/zf_fault_test" "chaos: 30+ SIGKILLs of random children in 60 s lose no finished game" 2>&1
+}
+chaos_long() {
+  x "${ZF_BUILD_DIR:-build}/tests/zf_fault_test" "chaos, long: 100 SIGKILLs in 10 minutes" 2>&1
+}
+
 {
   echo "commit: $commit"
   echo "machine: $cpu, $cores cores, $mem, bf16 flags: ${flags:-none}"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "loadavg before: $(cat /proc/loadavg)"
   echo "steps: $steps"
-} | tee "$out/machine.txt"
+} | tee -a "$out/machine.txt"
 export ZF_BINARY=$bin ZEROFARM=$bin
 wants bench && run bench "$bin" bench --runs 3
 wants bench-fp32 && run bench-fp32 "$bin" bench --runs 3 --precision fp32 --parts bound,farm
@@ -170,6 +238,11 @@ wants solver-cost && run solver-cost solver_cost
 wants trainer-bf16 && run trainer-bf16 trainer_bf16
 wants learn-target && run learn-target learn_target
 wants learn-arena && run learn-arena learn_arena
+wants testset-stats && run testset-stats testset_stats
+wants weights-sizes && run weights-sizes weights_sizes
+wants profiles && run profiles profiles
+wants chaos && run chaos chaos
+wants chaos-long && run chaos-long chaos_long
 echo "loadavg after: $(cat /proc/loadavg)" | tee -a "$out/machine.txt"
 echo "date end: $(date -u +%Y-%m-%dT%H:%M:%SZ)" | tee -a "$out/machine.txt"
 echo "results in $out"
