@@ -203,10 +203,10 @@ profiles() {
   x perf stat -e context-switches,task-clock -- "$bin" bench --runs 1 --parts handoff --handoff-batches 64 2>&1
   x perf record -q -F 499 -g -o "$d/farm.data" -- "$bin" run --game connect4 --workers 2 --gpus 0 \
     --simulations 100 --blocks 6 --filters 64 --duration 20 --no-status --out "$d/farm" 2>&1
-  x perf report -i "$d/farm.data" --stdio --no-children --sort comm,dso >"$d/farm.txt" 2>/dev/null
+  x perf report -i "$d/farm.data" --stdio --no-children -g none --percent-limit 0.5 --sort comm,dso >"$d/farm.txt" 2>/dev/null
   grep -v '^#' "$d/farm.txt" | grep '%' | head -25
   x perf record -q -g -o "$d/writer.data" -- "$bin" bench --parts writer --runs 1 --writer-positions 200000 >/dev/null 2>&1
-  x perf report -i "$d/writer.data" --stdio --no-children --sort dso >"$d/writer.txt" 2>/dev/null
+  x perf report -i "$d/writer.data" --stdio --no-children -g none --percent-limit 0.5 --sort dso >"$d/writer.txt" 2>/dev/null
   grep -v '^#' "$d/writer.txt" | grep '%' | head -10
   rm -rf "$d"
 }
