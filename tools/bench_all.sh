@@ -4,7 +4,7 @@
 # the raw output under docs/results/ (docs/results/README.md lists them):
 #   tools/bench_all.sh [OUT_DIR]     (default docs/results/bench-YYYY-MM-DD-HHMM)
 #   ZF_BENCH_STEPS="bench tune" tools/bench_all.sh     runs only the steps named
-# Steps, in order (about 45 minutes on 2 cores):
+# Steps, in order (about 45 minutes on 2 quiet cores, an estimate; an hour on 2 loaded ones):
 #   bench           zerofarm bench --runs 3          bound, farm, wait, scaling, hand-off, writer
 #   bench-fp32      zerofarm bench --runs 3 --precision fp32 --parts bound,farm
 #   bench-threads2  zerofarm bench --runs 3 --eval-threads 2 --parts bound   (a second intra-op thread)
