@@ -10,6 +10,7 @@
 #      on a run of many small fast games: positions/s and MB/s read.
 # Prints one line per run and min / median / max. Usage:
 #   tools/bench_host.sh [RUNS=3] [SECONDS=60] [SHARD=16384]
+# ZF_BENCH_READER_ONLY=1 skips part 1 (the reader's run lasts SECONDS then).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -26,6 +27,10 @@ stats() {  # min / median / max of the numbers on stdin
   sort -g | awk '{a[NR] = $1} END {printf "%g / %g / %g", a[1], a[int((NR + 1) / 2)], a[NR]}'
 }
 
+reader_secs=20
+if [ "${ZF_BENCH_READER_ONLY:-0}" = 1 ]; then
+  reader_secs=$secs
+else
 echo "== farm: connect4, defaults $prec, $secs s, --shard-positions $shard, $runs runs ($(nproc) CPUs)"
 : > "$tmp/farm.txt"
 for i in $(seq 1 "$runs"); do
@@ -52,9 +57,10 @@ echo "  leaf evals/s      $(cut -d' ' -f5 "$tmp/farm.txt" | stats)"
 echo "  bytes/position    $(cut -d' ' -f2 "$tmp/farm.txt" | stats)"
 echo "  shards/s          $(cut -d' ' -f3 "$tmp/farm.txt" | stats)"
 echo "  bytes/s written   $(cut -d' ' -f4 "$tmp/farm.txt" | stats)"
+fi
 
 echo "== reader: tools/zf_shards.py load_run on a run of fast games, $runs runs"
-"$zf" run --game connect4 --gpus 0 --simulations 4 --blocks 1 --filters 8 --duration 20 \
+"$zf" run --game connect4 --gpus 0 --simulations 4 --blocks 1 --filters 8 --duration "$reader_secs" \
   --shard-positions "$shard" --out "$tmp/read" --host-id bench --no-status > /dev/null 2>&1
 : > "$tmp/read.txt"
 for i in $(seq 1 "$runs"); do
