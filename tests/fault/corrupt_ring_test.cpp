@@ -16,45 +16,13 @@
 using namespace zerofarm;
 using namespace zerofarm::testing;
 
-namespace {
-
-// The pid of the child of `farm` whose /proc comm is `name` (-1 when none).
-pid_t ChildNamed(pid_t farm, const std::string& name) {
-  for (pid_t pid : ChildPids(farm))
-    if (Slurp("/proc/" + std::to_string(pid) + "/comm") == name + "\n") return pid;
-  return -1;
-}
-
-// Waits up to `seconds` for process `pid` to be stopped (state T in /proc).
-bool WaitUntilStopped(pid_t pid, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    const std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
-    const auto close = stat.rfind(')');
-    if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'T') return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return false;
-}
-
-// Waits up to `seconds` for `text` in `path`'s contents.
-bool WaitForText(const std::string& path, const std::string& text, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (Slurp(path).find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
-}  // namespace
 
 TEST_CASE("the evaluator refuses a ring with impossible counters at run time and serves the others",
           "[fault][ring]") {
   ScratchDir dir("zf-corrupt");
   const std::string out = dir / "run";
   Spawned farm(FarmArgs(out, {}), dir / "farm");
-  REQUIRE(WaitForText(dir / "farm.err", "serving workers", 60));
+  REQUIRE(WaitForLog(farm, "serving workers", 60));
   const std::vector<std::string> segments = SegmentsOf(farm.pid());
   REQUIRE(segments.size() == 1);
   shm::ShmView view(segments[0].substr(std::string("/dev/shm").size()));
@@ -72,7 +40,7 @@ TEST_CASE("the evaluator refuses a ring with impossible counters at run time and
   REQUIRE(WaitUntilStopped(worker0, 30));    // SIGSTOP lands asynchronously
   ring0.head.store(ring0.done.load() + ring0.slots + 5);
   const bool refused =
-      WaitForText(dir / "farm.err", "the ring of worker 0 has impossible counters; no longer serving it", 30);
+      WaitForLog(farm, "the ring of worker 0 has impossible counters; no longer serving it", 30);
   INFO(Slurp(dir / "farm.err").substr(0, 6000));
   CHECK(refused);
 

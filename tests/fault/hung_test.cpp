@@ -19,25 +19,6 @@ using namespace zerofarm::testing;
 
 namespace {
 
-bool WaitFor(const std::function<bool()>& done, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
-// The pid of the farm's child named `comm` ("zf-writer", "zf-eval-0", "zf-worker-1"), or -1.
-pid_t ChildNamed(pid_t farm, const std::string& comm) {
-  for (pid_t pid : ChildPids(farm)) {
-    std::string c = Slurp("/proc/" + std::to_string(pid) + "/comm");
-    if (!c.empty() && c.back() == '\n') c.pop_back();
-    if (c == comm) return pid;
-  }
-  return -1;
-}
-
 // Occurrences of `text` in `s`.
 int Count(const std::string& s, const std::string& text) {
   int n = 0;

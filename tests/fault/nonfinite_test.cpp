@@ -59,15 +59,6 @@ bool AnswersNonFinite(const eval::WeightSet& w) {
   return !finite;
 }
 
-bool WaitForLog(const Spawned& p, const std::string& text, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (p.Stderr().find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 int Count(const std::string& s, const std::string& text) {
   int n = 0;
   for (size_t at = s.find(text); at != std::string::npos; at = s.find(text, at + 1)) ++n;

@@ -23,14 +23,6 @@ using namespace zerofarm;
 using namespace zerofarm::testing;
 
 namespace {
-bool WaitForLog(const Spawned& p, const std::string& text, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (p.Stderr().find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
 
 // A farm with `gpus` GPU evaluators (0: one on the CPU) hot-reloads version 7,
 // refuses a broken file and a NaN model once each, and loads a half-copied

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <functional>
+#include <thread>
 #include <set>
 #include <sstream>
 #include <string>
@@ -141,6 +143,41 @@ inline bool ProcessAlive(pid_t pid) {
   if (stat.empty()) return false;
   const auto close = stat.rfind(')');
   return close != std::string::npos && stat[close + 2] != 'Z';
+}
+
+// Polls `done` every 50 ms for up to `seconds`; true once it holds.
+inline bool WaitFor(const std::function<bool()>& done, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// Waits up to `seconds` for `text` in the stderr of `p`.
+inline bool WaitForLog(const Spawned& p, const std::string& text, double seconds) {
+  return WaitFor([&]() { return p.Stderr().find(text) != std::string::npos; }, seconds);
+}
+
+// The pid of the farm's child named `comm` ("zf-writer", "zf-eval-0", "zf-worker-1"), or -1.
+inline pid_t ChildNamed(pid_t farm, const std::string& comm) {
+  for (pid_t pid : ChildPids(farm)) {
+    std::string c = Slurp("/proc/" + std::to_string(pid) + "/comm");
+    if (!c.empty() && c.back() == '\n') c.pop_back();
+    if (c == comm) return pid;
+  }
+  return -1;
+}
+
+// Waits up to `seconds` for process `pid` to be stopped (state T in /proc):
+// SIGSTOP lands asynchronously.
+inline bool WaitUntilStopped(pid_t pid, double seconds) {
+  return WaitFor([&]() {
+    const std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
+    const auto close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'T';
+  }, seconds);
 }
 
 // A number that follows `label` in `text` ("50 games finished" -> 50 for
