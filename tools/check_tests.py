@@ -13,8 +13,9 @@
   check_tests.py skips BUILD JUNIT_XML...
       Lists every test CTest reported as skipped, with the reason it printed
       ("[skipped] REASON", tests/support/skip.h), and fails if any was skipped
-      outside the allowed list (ALLOWED_SKIPS): tests that need a GPU, the
-      Slurm test where there is no cgroup filesystem, and the CUDA compile
+      outside the allowed list (allowed_skip()): tests that need a GPU, the
+      Slurm test where there is no cgroup filesystem, the PID-namespace test
+      where `unshare --pid --mount-proc` cannot run (a chroot), and the CUDA compile
       check when the user turned it off (ZF_CUDA_CHECK=0) or its packages
       cannot be fetched.
 
@@ -41,11 +42,22 @@ def allowed_skip(name, labels, reason):
         return "needs a GPU"
     if name == "slurm" and "no cgroup filesystem" in reason and not os.listdir("/sys/fs/cgroup"):
         return "no cgroup filesystem here"
+    if "another PID namespace" in name and "unshare" in reason and not unshare_works():
+        return "unshare --pid --mount-proc cannot run here (a chroot, or not root)"
     if name == "cuda_compile" and "ZF_CUDA_CHECK=0" in reason:
         return "CUDA compile check turned off by the user"
     if name == "cuda_compile" and re.search(r"apt-get (update|download)\b.*failed", reason):
         return "the CUDA headers could not be fetched"
     return None
+
+
+def unshare_works():
+    """Whether this machine can start a process in new PID and mount namespaces."""
+    probe = ["unshare", "--pid", "--fork", "--mount-proc", "true"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 def ctest_tests(build):

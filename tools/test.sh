@@ -13,7 +13,9 @@
 #      (deep perft, the hard solver lines) run only in the plain build;
 #   3. the list of skipped tests with their reasons (tools/check_tests.py
 #      skips): the command fails if a test was skipped that must run here
-#      (only GPU tests, and the Slurm test without a cgroup filesystem, may).
+#      (only GPU tests, the Slurm test without a cgroup filesystem, the
+#      PID-namespace test where unshare cannot run, and the CUDA compile check
+#      turned off or unable to fetch, may).
 #
 #   tools/test.sh --long      only the hidden long tests instead: the chaos
 #                             test's 100 SIGKILLs in 10 minutes and the first

@@ -62,7 +62,7 @@ std::string DeadRunsSegment() {
 TEST_CASE("a farm in another PID namespace never removes a live farm's segment and still removes a dead one's",
           "[multiprocess][fault][namespace]") {
   if (std::system("unshare --pid --fork --mount-proc true >/dev/null 2>&1") != 0)
-    ZF_SKIP("unshare --pid --fork --mount-proc is not permitted here (needs root)");
+    ZF_SKIP("unshare --pid --fork --mount-proc fails here: it needs root and a real root filesystem (not a chroot)");
   ScratchDir dir("zf-pidns");
   Spawned live(FarmArgs(dir / "live", {}), dir / "live");
   REQUIRE(WaitForLog(live, "serving workers", 1, 120));
