@@ -38,13 +38,17 @@ TEST_CASE("the evaluator refuses a ring with impossible counters at run time and
   REQUIRE(worker0 > 0);
   REQUIRE(kill(worker0, SIGSTOP) == 0);  // the worker must not rewrite head
   REQUIRE(WaitUntilStopped(worker0, 30));    // SIGSTOP lands asynchronously
-  ring0.head.store(ring0.done.load() + ring0.slots + 5);
+  // Impossible whatever the evaluator still completes of worker 0's leaves in
+  // flight (at most a ring's worth): more than a ring's worth ahead of any done.
+  ring0.head.store(ring0.done.load() + 3 * ring0.slots);
   const bool refused =
       WaitForLog(farm, "the ring of worker 0 has impossible counters; no longer serving it", 30);
   INFO(Slurp(dir / "farm.err").substr(0, 6000));
   CHECK(refused);
 
-  // Worker 1's leaves are still evaluated; worker 0's ring is left alone.
+  // Worker 1's leaves are still evaluated; worker 0's ring is left alone
+  // (after the batch that was running when it was refused).
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const uint64_t done0 = ring0.done.load(), done1 = ring1.done.load();
   std::this_thread::sleep_for(std::chrono::seconds(2));
   CHECK(ring1.done.load() > done1);
