@@ -25,7 +25,6 @@ using namespace zerofarm::testing;
 
 namespace {
 
-int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 // ERROR lines of a log.
 std::vector<std::string> ErrorLines(const std::string& log) {
@@ -80,12 +79,7 @@ TEST_CASE("weights that are truncated, not HDF5, or for another game fail at sta
   std::ofstream(dir / "text.h5") << "these are not weights\n";
   for (const std::string name : {"ttt.h5", "cut.h5", "text.h5", "missing.h5"}) {
     Spawned p(FarmArgs(dir / ("run-" + name), {"--weights", dir / name, "--games", "2"}), dir / "p");
-    const int code = p.Wait(120);
-    const std::string err = p.Stderr();
-    INFO(name << ": " << err);
-    CHECK(code == kExitUsage);
-    CHECK(Lines(err) == 1);
-    CHECK_THAT(err, Catch::Contains(name));
+    CheckUsageError(p, 120, Catch::Contains(name), name);
   }
   // And the right file works.
   Spawned ok(FarmArgs(dir / "run-ok", {"--weights", dir / "c4.h5", "--games", "4"}), dir / "ok");
@@ -126,7 +120,7 @@ TEST_CASE("rings too big for /dev/shm fail at start with one line and leave no s
   INFO(err);
   CHECK(code == kExitFailure);
   const auto errors = ErrorLines(err);
-  CHECK(Lines(err) == 1);
+  CHECK(CountNewlines(err) == 1);
   CHECK_THAT(err, Catch::Contains("/dev/shm"));
   CHECK(SegmentsOf(p.pid()).empty());
 }
@@ -139,7 +133,7 @@ TEST_CASE("an output directory that cannot be written fails at start with one li
   const std::string err = p.Stderr();
   INFO(err);
   CHECK(code != 0);
-  CHECK(Lines(err) == 1);
+  CHECK(CountNewlines(err) == 1);
   CHECK_THAT(err, Catch::Contains(dir / "file/run"));
   // A directory the user may not write: run as user nobody when root (root
   // writes anywhere), under a root-owned, read-only ro/ that nobody can reach.
@@ -152,7 +146,7 @@ TEST_CASE("an output directory that cannot be written fails at start with one li
   INFO(ro_err);
   CHECK(ro_code != 0);
   CHECK(ro_code != 125);  // the child did become nobody
-  CHECK(Lines(ro_err) == 1);
+  CHECK(CountNewlines(ro_err) == 1);
   CHECK_THAT(ro_err, Catch::Contains("Permission denied"));
   CHECK_FALSE(std::filesystem::exists(dir / "ro/run"));
 }
@@ -236,7 +230,7 @@ TEST_CASE("zerofarm without zerofarm-torch beside it says so in one line for the
     const std::string err = p.Stderr();
     INFO(args[1] << ": " << err);
     CHECK(code == kExitFailure);
-    CHECK(Lines(err) == 1);
+    CHECK(CountNewlines(err) == 1);
     CHECK_THAT(err, Catch::Contains("zerofarm-torch"));
   }
   // The run made no shards, left no segment and no half-written file.
@@ -291,7 +285,7 @@ TEST_CASE("hostile weights files are refused at start with one line before any c
     const std::string err = p.Stderr();
     INFO(name << ": " << err);
     CHECK(code == kExitUsage);
-    CHECK(Lines(err) == 1);
+    CHECK(CountNewlines(err) == 1);
     CHECK_THAT(err, Catch::Contains(name));
     CHECK_FALSE(std::filesystem::exists(out + "/shards"));  // before any directory, segment or child
     CHECK(SegmentsOf(p.pid()).empty());
@@ -340,12 +334,8 @@ TEST_CASE("bad command lines and config files get one line that names the culpri
   };
   for (const auto& c : cases) {
     Spawned p(c.args, dir / "p");
-    const int code = p.Wait(60);
-    const std::string err = p.Stderr();
+    const std::string err = CheckUsageError(p, 60, Catch::Contains(c.says), c.says);
     INFO(c.says << ": " << err);
-    CHECK(code == kExitUsage);
-    CHECK(Lines(err) == 1);
-    CHECK_THAT(err, Catch::Contains(c.says));
     CHECK(Printable(err));
   }
   CHECK_FALSE(std::filesystem::exists(dir / "run"));
@@ -366,7 +356,7 @@ TEST_CASE("an output disk full before the run starts exits 4 and leaves no tmp f
   const std::string err = p.Stderr();
   INFO(err);
   CHECK(code == kExitNoSpace);
-  CHECK(Lines(err) == 1);
+  CHECK(CountNewlines(err) == 1);
   CHECK_THAT(err, Catch::Contains("No space left on device"));
   CHECK(FilesWithSuffix(disk_dir, ".tmp").empty());
   CHECK(SegmentsOf(p.pid()).empty());

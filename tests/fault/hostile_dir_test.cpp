@@ -24,7 +24,6 @@ namespace {
 
 constexpr uid_t kNobody = 65534;  // nobody / nogroup on Debian
 
-int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 // Runs `body` in a child process as nobody:nogroup; true when it returned true.
 bool AsNobody(const std::function<bool()>& body) {
@@ -94,21 +93,11 @@ TEST_CASE("a run directory planted with links by another user truncates nothing 
 
   SECTION("refused: the directory belongs to another user") {
     Spawned p(FarmArgs(out, {"--games", "2"}), base / "p");
-    const int code = p.Wait(120);
-    const std::string err = p.Stderr();
-    INFO(err);
-    CHECK(code == kExitUsage);
-    CHECK(Lines(err) == 1);
-    CHECK_THAT(err, Catch::Contains(out) && Catch::Contains("--allow-foreign-dir"));
+    CheckUsageError(p, 120, Catch::Contains(out) && Catch::Contains("--allow-foreign-dir"));
   }
   SECTION("with --allow-foreign-dir the planted lock link is refused") {
     Spawned p(FarmArgs(out, {"--games", "2", "--allow-foreign-dir"}), base / "p");
-    const int code = p.Wait(120);
-    const std::string err = p.Stderr();
-    INFO(err);
-    CHECK(code == kExitUsage);
-    CHECK(Lines(err) == 1);
-    CHECK_THAT(err, Catch::Contains(".zerofarm.lock"));
+    CheckUsageError(p, 120, Catch::Contains(".zerofarm.lock"));
   }
   SECTION("with --allow-foreign-dir and no lock link, the run writes its own files beside the links") {
     // The links it only reads (lock, run_id, epoch) refuse the run (exit 2): gone here.
@@ -139,12 +128,7 @@ TEST_CASE("a run directory planted with links by another user truncates nothing 
       return mkdir(out2.c_str(), 0755) == 0 && symlink(elsewhere.c_str(), (out2 + "/shards").c_str()) == 0;
     }));
     Spawned p(FarmArgs(out2, {"--games", "2", "--allow-foreign-dir"}), base / "p");
-    const int code = p.Wait(120);
-    const std::string err = p.Stderr();
-    INFO(err);
-    CHECK(code == kExitUsage);
-    CHECK(Lines(err) == 1);
-    CHECK_THAT(err, Catch::Contains("symbolic link"));
+    CheckUsageError(p, 120, Catch::Contains("symbolic link"));
     CHECK(std::filesystem::is_empty(elsewhere));
   }
   const auto changed = victims.Changed();
@@ -159,12 +143,7 @@ TEST_CASE("a run or models directory writable by group or others is refused unle
   std::filesystem::create_directories(out);
   chmod(out.c_str(), 0777);
   Spawned p(FarmArgs(out, {"--games", "2"}), base / "p");
-  const int code = p.Wait(120);
-  const std::string err = p.Stderr();
-  INFO(err);
-  CHECK(code == kExitUsage);
-  CHECK(Lines(err) == 1);
-  CHECK_THAT(err, Catch::Contains("writable by others") && Catch::Contains("--allow-foreign-dir"));
+  CheckUsageError(p, 120, Catch::Contains("writable by others") && Catch::Contains("--allow-foreign-dir"));
   CHECK_FALSE(std::filesystem::exists(out + "/shards"));  // refused before anything was made in it
 
   const std::string out2 = base / "run2", models = base / "models";

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "spawn.h"
+#include "zerofarm/core/exit_codes.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/io/shard.h"
 
@@ -143,6 +144,24 @@ inline bool ProcessAlive(pid_t pid) {
   if (stat.empty()) return false;
   const auto close = stat.rfind(')');
   return close != std::string::npos && stat[close + 2] != 'Z';
+}
+
+// Newlines in `text`: the lines of a log or of stderr.
+inline int CountNewlines(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// Waits up to `seconds` for `p` and checks the documented answer to bad input:
+// exit code 2 and exactly one line on stderr, matching `says`. Returns stderr.
+template <typename Matcher>
+std::string CheckUsageError(Spawned& p, double seconds, const Matcher& says, const std::string& context = "") {
+  const int code = p.Wait(seconds);
+  const std::string err = p.Stderr();
+  INFO(context << (context.empty() ? "" : ": ") << err);
+  CHECK(code == kExitUsage);
+  CHECK(CountNewlines(err) == 1);
+  CHECK_THAT(err, says);
+  return err;
 }
 
 // Polls `done` every 50 ms for up to `seconds`; true once it holds.
