@@ -116,7 +116,8 @@ unpack() {
     if ! grep -qxF "$so" <<<"$have"; then ln -sf "$f" "$prefix/fallback-lib/$so"; echo "fallback: $so"; fi
   done
   ls "$prefix/usr/include/hdf5/serial/hdf5.h" "$prefix/usr/include/boost/version.hpp" \
-     "$prefix/usr/include/cxxopts.hpp" "$prefix/usr/include/catch2/catch.hpp"
+     "$prefix/usr/include/cxxopts.hpp" "$prefix/usr/include/catch2/catch.hpp" \
+     "$prefix/usr/include/nlohmann/json.hpp"
 }
 use_prefix() {
   local lib=$prefix/usr/lib/x86_64-linux-gnu

@@ -21,6 +21,7 @@ packages=(
   libsz2 libaec0                                    # HDF5's szip (runtime)
   libcxxopts-dev                                    # command line (header, cxxopts-config.cmake)
   catch2                                            # tests (header, Catch2Config.cmake, Catch2WithMain)
+  nlohmann-json3-dev                                # JSON lines (header, nlohmann_jsonConfig.cmake)
 )
 # Fallbacks: libraries libhdf5 links that most machines already have.
 # gpu_check.sh uses one only where the machine lacks its soname.
