@@ -19,6 +19,7 @@ packages=(
   libboost1.74-dev                                  # Boost.Interprocess (headers, BoostConfig.cmake)
   libhdf5-dev libhdf5-103-1 libhdf5-hl-100          # HDF5 1.10 serial (headers, libhdf5_serial.so.103)
   libsz2 libaec0                                    # HDF5's szip (runtime)
+  zlib1g-dev zlib1g                                 # chunk compression (zlib.h, libz.so)
   libcxxopts-dev                                    # command line (header, cxxopts-config.cmake)
   catch2                                            # tests (header, Catch2Config.cmake, Catch2WithMain)
   nlohmann-json3-dev                                # JSON lines (header, nlohmann_jsonConfig.cmake)

@@ -1,7 +1,7 @@
 // Datasets: WriteDataset (with parallel chunk compression), ReadDataset,
 // ReadRows, DatasetDims, IsDataset, IsIntegerDataset (declared in h5.h).
 #include <hdf5.h>
-#include <zlib.h>  // linked through HDF5's own dependencies (libz)
+#include <zlib.h>  // ZLIB::ZLIB (CMakeLists.txt)
 
 #include <algorithm>
 #include <atomic>
