@@ -27,6 +27,7 @@
 
 #include "bench_util.h"
 #include "commands.h"
+#include "zerofarm/io/safe_files.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/eval/cpu_features.h"
@@ -277,8 +278,7 @@ void MeasureWriter(const BenchOptions& o, int run, Table& table) {
       bytes += std::filesystem::file_size(path);
     }
     const double secs = Since(t0);
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
+    io::RemoveTree(dir);
     const std::string label = "deflate " + std::to_string(s.level) + ", " + std::to_string(s.threads) +
                               " thread" + (s.threads > 1 ? "s" : "") +
                               (s.level == io::Compression{}.deflate_level && s.threads == io::Compression{}.threads

@@ -14,6 +14,7 @@
 #include <iomanip>
 #include <iterator>
 
+#include "zerofarm/io/safe_files.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/roles.h"
@@ -162,7 +163,7 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
     p.ok = std::isfinite(p.evals_per_s) && std::isfinite(p.mean_batch) && p.evals_per_s > 0;
     if (!p.ok) p.error = "no leaf evaluated (too short a run?): " + p.summary;
   }
-  std::filesystem::remove_all(dir, ec);
+  io::RemoveTree(dir);
   return p;
 }
 

@@ -3,6 +3,7 @@
 #include "zerofarm/io/safe_files.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,6 +146,13 @@ void CheckOwnDirectory(const std::string& dir, bool allow_foreign) {
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
     throw ConfigError(dir + " is writable by " + ((st.st_mode & S_IWOTH) ? "others" : "its group") +
                       "; refusing to write into it" + hint);
+}
+
+bool RemoveTree(const std::string& path) {
+  // Depth first (FTW_DEPTH) so a directory is empty when it is removed;
+  // FTW_PHYS: a link is an entry to remove, not a directory to enter.
+  auto remove_one = [](const char* entry, const struct stat*, int, struct FTW*) { return ::remove(entry); };
+  return ::nftw(path.c_str(), remove_one, 32, FTW_DEPTH | FTW_PHYS) == 0;
 }
 
 }  // namespace zerofarm::io

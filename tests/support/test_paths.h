@@ -1,5 +1,6 @@
 #pragma once
 // Paths the tests need: the shared reference data and scratch directories.
+#include <ftw.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -25,8 +26,10 @@ class ScratchDir {
     path_ = ::mkdtemp(templ.data()) ? templ : std::string();
   }
   ~ScratchDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+    // nftw, not std::filesystem::remove_all: PyTorch's pip LibTorch exports its
+    // own copy of that, which crashed here (see io::RemoveTree).
+    auto remove_one = [](const char* entry, const struct stat*, int, struct FTW*) { return ::remove(entry); };
+    if (!path_.empty()) ::nftw(path_.c_str(), remove_one, 32, FTW_DEPTH | FTW_PHYS);
   }
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;

@@ -58,4 +58,10 @@ void MakeRunDirectory(const std::string& dir, bool allow_foreign);
 // owner and the mode.
 void CheckOwnDirectory(const std::string& dir, bool allow_foreign);
 
+// Removes `path` and everything under it without following a link (a link is
+// removed, never what it points to). False if anything could not be removed.
+// Not std::filesystem::remove_all: a binary linking PyTorch's pip LibTorch
+// binds that to libtorch_cpu.so's own copy, which crashed there.
+bool RemoveTree(const std::string& path);
+
 }  // namespace zerofarm::io
