@@ -61,7 +61,7 @@ class SpinPolicy {
   explicit SpinPolicy(uint64_t budget_ns) noexcept : budget_ns_(budget_ns) {}
 
   uint64_t BudgetNs() const noexcept { return budget_ns_; }
-  void SetBudgetNs(uint64_t ns) noexcept { *this = SpinPolicy(ns); }
+  void SetBudgetNs(uint64_t ns) noexcept { *this = SpinPolicy(ns); }  // also resets back-off and statistics
 
   // The spin budget of the wait about to start: BudgetNs(), or 0 when it
   // should sleep at once (no budget, or backing off).
