@@ -7,8 +7,9 @@
 //
 // Loop: take the ready leaves of its rings (workers w with w % G == N) greedily
 // up to --max-batch; after the first ready leaf wait for more, asleep on the
-// evaluator's doorbell, while the adaptive policy (batch_policy.h) says the
-// next leaf is worth waiting for, never longer than --max-wait-us (with
+// evaluator's doorbell after a bounded spin (shm/spin_wait.h), while the
+// adaptive policy (batch_policy.h) says the next leaf is worth waiting for,
+// never longer than --max-wait-us (with
 // adaptive_wait off: always up to --max-wait-us); run the network on the slots in
 // place (features read where the workers wrote them, outputs written into the
 // same slots); publish completion per ring (one wake-up per ring per batch).
@@ -144,6 +145,9 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
   const pid_t supervisor = getppid();
   const bool adaptive = config.adaptive_wait;
   AdaptiveBatchPolicy policy;
+  // Spin briefly before each futex sleep (shm/spin_wait.h): one policy per wait,
+  // since a wait for the first leaf and one for more leaves win differently.
+  shm::SpinPolicy idle_spin, batch_spin;
 
   std::vector<eval::LeafChunk> chunks;
   std::vector<shm::LeafRun> runs;
@@ -187,7 +191,7 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
         break;
       }
     if (batch == 0) {
-      bell.SleepUnless(any_ready, kIdleWaitNs);
+      bell.SpinThenSleepUnless(any_ready, idle_spin, kIdleWaitNs);
       if (getppid() != supervisor) return kExitPeerGone;
       continue;
     }
@@ -210,7 +214,7 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
         until = std::min(deadline, last_arrival + policy.ArrivalTimeoutNs());
       }
       if (t >= until) break;
-      bell.SleepUnless(any_ready, until - t);
+      bell.SpinThenSleepUnless(any_ready, batch_spin, until - t);
       const uint64_t before = batch;
       gather();
       const uint64_t after = MonotonicNs();

@@ -61,7 +61,7 @@ HandoffResult Finish(HandoffTransport t, uint32_t batch, uint64_t leaves, uint64
   return r;
 }
 
-HandoffResult LeafRingHandoff(uint32_t batch, double seconds) {
+HandoffResult LeafRingHandoff(uint32_t batch, double seconds, uint64_t spin_ns) {
   shm::LayoutParams params;
   params.num_workers = 1;
   params.num_evaluators = 1;
@@ -75,11 +75,12 @@ HandoffResult LeafRingHandoff(uint32_t batch, double seconds) {
   ChildProcess child = ChildProcess::Fork("zf-bench-eval", [&]() {
     shm::LeafRingConsumer ring = map.MakeLeafConsumer(0);
     shm::Doorbell bell = map.EvaluatorDoorbell(0);
+    shm::SpinPolicy spin(spin_ns);  // as the farm's evaluator waits (evaluator.cpp)
     auto ready = [&]() { return ring.Available() > 0 || map.StopRequested() != 0; };
     while (map.StopRequested() == 0) {
       const shm::LeafRuns runs = ring.Take(kMaxBatch);
       if (runs.total == 0) {
-        bell.SleepUnless(ready, kSleepNs);
+        bell.SpinThenSleepUnless(ready, spin, kSleepNs);
         continue;
       }
       for (uint32_t r = 0; r < runs.num_runs; ++r) {
@@ -96,6 +97,7 @@ HandoffResult LeafRingHandoff(uint32_t batch, double seconds) {
     return kExitOk;
   });
   shm::LeafRingProducer ring = map.MakeLeafProducer(0);
+  ring.SetSpinBudgetNs(spin_ns);
   bool ok = true;
   uint64_t leaves = 0;
   uint64_t t0 = MonotonicNs(), end = t0 + static_cast<uint64_t>(seconds * 1e9), rounds = 0;
@@ -124,6 +126,9 @@ HandoffResult LeafRingHandoff(uint32_t batch, double seconds) {
   map.EvaluatorDoorbell(0).Ring();
   HandoffResult out = Finish(HandoffTransport::kLeafRing, batch, leaves, t0, ok, child);
   out.seconds = r.seconds;  // the stop and the reap are not hand-offs
+  out.spin_ns = spin_ns;
+  out.spins_won = ring.Spin().Won();
+  out.spins_lost = ring.Spin().Lost();
   return out;
 }
 
@@ -308,10 +313,10 @@ const char* TransportName(HandoffTransport t) {
   return "?";
 }
 
-HandoffResult MeasureHandoff(HandoffTransport transport, uint32_t batch, double seconds) {
+HandoffResult MeasureHandoff(HandoffTransport transport, uint32_t batch, double seconds, uint64_t spin_ns) {
   if (batch < 1 || batch > kMaxBatch) throw ConfigError("hand-off batch must be 1..1024");
   switch (transport) {
-    case HandoffTransport::kLeafRing: return LeafRingHandoff(batch, seconds);
+    case HandoffTransport::kLeafRing: return LeafRingHandoff(batch, seconds, spin_ns);
     case HandoffTransport::kPipe: return PipeHandoff(batch, seconds);
     case HandoffTransport::kBoostSpsc: return SpscHandoff(batch, seconds);
   }

@@ -303,9 +303,10 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
     // 4. Nothing to do until the evaluator answers or the writer makes room.
     if (getppid() != supervisor) return kExitPeerGone;
     if (ring.InFlight() > 0) {
-      // On a timeout the loop re-checks the stop flag and the supervisor; a
-      // dead evaluator is the supervisor's to restart, and its successor
-      // evaluates the leaves it had taken.
+      // It spins briefly first, then sleeps (shm/spin_wait.h: a wait for a
+      // network batch loses its spins and backs off). On a timeout the loop
+      // re-checks the stop flag and the supervisor; a dead evaluator is the
+      // supervisor's to restart, and its successor evaluates the leaves it had taken.
       ring.WaitForResults(kWaitNs);
     } else if (!outbox.empty()) {
       queue.WaitForSpace(kWaitNs);

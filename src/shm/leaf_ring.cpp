@@ -1,5 +1,7 @@
 #include "zerofarm/shm/leaf_ring.h"
 
+#include <algorithm>
+
 namespace zerofarm::shm {
 
 LeafRingProducer::LeafRingProducer(LeafRingControl& ring, Doorbell evaluator_bell) noexcept
@@ -27,6 +29,13 @@ SeqRange LeafRingProducer::AttachAsProducer() noexcept {
 }
 
 WaitStatus LeafRingProducer::WaitForResults(uint64_t timeout_ns) noexcept {
+  const uint64_t budget = std::min(spin_.NextBudgetNs(), timeout_ns);
+  if (budget > 0) {
+    const bool won = SpinUntil([&] { return PollCompleted() > consumed_; }, budget);
+    spin_.Record(won);
+    if (won) return WaitStatus::kReady;
+    timeout_ns -= budget;  // the spin took at least this long
+  }
   Doorbell wake(&ring_->worker_wake);
   const uint32_t ticket = wake.PrepareToSleep();
   if (PollCompleted() > consumed_) {

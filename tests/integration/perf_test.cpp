@@ -13,6 +13,7 @@
 #include "skip.h"
 #include "spawn.h"
 #include "test_paths.h"
+#include "zerofarm/shm/spin_wait.h"
 
 namespace zerofarm::testing {
 namespace {
@@ -74,13 +75,21 @@ TEST_CASE("zerofarm bench --quick reports every part as JSON lines and a table",
   CHECK(adaptive);
   CHECK(fixed);
 
-  // (c) three transports at two batch sizes; (d) three writer settings.
-  REQUIRE(lines["handoff"].size() == 6);
+  // (c) four transports (the ring with its spin and without, a pipe, the spsc
+  // queue) at two batch sizes; (d) three writer settings.
+  REQUIRE(lines["handoff"].size() == 8);
+  int spinning_rings = 0, futex_rings = 0;
   for (const auto& l : lines["handoff"]) {
     INFO(l);
     CHECK(Number(l, "ns_per_leaf") > 0);
     CHECK(Number(l, "leaves") > 0);
+    // The default budget (0 where this process may use only one CPU; the bench inherits the affinity).
+    spinning_rings += Field(l, "transport") == "leaf_ring" &&
+                      Number(l, "spin_ns") == static_cast<double>(shm::DefaultSpinBudgetNs());
+    futex_rings += Field(l, "transport") == "leaf_ring_futex" && Number(l, "spin_ns") == 0;
   }
+  CHECK(spinning_rings == 2);
+  CHECK(futex_rings == 2);
   REQUIRE(lines["writer"].size() == 3);
   for (const auto& l : lines["writer"]) CHECK(Number(l, "positions_per_s") > 0);
 

@@ -28,12 +28,19 @@
 // Cost: Ring() is one fence and one load of a line nobody writes while the
 // sleeper is awake; the syscall happens only when the sleeper really sleeps.
 // Ring once per burst of published leaves, never once per leaf.
+//
+// Spinning first (SpinThenSleepUnless, spin_wait.h): the sleeper may look at its
+// condition for a bounded budget before PrepareToSleep(). It does not set
+// `sleeping` while it spins, so a waker that publishes then makes no system
+// call; the protocol above starts only once the spin has run out.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <type_traits>
 
 #include "zerofarm/core/error.h"
 #include "zerofarm/shm/futex.h"
+#include "zerofarm/shm/spin_wait.h"
 
 namespace zerofarm::shm {
 
@@ -132,6 +139,23 @@ class Doorbell {
       return true;
     }
     return Sleep(ticket, timeout_ns);
+  }
+
+  // As SleepUnless, but first spins while `spin` allows (its budget, capped by
+  // timeout_ns; spin_wait.h), then sleeps for what is left of timeout_ns.
+  // Records in `spin` whether the spin won. Returns as SleepUnless.
+  template <class HasWork>
+  bool SpinThenSleepUnless(HasWork&& has_work, SpinPolicy& spin, uint64_t timeout_ns) noexcept {
+    const uint64_t budget = std::min(spin.NextBudgetNs(), timeout_ns);
+    if (budget > 0) {
+      const uint64_t t0 = MonotonicNs();
+      const bool won = SpinUntil(has_work, budget);
+      spin.Record(won);
+      if (won) return true;
+      const uint64_t spent = MonotonicNs() - t0;
+      timeout_ns = spent < timeout_ns ? timeout_ns - spent : 0;
+    }
+    return SleepUnless(has_work, timeout_ns);
   }
 
   DoorbellWords* words() const noexcept { return words_; }

@@ -35,7 +35,8 @@
 //
 // Waking: after Publish() the worker rings its evaluator's Doorbell (one ring
 // per burst); after Complete() the evaluator rings the worker's worker_wake.
-// See doorbell.h for the protocol. All of this is noexcept and lock-free.
+// Either side first spins briefly (spin_wait.h), so a peer that answers within
+// microseconds costs no system call at all. See doorbell.h for the protocol. All of this is noexcept and lock-free.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -194,7 +195,9 @@ class LeafRingProducer {
     consumed_ = up_to_seq;  // process-local: the evaluator never needs it
   }
 
-  // Sleeps until a result is waiting (done > Consumed()) or timeout_ns pass.
+  // Waits until a result is waiting (done > Consumed()) or timeout_ns pass:
+  // first spins within the spin policy's budget (spin_wait.h; the evaluator's
+  // Complete() then makes no system call), then sleeps on the futex.
   // Returns kReady (results may be waiting; PollCompleted() to see) or
   // kTimeout (check the evaluator is alive, then call again).
   WaitStatus WaitForResults(uint64_t timeout_ns) noexcept;  // leaf_ring.cpp
@@ -207,11 +210,17 @@ class LeafRingProducer {
     return s;
   }
 
+  // The spin before WaitForResults sleeps (default DefaultSpinBudgetNs(); 0 =
+  // sleep at once). Its statistics: spins won, lost, skipped.
+  void SetSpinBudgetNs(uint64_t ns) noexcept { spin_.SetBudgetNs(ns); }
+  const SpinPolicy& Spin() const noexcept { return spin_; }
+
   LeafRingControl* control() const noexcept { return ring_; }
 
  private:
   LeafRingControl* ring_ = nullptr;
   Doorbell bell_;
+  SpinPolicy spin_;
   uint64_t slots_ = 0;
   uint8_t* features_ = nullptr;
   const float* policy_ = nullptr;

@@ -275,17 +275,19 @@ TEST_CASE("Leaf ring: two-thread fuzz with a checksum", "[shm]") {
 
 TEST_CASE("Leaf ring: futex ping-pong between two threads never loses a wake-up", "[shm]") {
   const uint64_t total = testing::kTsan ? 5'000 : 20'000;
+  // 0: every wait sleeps; 2 us: some waits end in the spin, others sleep.
+  const uint64_t spin_ns = GENERATE(0u, 2'000u);
   LocalSegment seg(RingParams(4, 16, 2));
   const SegmentMap& m = seg.map();
   testing::FuzzTotals produced, consumed;
   std::thread evaluator([&] {
     LeafRingConsumer c = m.MakeLeafConsumer(0);
-    consumed = testing::RunPingPongConsumer(c, m.EvaluatorDoorbell(0), total);
+    consumed = testing::RunPingPongConsumer(c, m.EvaluatorDoorbell(0), total, spin_ns);
   });
   LeafRingProducer p = m.MakeLeafProducer(0);
-  produced = testing::RunPingPongProducer(p, total, 4);
+  produced = testing::RunPingPongProducer(p, total, 4, spin_ns);
   evaluator.join();  // on a failure it returns after one timeout of its own
-  INFO("worker sleeps " << produced.waits << ", evaluator sleeps " << consumed.waits);
+  INFO("spin " << spin_ns << " ns, worker sleeps " << produced.waits << ", evaluator sleeps " << consumed.waits);
   CHECK(produced.errors == 0);  // no timeouts, no wrong results
   CHECK(consumed.errors == 0);
   CHECK(produced.leaves == total);

@@ -145,6 +145,8 @@ TEST_CASE("Leaf ring across fork: millions of leaves with a checksum", "[shm][mu
 
 TEST_CASE("Leaf ring across fork: futex ping-pong never loses a wake-up", "[shm][multiprocess]") {
   const uint64_t total = testing::kTsan ? 5'000 : 20'000;
+  // 0: every wait sleeps; 2 us: some waits end in the spin, others sleep.
+  const uint64_t spin_ns = GENERATE(0u, 2'000u);
   const Layout layout = ComputeLayout(ForkParams(4));
   ShmSegment seg = ShmSegment::Create("pingpong", layout.total_bytes);
   InitSegment(seg, layout, 1);
@@ -154,18 +156,18 @@ TEST_CASE("Leaf ring across fork: futex ping-pong never loses a wake-up", "[shm]
   const auto t0 = Clock::now();
   const pid_t evaluator = children.Spawn([&] {
     LeafRingConsumer c = m.MakeLeafConsumer(0);
-    reports->consumer = testing::RunPingPongConsumer(c, m.EvaluatorDoorbell(0), total);
+    reports->consumer = testing::RunPingPongConsumer(c, m.EvaluatorDoorbell(0), total, spin_ns);
     return ExitCode(reports->consumer, total);
   });
   const pid_t worker = children.Spawn([&] {
     LeafRingProducer p = m.MakeLeafProducer(0);
-    reports->producer = testing::RunPingPongProducer(p, total, 4);
+    reports->producer = testing::RunPingPongProducer(p, total, 4, spin_ns);
     return ExitCode(reports->producer, total);
   });
   REQUIRE((evaluator > 0 && worker > 0));
   const int worker_code = children.Wait(worker, kChildTimeoutS);
   const int evaluator_code = children.Wait(evaluator, kChildTimeoutS);
-  WARN("futex ping-pong across fork: " << total << " round trips in " << Since(t0) << " s; sleeps: worker "
+  WARN("futex ping-pong across fork, spin " << spin_ns << " ns: " << total << " round trips in " << Since(t0) << " s; sleeps: worker "
                                        << reports->producer.waits << ", evaluator "
                                        << reports->consumer.waits);
   CHECK(worker_code == 0);

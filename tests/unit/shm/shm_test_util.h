@@ -193,14 +193,16 @@ inline FuzzTotals RunLeafConsumer(LeafRingConsumer& c, Doorbell bell, uint64_t t
   return t;
 }
 
-// Ping-pong with no spinning at all: one leaf at a time, each side sleeps on
-// its futex as soon as it has nothing to do, with a timeout far longer than a
-// hand-off takes. A lost wake-up shows up as a timeout (counted in `errors`,
-// as are wrong results), not as a hang.
+// Ping-pong: one leaf at a time; each side spins for at most `spin_ns` (0: no
+// spinning at all) and then sleeps on its futex, with a timeout far longer
+// than a hand-off takes. A lost wake-up shows up as a timeout (counted in
+// `errors`, as are wrong results), not as a hang. A short spin mixes waits
+// that end in the spin with waits that sleep.
 inline constexpr uint64_t kPingPongTimeoutNs = 10'000'000'000ULL;  // 10 s
 
-inline FuzzTotals RunPingPongProducer(LeafRingProducer& p, uint64_t total, uint64_t seed) {
+inline FuzzTotals RunPingPongProducer(LeafRingProducer& p, uint64_t total, uint64_t seed, uint64_t spin_ns = 0) {
   FuzzTotals t;
+  p.SetSpinBudgetNs(spin_ns);
   std::vector<uint8_t> expect(p.FeatureBytes());
   while (p.Head() < total) {
     const uint64_t seq = p.Head();
@@ -223,13 +225,14 @@ inline FuzzTotals RunPingPongProducer(LeafRingProducer& p, uint64_t total, uint6
   return t;
 }
 
-inline FuzzTotals RunPingPongConsumer(LeafRingConsumer& c, Doorbell bell, uint64_t total) {
+inline FuzzTotals RunPingPongConsumer(LeafRingConsumer& c, Doorbell bell, uint64_t total, uint64_t spin_ns = 0) {
   FuzzTotals t;
+  SpinPolicy spin(spin_ns);
   const uint32_t fb = c.FeatureBytes();
   while (c.Done() < total) {
     if (c.Available() == 0) {
       ++t.waits;
-      if (!bell.SleepUnless([&] { return c.Available() > 0; }, kPingPongTimeoutNs)) {
+      if (!bell.SpinThenSleepUnless([&] { return c.Available() > 0; }, spin, kPingPongTimeoutNs)) {
         ++t.errors;
         return t;
       }
