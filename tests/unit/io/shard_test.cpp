@@ -399,7 +399,7 @@ void CollectDatasets(hid_t loc, const std::string& prefix, std::vector<std::stri
   }
 }
 
-TEST_CASE("every dataset of a shard has the description and units of the one table, as docs/schema.md says",
+TEST_CASE("every dataset of a shard has the description and units of the one table that docs/schema.md shows",
           "[io][schema]") {
   ScratchDir dir("zf-io-schema");
   std::mt19937_64 rng(7);
