@@ -26,6 +26,11 @@ CLI (needs torch)::
 
     zf_weights_torch.py to-state-dict WEIGHTS.h5 OUT.pt
     zf_weights_torch.py from-state-dict IN.pt WEIGHTS.h5 --game connect4 [--version 8]
+
+``to-state-dict`` writes a checkpoint dict: {"state_dict": the tensors,
+"model_version": the weights file's model version (its attribute), "config":
+the network's config}; ``from-state-dict`` records that model version again
+unless --version is given (0 for a .pt that has none).
     zf_weights_torch.py init WEIGHTS.h5 --game connect4 [--blocks 6 --filters 64 --seed 0]
 
 ``from-state-dict`` reads a plain state_dict or a checkpoint dict holding one
@@ -389,6 +394,13 @@ def _torch_load(path):
                          f"{type(e).__name__}: {e}") from None
 
 
+def _version_from_file(obj):
+    """The model version a checkpoint dict of to-state-dict keeps, else None."""
+    if isinstance(obj, dict) and isinstance(obj.get("model_version"), int):
+        return obj["model_version"]
+    return None
+
+
 def _state_from_file(obj, path):
     if isinstance(obj, dict):
         for key in ("state_dict", "model", "model_state_dict"):
@@ -413,17 +425,21 @@ def _atomic_torch_save(obj, path):
 
 def _cmd_to_state_dict(args):
     net = load_zerofarm_weights(args.weights)
-    _atomic_torch_save(net.state_dict(), args.out)
+    # A checkpoint dict, so the model version (the .h5's attribute) travels with the tensors.
+    _atomic_torch_save({"state_dict": net.state_dict(), "model_version": int(net.version),
+                        "config": dict(net.config)}, args.out)
     print(f"{args.out}: {describe(net.config, net.version)} ({len(net.state_dict())} tensors)")
 
 
 def _cmd_from_state_dict(args):
-    state = strip_prefixes(_state_from_file(_torch_load(args.state_dict), args.state_dict))
+    obj = _torch_load(args.state_dict)
+    state = strip_prefixes(_state_from_file(obj, args.state_dict))
     config = infer_config(state, args.game, args.height, args.width)
     net = ZeroNet.from_config(config)
     net.load_state_dict(state, strict=True)
-    save_zerofarm_weights(net, args.weights, args.game, args.version)
-    print(f"{args.weights}: {describe(config, args.version)}")
+    version = args.version if args.version is not None else (_version_from_file(obj) or 0)
+    save_zerofarm_weights(net, args.weights, args.game, version)
+    print(f"{args.weights}: {describe(config, version)}")
 
 
 def _cmd_init(args):
@@ -448,7 +464,8 @@ def main(argv=None):
     p.add_argument("state_dict", metavar="IN.pt")
     p.add_argument("weights", metavar="WEIGHTS.h5")
     p.add_argument("--game", required=True, help="the game it plays (connect4, tictactoe, ...)")
-    p.add_argument("--version", type=int, default=0, help="model version to record (default 0)")
+    p.add_argument("--version", type=int, default=None,
+                   help="model version to record (default: the .pt's model_version, else 0)")
     p.add_argument("--height", type=int, help="board height, for a game this tool does not know")
     p.add_argument("--width", type=int, help="board width, for a game this tool does not know")
     p.set_defaults(func=_cmd_from_state_dict)

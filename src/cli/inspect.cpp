@@ -1,16 +1,18 @@
-// zerofarm inspect FILE|DIR: counts, schema, per-game summary, per-host
-// totals of a run with several hosts, and a board drawn for any position of a
-// shard.
+// zerofarm inspect FILE|DIR: counts, schema, per-game summary (game id with
+// its fields, moves in the game's notation, the final board), per-host totals
+// of a run with several hosts, and a board drawn for any position of a shard.
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "commands.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/io/shard.h"
+#include "zerofarm/proc/farm_config.h"
 
 namespace zerofarm::cli {
 namespace {
@@ -54,12 +56,34 @@ struct HostTotals {
 
 const char* ResultText(int winner) { return winner == 0 ? "1-0" : winner == 1 ? "0-1" : "draw"; }
 
+// "123456789 (host 0, epoch 1, worker 3, sequence 17)": the fields of proc::MakeGameId.
+std::string GameIdText(uint64_t id) {
+  const proc::GameIdFields f = proc::SplitGameId(id);
+  return std::to_string(id) + " (host " + std::to_string(f.host_index) + ", epoch " + std::to_string(f.epoch) +
+         ", worker " + std::to_string(f.worker) + ", sequence " + std::to_string(f.sequence) + ")";
+}
+
+// How moves are shown: the game's own notation of the 0-based action the shard stores.
+std::string MoveConvention(const game::Game& game) {
+  const int last = game.ActionCount() - 1;
+  return "moves are shown in " + game.Name() + " notation: the shards store 0-based actions 0.." +
+         std::to_string(last) + ", shown as " + game.ActionToString(0) + ".." + game.ActionToString(last) +
+         " (action 0 = " + game.ActionToString(0) + ")";
+}
+
+// The board after every move of `g`, each line indented.
+void DrawFinalBoard(const game::Game& game, const io::ShardGame& g) {
+  const auto state = game.Replay(std::vector<int>(g.moves.begin(), g.moves.end()));
+  std::istringstream board(state->ToString());
+  for (std::string line; std::getline(board, line);) std::cout << "      " << line << "\n";
+}
+
 void DrawPosition(const io::ShardReader& shard, const io::ShardGame& g, int ply) {
   auto game = game::MakeGame(shard.meta().game);
   if (ply < 0 || ply > g.length) throw ConfigError("--ply must be in [0, " + std::to_string(g.length) + "]");
   std::vector<int> moves(g.moves.begin(), g.moves.begin() + ply);
   auto state = game->Replay(moves);
-  std::cout << "game " << g.game_id << ", position after " << ply << " plies (" << (state->CurrentPlayer() == 0 ? "first" : "second")
+  std::cout << "game " << GameIdText(g.game_id) << ", position after " << ply << " plies (" << (state->CurrentPlayer() == 0 ? "first" : "second")
             << " player to move):\n"
             << state->ToString();
   if (ply < g.position_count) {
@@ -83,7 +107,8 @@ int InspectCommand(int argc, char** argv) {
                         cxxopts::value<std::string>())
       ("game-id", "Draw a position of this game", cxxopts::value<uint64_t>())
       ("ply", "Which position of --game-id to draw (plies played)", cxxopts::value<int>()->default_value("0"))
-      ("games", "List at most this many games per shard", cxxopts::value<int>()->default_value("10"));
+      ("games", "List at most this many games per shard, each with its moves and final board",
+       cxxopts::value<int>()->default_value("10"));
   options.parse_positional({"path"});
   options.positional_help("FILE|DIR");
   cxxopts::ParseResult r;
@@ -131,13 +156,15 @@ int InspectCommand(int argc, char** argv) {
               << ", created "
               << m.created << "\n";
     auto game = game::MakeGame(m.game);
+    if (list > 0 && !games.empty()) std::cout << "  " << MoveConvention(*game) << "\n";
     int shown = 0;
     for (const auto& g : games) {
       results[g.result] += 1;
       if (shown++ >= list) continue;
       std::vector<int> moves(g.moves.begin(), g.moves.end());
-      std::cout << "  game " << g.game_id << "  worker " << g.worker << "  " << std::setw(4) << g.length
-                << " plies  " << std::setw(4) << ResultText(g.result) << "  " << game->FormatMoves(moves) << "\n";
+      std::cout << "  game " << GameIdText(g.game_id) << "  " << g.length << " plies  " << ResultText(g.result)
+                << "\n    moves: " << game->FormatMoves(moves) << "\n    final board:\n";
+      DrawFinalBoard(*game, g);
     }
     if (shown > list) std::cout << "  ... " << shown - list << " more games\n";
   }

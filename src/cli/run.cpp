@@ -70,7 +70,9 @@ int RunCommand(int argc, char** argv) {
       ("duration", "Stop after this many seconds (0 = no limit)", cxxopts::value<double>()->default_value("0"))
       ("hang-timeout", "Kill and restart a worker, evaluator or writer whose heartbeat is older than this many "
        "seconds (0 = never)", cxxopts::value<double>()->default_value(Str(d.hang_timeout)))
-      ("no-status", "No live status line (the summary is always printed)");
+      ("no-status", "No live status line (the summary is always printed)")
+      ("progress-every", "Without a status line (no terminal, or --no-status): log a progress line every this "
+       "many seconds (0 = never)", cxxopts::value<double>()->default_value(Str(d.progress_every)));
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
@@ -99,6 +101,7 @@ int RunCommand(int argc, char** argv) {
   Override(r, "duration", &c.duration);
   Override(r, "hang-timeout", &c.hang_timeout);
   if (r.count("no-status")) c.status_line = false;
+  Override(r, "progress-every", &c.progress_every);
   c.Validate();
   c.ResolveResources();
   return proc::RunFarm(c);

@@ -14,7 +14,6 @@ namespace zerofarm::io {
 
 using internal::CheckNumeric;
 using internal::NativeType;
-using internal::OpenDataset;
 using internal::SpaceElements;
 using internal::Where;
 
@@ -135,13 +134,6 @@ std::string Where(hid_t loc, const std::string& name) {
   return file + ": " + object;
 }
 
-H5Dataset OpenDataset(hid_t loc, const std::string& name) {
-  SilenceHdf5Errors();
-  const hid_t id = H5Dopen2(loc, name.c_str(), H5P_DEFAULT);
-  if (id < 0) ThrowHdf5Error(loc, name, "open dataset");
-  return H5Dataset(id, "");
-}
-
 // Number of elements of a dataspace, and its dims.
 uint64_t SpaceElements(hid_t space, std::vector<hsize_t>* dims) {
   const int rank = H5Sget_simple_extent_ndims(space);
@@ -160,6 +152,13 @@ void CheckNumeric(hid_t type, hid_t obj, const std::string& what) {
 }
 
 }  // namespace internal
+
+H5Dataset OpenDataset(hid_t loc, const std::string& name) {
+  SilenceHdf5Errors();
+  const hid_t id = H5Dopen2(loc, name.c_str(), H5P_DEFAULT);
+  if (id < 0) ThrowHdf5Error(loc, name, "open dataset");
+  return H5Dataset(id, "");
+}
 
 // ---- errors -------------------------------------------------------------------
 

@@ -15,7 +15,6 @@ namespace zerofarm::io {
 
 using internal::CheckNumeric;
 using internal::NativeType;
-using internal::OpenDataset;
 using internal::SpaceElements;
 using internal::Where;
 

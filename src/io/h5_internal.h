@@ -38,8 +38,6 @@ inline hid_t NativeType() {
 
 // "FILE: /GROUP/NAME" for `name` relative to `loc` (NAME may be empty).
 std::string Where(hid_t loc, const std::string& name);
-// Opens `name` under `loc`; throws "FILE: /GROUP/NAME: open dataset failed: ...".
-H5Dataset OpenDataset(hid_t loc, const std::string& name);
 // Number of elements of a dataspace (0 for a null one); `dims` gets its shape.
 uint64_t SpaceElements(hid_t space, std::vector<hsize_t>* dims);
 // Throws Error "FILE: OBJECT: WHAT is not numeric" unless `type` is an integer or float type.

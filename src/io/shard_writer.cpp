@@ -39,7 +39,77 @@ void Append(std::vector<T>* out, const std::vector<T>& in) {
 // Metadata datasets (a few values each) are stored plainly.
 const Compression kPlain{0, false};
 
+// Writes the `description` (and `units`) attributes of every dataset, from ShardDatasetDocs().
+void DescribeDatasets(hid_t root) {
+  for (const ShardDatasetDoc& d : ShardDatasetDocs()) {
+    const H5Dataset ds = OpenDataset(root, d.path);
+    WriteStringAttr(ds.id(), "description", d.description);
+    if (*d.units) WriteStringAttr(ds.id(), "units", d.units);
+  }
+}
+
 }  // namespace
+
+const std::vector<ShardDatasetDoc>& ShardDatasetDocs() {
+  static const std::vector<ShardDatasetDoc> docs = {
+      {"/worker_commit",
+       "For each worker w, the position in w's finished-game queue up to which games are stored in this shard or "
+       "an earlier one of the run; a writer restarted after a crash skips those games.",
+       "games"},
+      {"/positions/features",
+       "Network input planes, from the point of view of the player to move; row 0 of a plane is the top of the "
+       "board as printed.",
+       ""},
+      {"/positions/policy",
+       "Training target: the MCTS visit distribution at the root (PUCT), or Gumbel's completed-Q improved policy "
+       "softmax(logits + sigma(completedQ)) with --search gumbel (docs/search.md); each row sums to 1 (0 on "
+       "illegal actions).",
+       "probability"},
+      {"/positions/z",
+       "Training target: the final result from the point of view of the player to move: +1 win, 0 draw, -1 loss.",
+       ""},
+      {"/positions/root_value", "The search's value of the root, from the same point of view as z, in [-1, 1].", ""},
+      {"/positions/ply", "Plies played before this position (0 = initial position).", "plies"},
+      {"/positions/game_id", "The game it belongs to (a value of /games/game_id).", ""},
+      {"/positions/model_version", "Version of the network that searched it (0 = random initial network).", ""},
+      {"/positions/full_search",
+       "1 = searched with the full budget; 0 = a playout-capped fast search (--playout-cap-fraction). A trainer "
+       "uses only rows with 1 for the policy loss; every row is fine for the value loss. A shard without it "
+       "(schema 1) is read as all 1.",
+       ""},
+      {"/games/game_id",
+       "Unique within a run directory, across hosts: host index << 48, epoch << 36, worker << 26 and the "
+       "worker's sequence number, bitwise OR-ed (docs/schema.md, Game ids).",
+       ""},
+      {"/games/result", "Winner: 0 (first player), 1 (second player), -1 draw.", ""},
+      {"/games/length", "Plies played (= number of moves).", "plies"},
+      {"/games/worker", "Index of the worker process that played it.", ""},
+      {"/games/seed", "Seed of the game's randomness (noise, temperature sampling).", ""},
+      {"/games/first_position", "Row in /positions of the game's first recorded position.", "rows of /positions"},
+      {"/games/position_count",
+       "Rows it has in /positions: [first_position, first_position + position_count). May be 0, or less than "
+       "length when not every position is recorded; length + 1 for a resigned game (see resigned).",
+       "rows of /positions"},
+      {"/games/moves",
+       "Every game's moves, concatenated: 0-based action indices, as in the policy vector (zerofarm inspect shows "
+       "them in the game's notation).",
+       "action index"},
+      {"/games/moves_offset",
+       "CSR offsets: game i played moves[moves_offset[i]:moves_offset[i+1]]; moves_offset[0] = 0, "
+       "moves_offset[g] = len(moves).",
+       "elements of /games/moves"},
+      {"/games/resigned",
+       "The player (0 or 1) who resigned, ending the game (result = the other player; the game is not terminal "
+       "and position_count = length + 1: the resigning position is recorded); -1 = played to the end. Absent in "
+       "older shards: read as all -1.",
+       ""},
+      {"/games/would_resign",
+       "In a game chosen to play on (--resign-playthrough): the first player whose resignation condition held, "
+       "-1 if none. result != 1 - would_resign is a false resignation. Absent in older shards: read as all -1.",
+       ""},
+  };
+  return docs;
+}
 
 ShardMeta ShardMetaForGame(const game::Game& game) {
   ShardMeta meta;
@@ -194,6 +264,7 @@ std::vector<uint8_t> ShardWriter::BuildImage(const std::string& name, uint64_t s
     WriteDataset(games.id(), "would_resign", would_resign_, compression_);
     WriteDataset(games.id(), "moves", moves_, compression_);
     WriteDataset(games.id(), "moves_offset", moves_offset_, compression_);
+    DescribeDatasets(root);
   }
   return FileImage(file.id());
 }

@@ -99,6 +99,7 @@ const std::vector<Field>& Fields() {
       ZF_FIELD("compression", compression),
       ZF_FIELD("games", games),
       ZF_FIELD("duration", duration),
+      ZF_FIELD("progress_every", progress_every),
       ZF_FIELD("epoch", epoch),
       // Search quality options (docs/search.md).
       {"search", [](const FarmConfig& c) { return std::string(c.search.gumbel ? "gumbel" : "puct"); },
@@ -255,6 +256,7 @@ void FarmConfig::Validate() const {
   CheckRange("compression", compression, 0, 9);
   CheckRange("games", static_cast<double>(games), 0, 1e15);
   CheckRange("duration", duration, 0, 1e9);
+  CheckRange("progress-every", progress_every, 0, 1e6);
   CheckRange("hang-timeout", hang_timeout, 0, 1e6);
   if (hang_timeout > 0 && hang_timeout < 1) throw ConfigError("--hang-timeout must be 0 (never) or at least 1 s");
   CheckRange("gumbel-m", search.gumbel_m, 1, 4096);

@@ -1,8 +1,13 @@
 #include "status.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -21,7 +26,123 @@ constexpr double kMetricsSeconds = 2.0;
 
 double Rate(uint64_t now, uint64_t before, double dt) { return dt > 0 ? (now - before) / dt : 0.0; }
 
+// Writes all of `text` to `fd`; gives up on an error (a terminal gone).
+void WriteAll(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n > 0) done += static_cast<size_t>(n);
+    else if (n < 0 && errno == EINTR) continue;
+    else return;
+  }
+}
+
+// The status line cut to the terminal's width: a line that wraps could not be
+// cleared by "\r" alone, and the next log line would be glued to its rest.
+std::string FitToTerminal(int fd, const std::string& text) {
+  winsize ws{};
+  if (ioctl(fd, TIOCGWINSZ, &ws) != 0 || ws.ws_col < 2 || text.size() < ws.ws_col) return text;
+  return text.substr(0, ws.ws_col - 1);
+}
+
 }  // namespace
+
+TerminalRelay::TerminalRelay(bool active) {
+  if (!active) return;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    ZF_LOG(WARN) << "no pipe for the status line's log relay (" << std::strerror(errno) << "); no status line";
+    return;
+  }
+  tty_fd_ = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (tty_fd_ < 0 || ::dup2(fds[1], STDERR_FILENO) < 0) {
+    ZF_LOG(WARN) << "cannot redirect stderr for the status line (" << std::strerror(errno) << "); no status line";
+    if (tty_fd_ >= 0) ::close(tty_fd_);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    tty_fd_ = -1;
+    return;
+  }
+  ::close(fds[1]);  // fd 2 (no close-on-exec: dup2 clears it) is the write end now, for every child
+  read_fd_ = fds[0];
+  ::fcntl(read_fd_, F_SETFL, ::fcntl(read_fd_, F_GETFL) | O_NONBLOCK);
+  thread_ = std::thread([this] { Relay(); });
+}
+
+void TerminalRelay::Relay() {
+  // relaxed: stop_ carries no data; Finish() joins this thread before it
+  // touches pending_ or the pipe itself.
+  while (!stop_.load(std::memory_order_relaxed)) {
+    pollfd p{read_fd_, POLLIN, 0};
+    ::poll(&p, 1, 100);
+    Pump(false);
+  }
+}
+
+void TerminalRelay::Pump(bool flush) {
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(read_fd_, buf, sizeof buf);
+    if (n > 0) pending_.append(buf, static_cast<size_t>(n));
+    else if (n < 0 && errno == EINTR) continue;
+    else break;  // EAGAIN: nothing more now; 0: every writer closed the pipe
+  }
+  if (flush && !pending_.empty() && pending_.back() != '\n') pending_ += '\n';
+  const size_t end = pending_.rfind('\n');
+  if (end == std::string::npos) return;  // no complete line yet
+  std::lock_guard<std::mutex> lock(mu_);
+  // Clear the status line, the log lines, then the status line again below them.
+  WriteAll(tty_fd_, "\r\033[K" + pending_.substr(0, end + 1) + "\r" + status_ + "\033[K");
+  pending_.erase(0, end + 1);
+}
+
+void TerminalRelay::SetStatus(const std::string& text) {
+  if (!active()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  status_ = FitToTerminal(tty_fd_, text);
+  WriteAll(tty_fd_, "\r" + status_ + "\033[K");
+}
+
+void TerminalRelay::Finish() {
+  if (!active()) return;
+  stop_.store(true, std::memory_order_relaxed);  // relaxed: see Relay()
+  thread_.join();
+  ::dup2(tty_fd_, STDERR_FILENO);  // the supervisor's own log lines go straight to the terminal again
+  Pump(true);                      // what the children and the supervisor left in the pipe
+  WriteAll(tty_fd_, "\n");          // the last status line stays, on a line of its own
+  ::close(tty_fd_);
+  ::close(read_fd_);
+  tty_fd_ = read_fd_ = -1;
+}
+
+std::string FormatSeconds(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const long long s = std::llround(seconds);
+  char text[32];
+  if (s >= 3600) std::snprintf(text, sizeof text, "%lldh%02lldm", s / 3600, s / 60 % 60);
+  else if (s >= 60) std::snprintf(text, sizeof text, "%lldm%02llds", s / 60, s % 60);
+  else std::snprintf(text, sizeof text, "%llds", s);
+  return text;
+}
+
+std::string ProgressText(uint64_t games, double elapsed, double games_per_s, int64_t games_goal, double duration) {
+  std::string text = "games " + std::to_string(games);
+  double eta = -1;  // unknown
+  if (games_goal > 0) {
+    const uint64_t goal = static_cast<uint64_t>(games_goal);
+    const uint64_t left = goal > games ? goal - games : 0;
+    text += " of " + std::to_string(goal) + " (" + std::to_string(std::min<uint64_t>(100, games * 100 / goal)) + "%)";
+    if (left == 0) eta = 0;
+    else if (games_per_s > 0) eta = static_cast<double>(left) / games_per_s;
+  }
+  if (duration > 0) {
+    text += ", " + FormatSeconds(elapsed) + " of " + FormatSeconds(duration);
+    const double left = std::max(0.0, duration - elapsed);
+    eta = eta < 0 ? left : std::min(eta, left);
+  }
+  if (games_goal > 0 || duration > 0) text += ", ETA " + FormatSeconds(eta);
+  return text;
+}
 
 double FarmSnapshot::MeanOccupancy() const {
   double sum = 0;
@@ -101,9 +222,10 @@ double LatencyQuantileUs(const FarmSnapshot& now, const FarmSnapshot& before, do
   return shm::LatencyBucketUpperUs(shm::kLatencyBuckets - 1);
 }
 
-StatusReporter::StatusReporter(const shm::SegmentMap& map, const FarmConfig& config)
-    : map_(map), config_(config), tty_(config.status_line && isatty(STDERR_FILENO)) {
-  first_ = last_line_ = last_metrics_ = ReadSnapshot(map);
+StatusReporter::StatusReporter(const shm::SegmentMap& map, const FarmConfig& config, TerminalRelay* terminal)
+    : map_(map), config_(config), terminal_(terminal && terminal->active() ? terminal : nullptr) {
+  first_ = last_line_ = last_metrics_ = last_progress_ = ReadSnapshot(map);
+  window_.push_back(first_);
   // One metrics.csv per run; an earlier run's (in a continued directory)
   // keeps its own file, metrics-EPOCH.csv.
   const std::string path = ShardDir(config) + "/metrics.csv";
@@ -141,23 +263,37 @@ void StatusReporter::Tick(bool force) {
     WriteMetrics(now);
     last_metrics_ = now;
   }
-  if (!tty_ || (!force && now.t - last_line_.t < kLineSeconds)) return;
-  const double dt = now.t - last_line_.t;
-  if (dt <= 0) return;
-  const double batches = static_cast<double>(now.batches - last_line_.batches);
+  // The rate window: a sample every kLineSeconds; the oldest kept is the
+  // newest one at least kRateWindowSeconds old (until the run is that old: the start).
+  if (now.t - window_.back().t >= kLineSeconds) window_.push_back(now);
+  while (window_.size() > 2 && now.t - window_[1].t >= kRateWindowSeconds) window_.pop_front();
+  if (terminal_) {
+    if (!force && now.t - last_line_.t < kLineSeconds) return;
+    terminal_->SetStatus(StatusText(now));
+    last_line_ = now;
+  } else if (config_.progress_every > 0 && now.t - last_progress_.t >= config_.progress_every) {
+    ZF_LOG(INFO) << "progress: " << StatusText(now);
+    last_progress_ = now;
+  }
+}
+
+std::string StatusReporter::StatusText(const FarmSnapshot& now) {
+  const FarmSnapshot& base = window_.front().t < now.t ? window_.front() : first_;
+  const double dt = now.t - base.t, elapsed = now.t - first_.t;
+  const double batches = static_cast<double>(now.batches - base.batches);
+  const double games_per_s = Rate(now.games, base.games, dt);
   char line[320];
   std::snprintf(line, sizeof line,
-                "\r%6.0fs  games %llu (%.1f/s)  pos/s %.0f  evals/s %.0f  batch %.1f  latency p50 %.0fus  ring %3.0f%%  "
-                "eval busy %3.0f%%  restarts %llu  host %s model %u\033[K",
-                now.t - first_.t, static_cast<unsigned long long>(now.games), Rate(now.games, last_line_.games, dt),
-                Rate(now.positions, last_line_.positions, dt), Rate(now.leaves, last_line_.leaves, dt),
-                batches > 0 ? (now.leaves - last_line_.leaves) / batches : 0.0,
-                LatencyQuantileUs(now, last_line_, 0.5), 100.0 * now.MeanOccupancy(),
-                100.0 * (now.busy_ns - last_line_.busy_ns) * 1e-9 / dt / now.eval_leaves.size(),
+                "%5.0fs  %s  games/s %.1f  pos/s %.0f  evals/s %.0f  batch %.1f  latency p50 %.0fus  ring %3.0f%%  "
+                "eval busy %3.0f%%  restarts %llu  host %s model %u",
+                elapsed,
+                ProgressText(now.games, elapsed, games_per_s, config_.games, config_.duration).c_str(),
+                games_per_s, Rate(now.positions, base.positions, dt), Rate(now.leaves, base.leaves, dt),
+                batches > 0 ? (now.leaves - base.leaves) / batches : 0.0, LatencyQuantileUs(now, base, 0.5),
+                100.0 * now.MeanOccupancy(),
+                dt > 0 ? 100.0 * (now.busy_ns - base.busy_ns) * 1e-9 / dt / now.eval_leaves.size() : 0.0,
                 static_cast<unsigned long long>(now.restarts()), config_.host_id.c_str(), now.model_max);
-  std::fputs(line, stderr);
-  std::fflush(stderr);
-  last_line_ = now;
+  return line;
 }
 
 void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
@@ -262,7 +398,7 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
 void StatusReporter::PrintSummary(const std::string& stop_reason) {
   const FarmSnapshot t = ReadSnapshot(map_);
   const double secs = t.t - first_.t;
-  if (tty_) std::fputs("\n", stderr);
+  if (terminal_) terminal_->Finish();  // the status line stays above the summary
   std::printf(
       "zerofarm run: %s after %.1f s: %llu games finished, %llu written in %llu shards (%llu positions, %.1f MB) "
       "to %s; %llu in-flight games dropped; %.1f games/s, %.1f positions/s, %.0f leaf evals/s, "

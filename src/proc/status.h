@@ -6,9 +6,13 @@
 //     Prometheus textfile, rewritten atomically),
 //   - the final summary line, always printed.
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "zerofarm/proc/farm_config.h"
@@ -49,9 +53,70 @@ FarmSnapshot ReadSnapshot(const shm::SegmentMap& map);
 // `now - before` (upper edge of the bucket holding it); 0 if none.
 double LatencyQuantileUs(const FarmSnapshot& now, const FarmSnapshot& before, double q);
 
+// The terminal of a farm with a status line (issue 24): every log line, the
+// supervisor's and its children's, appears ABOVE the status line, which is
+// redrawn below it; the two never share a line.
+//
+// How: constructed before any child exists, it makes fd 2 of the supervisor
+// the write end of a pipe (inherited by every forked and exec'd child) and
+// keeps the terminal to itself. A relay thread of the supervisor reads the
+// pipe and, for each batch of complete lines, clears the status line, writes
+// the lines and redraws the status below them, in one write(2). Why a pipe and
+// not a lock shared with the children: a child that crashes holding a lock
+// would wedge every other writer; a pipe has no lock, ZF_LOG's single write(2)
+// of less than PIPE_BUF bytes arrives whole, and a child that dies mid-line
+// only leaves a partial line (ended by a newline at the next one).
+// The relay never waits for a child; a child waits only while the pipe
+// (64 KiB) is full, i.e. while the terminal itself does not take output.
+//
+// Inactive (no terminal on stderr, or no status line wanted): does nothing and
+// SetStatus() is not called. Thread safety: SetStatus and Finish are called by
+// the supervisor's main thread only; the relay thread shares status_ under mu_.
+class TerminalRelay {
+ public:
+  explicit TerminalRelay(bool active);
+  ~TerminalRelay() { Finish(); }
+  TerminalRelay(const TerminalRelay&) = delete;
+  TerminalRelay& operator=(const TerminalRelay&) = delete;
+  bool active() const { return tty_fd_ >= 0; }
+  // Replaces the status line and draws it (no newline).
+  void SetStatus(const std::string& text);
+  // Relays every line still in the pipe, leaves the status line as the last
+  // line (ended by a newline) and gives fd 2 back to the terminal. Call it
+  // once every child has stopped; later calls do nothing.
+  void Finish();
+
+ private:
+  void Relay();                                // the relay thread's loop
+  // Reads what the pipe holds and writes its complete lines (all of it when
+  // `flush`) above the status line. The relay thread's until Finish() joins it.
+  void Pump(bool flush);
+
+  int tty_fd_ = -1;   // the terminal (a dup of the original fd 2), close-on-exec
+  int read_fd_ = -1;  // the pipe's read end, non-blocking, close-on-exec
+  std::string pending_;  // a partial line read so far (the relay thread's, then Finish's)
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::string status_;  // guarded by mu_
+};
+
+// The text the status line and the progress log line share: what is done of
+// --games / --duration and when the run will end. `games` finished so far,
+// `elapsed` seconds since the start, `games_per_s` the smoothed rate.
+// E.g. "games 120 of 1000 (12%, ETA 7m20s)", "games 120, 40s of 60s (ETA 20s)".
+std::string ProgressText(uint64_t games, double elapsed, double games_per_s, int64_t games_goal, double duration);
+// "1h02m", "7m20s", "42s"; "?" for a negative or non-finite number.
+std::string FormatSeconds(double seconds);
+
 class StatusReporter {
  public:
-  StatusReporter(const shm::SegmentMap& map, const FarmConfig& config);
+  // Rates in the status line and progress lines are means over the last
+  // kRateWindowSeconds (a sliding window of samples), not per half second.
+  static constexpr double kRateWindowSeconds = 10.0;
+  // `terminal`: where the status line goes (null or inactive: no status line;
+  // then a progress line is logged every config.progress_every seconds).
+  StatusReporter(const shm::SegmentMap& map, const FarmConfig& config, TerminalRelay* terminal = nullptr);
   ~StatusReporter();
   // Samples the counters; prints the status line when due and appends a
   // metrics row when due (or both when `force`).
@@ -65,11 +130,14 @@ class StatusReporter {
 
  private:
   void WriteMetrics(const FarmSnapshot& now);
+  // The status line (or progress line) text over the rate window ending at `now`.
+  std::string StatusText(const FarmSnapshot& now);
 
   const shm::SegmentMap& map_;
   const FarmConfig& config_;
-  bool tty_;
-  FarmSnapshot first_, last_line_, last_metrics_;
+  TerminalRelay* terminal_;  // null when there is no status line
+  FarmSnapshot first_, last_line_, last_metrics_, last_progress_;
+  std::deque<FarmSnapshot> window_;  // samples of the last kRateWindowSeconds, oldest first
   double occupancy_sum_ = 0;
   uint64_t occupancy_samples_ = 0;
   std::FILE* csv_ = nullptr;

@@ -435,6 +435,8 @@ int RunFarm(const FarmConfig& requested) {
 
   // ---- children ------------------------------------------------------------
   const uint32_t workers = params.num_workers, evaluators = params.num_evaluators;
+  // Before any child: on a terminal, every process's log lines go through it (issue 24).
+  TerminalRelay terminal(config.status_line && isatty(STDERR_FILENO));
   std::vector<Child> children;
   // On any early exit (an exception), stop what still runs all at once, not
   // one ChildProcess destructor after another.
@@ -481,7 +483,7 @@ int RunFarm(const FarmConfig& requested) {
   for (auto& c : children) start(c);
 
   // ---- the loop --------------------------------------------------------------
-  StatusReporter status(map, config);
+  StatusReporter status(map, config, &terminal);
   status.SetStartNote(start_note);
   const double started = MonotonicSeconds();
   std::string stop_reason;

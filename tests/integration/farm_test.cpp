@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "skip.h"
@@ -18,6 +19,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/io/shard.h"
+#include "zerofarm/proc/farm_config.h"
 
 using namespace zerofarm;
 using namespace zerofarm::testing;
@@ -137,6 +139,26 @@ TEST_CASE("inspect summarises shards and refuses a file that is not one", "[mult
   const auto shards = io::ListShards(HostDir(out));
   REQUIRE(!shards.empty());
   const auto games = io::ShardReader(shards[0]).ReadGames();
+  // Issue 24 point 4: each listed game with its id's fields, its moves (the convention stated)
+  // and its final board.
+  {
+    INFO(text);
+    const proc::GameIdFields f = proc::SplitGameId(games[0].game_id);
+    CHECK(proc::MakeGameId(f.host_index, f.epoch, f.worker, f.sequence) == games[0].game_id);
+    CHECK_THAT(text, Catch::Contains("game " + std::to_string(games[0].game_id) + " (host " +
+                                     std::to_string(f.host_index) + ", epoch " + std::to_string(f.epoch) +
+                                     ", worker " + std::to_string(f.worker) + ", sequence " +
+                                     std::to_string(f.sequence) + ")"));
+    CHECK_THAT(text, Catch::Contains("the shards store 0-based actions 0..6, shown as 1..7"));
+    auto c4 = game::MakeGame("connect4");
+    const std::vector<int> moves(games[0].moves.begin(), games[0].moves.end());
+    CHECK_THAT(text, Catch::Contains("moves: " + c4->FormatMoves(moves)));
+    std::istringstream board(c4->Replay(moves)->ToString());
+    std::string drawn = "final board:\n";
+    for (std::string line; std::getline(board, line);) drawn += "      " + line + "\n";
+    CHECK_THAT(text, Catch::Contains(drawn));
+    CHECK(std::count(text.begin(), text.end(), '\n') > 6 * 6);  // six boards of six rows
+  }
   Spawned draw({ZF_BINARY, "inspect", shards[0], "--game-id", std::to_string(games[0].game_id), "--ply", "3"},
                dir / "draw");
   REQUIRE(draw.Wait(60) == 0);

@@ -26,10 +26,21 @@ std::vector<std::string> Lines(const std::string& text) {
 TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary", "[multiprocess][metrics]") {
   ScratchDir dir("zf-metrics");
   const std::string out = dir / "run";
-  Spawned farm(FarmArgs(out, {"--duration", "7"}), dir / "farm");
+  Spawned farm(FarmArgs(out, {"--duration", "7", "--progress-every", "2"}), dir / "farm");
   REQUIRE(farm.Wait(300) == 0);
   const std::string summary = farm.Stdout();
   INFO(summary);
+  // No terminal: a progress line in the log every --progress-every seconds instead of a status line
+  // (issue 24 point 3), with the time left and the rates over the last 10 s.
+  const std::string log = farm.Stderr();
+  CHECK(log.find("\r") == std::string::npos);
+  size_t progress = 0;
+  for (const auto& line : Lines(log))
+    if (line.find("] progress: ") != std::string::npos) {
+      ++progress;
+      CHECK_THAT(line, Catch::Contains("s  games ") && Catch::Contains(" of 7s, ETA ") && Catch::Contains("games/s "));
+    }
+  CHECK(progress >= 2);
   const auto csv = Lines(Slurp(HostDir(out) + "/metrics.csv"));
   REQUIRE(csv.size() >= 3);  // header + a row every 2 s + the final row
   CHECK(csv[0].rfind("time_s,games_total,positions_total,leaf_evals_total", 0) == 0);

@@ -195,8 +195,13 @@ class TorchNetTest(unittest.TestCase):
         state = zftest.random_weights(C4, seed=9)
         h5_weights.save_weights(self.path("w.h5"), state, C4, version=5)
         zftest.run([sys.executable, SCRIPT, "to-state-dict", self.path("w.h5"), self.path("w.pt")])
-        sd = torch.load(self.path("w.pt"))
+        pt = torch.load(self.path("w.pt"))
+        sd = pt["state_dict"]
         self.assertEqual(list(sd), list(zw.state_dict_shapes(C4)))
+        self.assertEqual(pt["model_version"], 5)  # the .h5's model version travels in the .pt
+        zftest.run([sys.executable, SCRIPT, "from-state-dict", self.path("w.pt"), self.path("kept.h5"),
+                    "--game", "connect4"])
+        self.assertEqual(zw.load_zerofarm_weights(self.path("kept.h5")).version, 5)
         zftest.run([sys.executable, SCRIPT, "from-state-dict", self.path("w.pt"), self.path("w2.h5"),
                     "--game", "connect4", "--version", "6"])
         x = random_features(8, C4)

@@ -202,6 +202,8 @@ void WriteDataset(hid_t loc, const std::string& name, const std::vector<T>& data
 }
 // True if `name` under `loc` exists and is a dataset (not a group).
 bool IsDataset(hid_t loc, const std::string& name);
+// Opens the dataset `name` (a path) under `loc`; throws "FILE: /NAME: open dataset failed: ...".
+H5Dataset OpenDataset(hid_t loc, const std::string& name);
 // True if the dataset stores integers, false for floating point; throws for
 // any other type class (strings, compounds).
 bool IsIntegerDataset(hid_t loc, const std::string& name);

@@ -65,6 +65,17 @@ struct ShardMeta {
 // Fills game, shape, actions and plane names from a game.
 ShardMeta ShardMetaForGame(const game::Game& game);
 
+// What each dataset of a shard holds: ONE table, written into every shard as
+// each dataset's `description` attribute (and `units`, where there are any),
+// and the text of docs/schema.md's tables (tests/unit/io/shard_test.cpp checks
+// every dataset of a real shard against both). Plain text: no '|'.
+struct ShardDatasetDoc {
+  const char* path;         // "/positions/features"
+  const char* description;
+  const char* units;        // "" where the values have none
+};
+const std::vector<ShardDatasetDoc>& ShardDatasetDocs();
+
 // One game as stored in /games (and its slice of /moves).
 struct ShardGame {
   uint64_t game_id = 0;

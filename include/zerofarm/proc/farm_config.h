@@ -43,6 +43,7 @@ struct FarmConfig {
   int64_t games = 0;                // stop after this many finished games (0 = no limit)
   double duration = 0.0;            // stop after this many seconds (0 = no limit)
   bool status_line = true;          // live status on a terminal
+  double progress_every = 30.0;     // without a status line: a progress log line every S seconds (0 = none)
 
   // Set by the supervisor, not by users (a config file may not set them):
   //   epoch       how many runs of this host wrote into its host directory before this one;
@@ -127,6 +128,19 @@ inline constexpr uint64_t kMaxGameSequence = 1ull << kGameIdSequenceBits;  // ga
 // The id of a game: unique within a run directory, across its hosts and their
 // restarts. Each argument must be below its field's limit (checked).
 uint64_t MakeGameId(uint32_t host_index, uint32_t epoch, uint32_t worker, uint64_t sequence);
+// The fields of a game id: the inverse of MakeGameId (any id splits).
+struct GameIdFields {
+  uint32_t host_index, epoch, worker;
+  uint64_t sequence;
+};
+inline GameIdFields SplitGameId(uint64_t id) {
+  constexpr int kWorkerShift = kGameIdSequenceBits, kEpochShift = kWorkerShift + kGameIdWorkerBits,
+                kHostShift = kEpochShift + kGameIdEpochBits;
+  return {static_cast<uint32_t>(id >> kHostShift),
+          static_cast<uint32_t>((id >> kEpochShift) & ((1u << kGameIdEpochBits) - 1)),
+          static_cast<uint32_t>((id >> kWorkerShift) & ((1u << kGameIdWorkerBits) - 1)),
+          id & (kMaxGameSequence - 1)};
+}
 
 // The CPUs this process may use: SLURM_CPUS_PER_TASK when set (a Slurm task),
 // else the size of its CPU affinity mask (taskset, cgroups), else the cores online.

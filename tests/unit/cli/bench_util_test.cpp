@@ -35,3 +35,29 @@ TEST_CASE("BoundAt interpolates the bound in log2 of the batch and clamps at the
 
 }  // namespace
 }  // namespace zerofarm::cli
+
+namespace zerofarm::cli {
+namespace {
+
+// Issue 24 point 8: JSON lines go through nlohmann-json; 64-bit game ids and
+// counts above 2^53 (where a double loses the last digits) round-trip exactly.
+TEST_CASE("JsonLine keeps 64-bit ids and counts above 2^53 exact", "[cli][json]") {
+  const uint64_t game_id = (1ull << 53) + 1;  // 9007199254740993: no double holds it
+  const uint64_t count = ~0ull;               // 18446744073709551615
+  const int64_t negative = -(1ll << 62) - 3;
+  const std::string text = JsonLine().Add("game_id", game_id).Add("count", count).Add("delta", negative)
+                               .Add("name", "a \"quoted\"\nname").Add("rate", 0.1).str();
+  CHECK(text.find("9007199254740993") != std::string::npos);
+  CHECK(text.find("18446744073709551615") != std::string::npos);
+  CHECK(text.find('\n') == std::string::npos);  // one line: the newline in a string is escaped
+  const auto parsed = nlohmann::json::parse(text);
+  CHECK(parsed["game_id"].get<uint64_t>() == game_id);
+  CHECK(parsed["count"].get<uint64_t>() == count);
+  CHECK(parsed["delta"].get<int64_t>() == negative);
+  CHECK(parsed["name"].get<std::string>() == "a \"quoted\"\nname");
+  CHECK(parsed["rate"].get<double>() == 0.1);
+  CHECK(JsonLine().Add("nan", std::nan("")).str() == "{\"nan\":null}");
+}
+
+}  // namespace
+}  // namespace zerofarm::cli

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -380,6 +381,62 @@ TEST_CASE("tools/zf_shards.py checks a shard written here", "[io]") {
   writer.Add(bad);
   const std::string broken = writer.Flush(1, {6});
   CHECK(RunCommand(tool + broken + " --check >/dev/null 2>&1") == 1);
+}
+
+}  // namespace
+}  // namespace zerofarm::io
+
+namespace zerofarm::io {
+namespace {
+
+// Issue 24 point 7: every dataset of a real shard describes itself, from the
+// one table (ShardDatasetDocs), and docs/schema.md has the same text.
+// The paths of every dataset under group `loc` ("/games/seed"), depth first.
+void CollectDatasets(hid_t loc, const std::string& prefix, std::vector<std::string>* out) {
+  for (const std::string& name : ListLinks(loc)) {
+    if (IsDataset(loc, name)) out->push_back(prefix + "/" + name);
+    else CollectDatasets(OpenGroup(loc, name).id(), prefix + "/" + name, out);
+  }
+}
+
+TEST_CASE("every dataset of a shard has the description and units of the one table that docs/schema.md shows",
+          "[io][schema]") {
+  ScratchDir dir("zf-io-schema");
+  std::mt19937_64 rng(7);
+  const ShardMeta meta = TinyMeta();
+  ShardWriter writer(dir.path(), "selfplay", meta, Compression{});
+  writer.Add(MakeGame(rng, 1, 4, meta));
+  const std::string path = writer.Flush(0, {1});
+  const H5File file = OpenFile(path);
+  std::vector<std::string> datasets;
+  CollectDatasets(file.id(), "", &datasets);
+  REQUIRE(datasets.size() == ShardDatasetDocs().size());  // no dataset without a row, no row without a dataset
+  std::ifstream in(testing::SourceDir() + "/docs/schema.md");
+  const std::string schema((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(!schema.empty());
+  for (const std::string& name : datasets) {
+    INFO(name);
+    const auto doc = std::find_if(ShardDatasetDocs().begin(), ShardDatasetDocs().end(),
+                                  [&](const ShardDatasetDoc& d) { return name == d.path; });
+    REQUIRE(doc != ShardDatasetDocs().end());
+    const H5Dataset ds = OpenDataset(file.id(), name);
+    REQUIRE(HasAttr(ds.id(), "description"));
+    CHECK(ReadStringAttr(ds.id(), "description") == doc->description);
+    CHECK(std::string(doc->description).find('|') == std::string::npos);  // a markdown table cell as it is
+    CHECK(HasAttr(ds.id(), "units") == (*doc->units != 0));
+    if (*doc->units) CHECK(ReadStringAttr(ds.id(), "units") == doc->units);
+    // docs/schema.md: a row "| `leaf` | dtype | shape | units | description |".
+    const std::string leaf = name.substr(name.rfind('/') + 1);
+    const std::string tail = std::string(" | ") + (*doc->units ? doc->units : "-") + " | " + doc->description + " |\n";
+    const std::string head = "\n| `" + leaf + "` | ";
+    bool documented = false;
+    for (size_t at = schema.find(head); at != std::string::npos && !documented; at = schema.find(head, at + 1)) {
+      const size_t end = schema.find('\n', at + 1);
+      const std::string row = schema.substr(at, end - at + 1);
+      documented = row.size() >= tail.size() && row.compare(row.size() - tail.size(), tail.size(), tail) == 0;
+    }
+    CHECK(documented);
+  }
 }
 
 }  // namespace
