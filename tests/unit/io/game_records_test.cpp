@@ -35,7 +35,7 @@ io::PositionRows Rows(const io::ShardGame& g) {
 
 }  // namespace
 
-TEST_CASE("a go game as SGF: size, komi, Tromp-Taylor result and a note per move", "[records]") {
+TEST_CASE("a go game as SGF has size and komi and a Tromp-Taylor result and a note per move", "[records]") {
   const auto go = game::MakeGame("go");
   const io::ShardGame g = Game({40, 81, 81}, 0);  // e5, pass, pass
   io::ShardMeta meta;
@@ -50,7 +50,7 @@ TEST_CASE("a go game as SGF: size, komi, Tromp-Taylor result and a note per move
   CHECK_THAT(sgf, Catch::Contains(";B[]C[value -0.250 for B, model 3])"));
 }
 
-TEST_CASE("SGF results: resignation, othello and gomoku types, none for connect4", "[records]") {
+TEST_CASE("SGF results for resignation and othello and gomoku and none for connect4", "[records]") {
   const auto go = game::MakeGame("go");
   CHECK(io::SgfResult(*go, Game({40}, 0, 1)) == "B+R");
   const auto othello = game::MakeGame("othello");

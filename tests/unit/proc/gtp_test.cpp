@@ -23,7 +23,7 @@ mcts::SearchConfig FewSimulations() {
 
 }  // namespace
 
-TEST_CASE("gtp engine answers with = or ? and the command's id", "[gtp]") {
+TEST_CASE("gtp engine answers ok or error with the command id", "[gtp]") {
   auto net = GoNet(9, 1);
   proc::GtpEngine engine(*net, 9, 7.5, FewSimulations(), 1);
   bool quit = false;
@@ -73,7 +73,7 @@ TEST_CASE("gtp engine passes after a pass when it is ahead", "[gtp]") {
   CHECK(engine.Command("final_score") == "B+73.5");
 }
 
-TEST_CASE("refereed 7x7 games between two engines end by two passes, every move legal", "[gtp]") {
+TEST_CASE("refereed 7x7 games between two engines end by two passes with every move legal", "[gtp]") {
   auto net_a = GoNet(7, 4), net_b = GoNet(7, 5);
   proc::GtpEngine a(*net_a, 7, 4.5, FewSimulations(), 4), b(*net_b, 7, 4.5, FewSimulations(), 5);
   for (int g = 0; g < 2; ++g) {
