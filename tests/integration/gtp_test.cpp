@@ -125,18 +125,21 @@ TEST_CASE("export writes SGF that GNU Go loads and scores as zerofarm does", "[m
   CHECK_THAT(again.Stderr(), Catch::Contains("exists; export never overwrites"));
 }
 
-TEST_CASE("zerofarm gtp plays full 9x9 games against gnugo with every move legal", "[multiprocess][gtp]") {
-  const std::string gnugo = GnuGo();
-  if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh installs it)");
+namespace {
+
+// `games` full 9x9 games of `zerofarm gtp` (a random 1x8 net) against GNU Go
+// level 1 through the referee, colours alternating.
+void PlayAgainstGnuGo(const std::string& gnugo, int games, int simulations) {
   ScratchDir dir("zf-gtp");
-  proc::GtpProcess engine(std::string(ZF_BINARY) +
-                              " gtp --game go --weights random --blocks 1 --filters 8 --simulations 8 --seed 3",
+  proc::GtpProcess engine(std::string(ZF_BINARY) + " gtp --game go --weights random --blocks 1 --filters 8 --simulations " +
+                              std::to_string(simulations) + " --seed 3",
                           dir / "engine.err", 120);
   proc::GtpProcess gnu(gnugo + " --mode gtp --level 1 --chinese-rules --capture-all-dead", dir / "gnugo.err", 120);
   CHECK(engine.Command("protocol_version") == "2");
-  for (int g = 0; g < 2; ++g) {
-    const proc::GtpGameResult r = g == 0 ? proc::PlayGtpGame(engine, gnu, 9, 7.5, {}, 810)
-                                         : proc::PlayGtpGame(gnu, engine, 9, 7.5, {}, 810);
+  for (int g = 0; g < games; ++g) {
+    const bool black = g % 2 == 0;
+    const proc::GtpGameResult r = black ? proc::PlayGtpGame(engine, gnu, 9, 7.5, {}, 810)
+                                        : proc::PlayGtpGame(gnu, engine, 9, 7.5, {}, 810);
     INFO("engine stderr: " << testing::Slurp(dir / "engine.err"));
     INFO("game " << g << ": " << r.Result() << " (" << r.reason << " " << r.detail << ")");
     CHECK((r.reason == "score" || r.reason == "resign"));
@@ -147,11 +150,26 @@ TEST_CASE("zerofarm gtp plays full 9x9 games against gnugo with every move legal
     }
     // Played to the end (GNU Go captures every dead stone before it passes):
     // GNU Go's own final_score is zerofarm's Tromp-Taylor result.
-    if (r.reason == "score") CHECK((g == 0 ? r.white_score : r.black_score) == r.Result());
-    std::cout << "gtp game " << g << ": zerofarm " << (g == 0 ? "B" : "W") << " vs gnugo level 1: " << r.Result()
-              << " (" << r.reason << ", " << r.moves.size() << " plies; gnugo scores " << (g == 0 ? r.white_score : r.black_score)
-              << ")\n";
+    if (r.reason == "score") CHECK((black ? r.white_score : r.black_score) == r.Result());
+    std::cout << "gtp game " << g << ": zerofarm " << (black ? "B" : "W") << " vs gnugo level 1: " << r.Result()
+              << " (" << r.reason << ", " << r.moves.size() << " plies; gnugo scores "
+              << (black ? r.white_score : r.black_score) << ")\n";
   }
+}
+
+}  // namespace
+
+TEST_CASE("zerofarm gtp plays full 9x9 games against gnugo with every move legal", "[multiprocess][gtp]") {
+  const std::string gnugo = GnuGo();
+  if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh installs it)");
+  PlayAgainstGnuGo(gnugo, 2, 8);
+}
+
+// The long version (tools/test.sh --long): 10 games at 64 simulations.
+TEST_CASE("gtp long: 10 full 9x9 games against gnugo", "[.long][multiprocess][gtp]") {
+  const std::string gnugo = GnuGo();
+  if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh installs it)");
+  PlayAgainstGnuGo(gnugo, 10, 64);
 }
 
 TEST_CASE("eval --against-gtp reports a 7x7 arena against gnugo as JSON", "[multiprocess][gtp]") {
