@@ -15,6 +15,7 @@ packages=(
   python3 python3-h5py python3-numpy python3-matplotlib  # reader, plots
   python3-torch                      # the Python Dataset and weights converter (tests)
   slurm-wlm munge                    # the `slurm` test: a one-node Slurm (docs/scale-out.md)
+  gnugo                              # GNU Go: the export, gtp and --against-gtp tests (/usr/games/gnugo)
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }

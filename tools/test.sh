@@ -19,7 +19,8 @@
 #
 #   tools/test.sh --long      only the hidden long tests instead: the chaos
 #                             test's 100 SIGKILLs in 10 minutes and the first
-#                             40 Begin-Hard solver lines (about 20 minutes)
+#                             40 Begin-Hard solver lines, 10 GTP games
+#                             against GNU Go (about 20 minutes)
 #   tools/test.sh --long-all  those and all 1000 Begin-Hard lines (hours)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,7 @@ case "${1:-}" in
   --long | --long-all)
     set -e
     "$build/tests/zf_fault_test" -w NoTests "[long]"
+    "$build/tests/zf_integration_test" -w NoTests "[long]"  # gtp: 10 games against GNU Go
     "$build/tests/zf_game_test" -w NoTests "[solver-40]"
     if [ "$1" = --long-all ]; then "$build/tests/zf_game_test" -w NoTests "[solver-full]"; fi
     exit 0 ;;

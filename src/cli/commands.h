@@ -3,9 +3,13 @@
 // share. Private to src/cli: the only place cxxopts appears.
 #include <cxxopts.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "zerofarm/eval/evaluator.h"
+#include "zerofarm/game/game.h"
+#include "zerofarm/mcts/search_config.h"
 #include "zerofarm/proc/farm_config.h"
 
 namespace zerofarm::cli {
@@ -19,6 +23,24 @@ int LoopCommand(int argc, char** argv);       // loop.cpp
 int EvaluatorRole(int argc, char** argv);     // evaluator_role.cpp (internal)
 int BenchCommand(int argc, char** argv);      // bench.cpp
 int TuneCommand(int argc, char** argv);       // tune.cpp
+// ---- issue 24 points 5, 6: game records and GTP ----
+int ExportCommand(int argc, char** argv);     // export.cpp
+int GtpCommand(int argc, char** argv);        // gtp.cpp
+
+// The Go game, net and search of `zerofarm gtp` and of `eval --against-gtp`
+// (gtp.cpp), from the options game, blocks, filters, threads, seed,
+// simulations and c-puct; `weights` a file or "random". ConfigError when the
+// game is not Go.
+struct GtpEngineParts {
+  std::unique_ptr<game::Game> game;
+  std::unique_ptr<eval::Evaluator> net;
+  mcts::SearchConfig search;
+  int size = 9;
+  double komi = 7.5;
+};
+GtpEngineParts MakeGtpEngineParts(const cxxopts::ParseResult& r, const std::string& weights);
+// `zerofarm eval --against-gtp CMD`: the arena against a GTP program (gtp.cpp).
+int GtpArenaCommand(const cxxopts::ParseResult& r, const std::string& weights);
 
 // The solver verdicts shipped in data/connect4/*.rated (eval.cpp).
 std::vector<std::string> ShippedRatings();

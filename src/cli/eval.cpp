@@ -153,6 +153,7 @@ int EvalCommand(int argc, char** argv) {
       "Measure a network's strength.\n"
       "  move error: zerofarm eval --weights W.h5 --pons FILE [--pons FILE2] [--sets DIR] [--simulations N]\n"
       "  arena:      zerofarm eval --weights A.h5 --against B.h5 --games 100 [--simulations N]\n"
+      "  GTP arena:  zerofarm eval --weights GO.h5 --against-gtp \"gnugo --mode gtp --level 10\" --games 20\n"
       "--run RUN evaluates the newest RUN/models/model-N.h5 and appends the result to RUN/eval/eval.csv.");
   options.add_options("what")
       ("weights", "Weights file to evaluate ('random': a random net of --blocks x --filters)",
@@ -164,6 +165,8 @@ int EvalCommand(int argc, char** argv) {
        "repeatable", cxxopts::value<std::vector<std::string>>())
       ("limit", "Use the first N positions of each file (0 = all)", cxxopts::value<int>()->default_value("0"))
       ("against", "Arena: the opponent's weights file", cxxopts::value<std::string>()->default_value(""))
+      ("against-gtp", "Arena against a GTP Go program: its command line, e.g. \"gnugo --mode gtp --level 10\" "
+       "(docs/gtp.md)", cxxopts::value<std::string>()->default_value(""))
       ("games", "Arena games", cxxopts::value<int>()->default_value("100"))
       ("opening-plies", "Arena: random opening plies, each opening played twice with colours swapped",
        cxxopts::value<int>()->default_value("4"));
@@ -190,6 +193,7 @@ int EvalCommand(int argc, char** argv) {
   std::string weights = r["weights"].as<std::string>();
   if (!run.empty() && weights.empty()) weights = NewestModel(run);
   if (weights.empty()) throw ConfigError("--weights or --run is required");
+  if (!r["against-gtp"].as<std::string>().empty()) return GtpArenaCommand(r, weights);
   const bool arena = !r["against"].as<std::string>().empty();
   if (!arena && !r.count("pons") && !r.count("sets"))
     throw ConfigError("give --pons FILE or --sets DIR (move error), or --against B.h5 (arena)");

@@ -31,12 +31,14 @@ void Usage(std::ostream& os) {
      << "  eval       measure strength: move error against the exact Connect Four solver, or an arena\n"
      << "  bench      measure the farm against the evaluator alone, the leaf hand-off and the writer\n"
      << "  tune       sweep ring size, games per worker, batch and wait on short runs; recommend settings\n"
+     << "  export     write a run's games as SGF (Go, Othello, Gomoku) or JSON lines\n"
+     << "  gtp        play Go through the Go Text Protocol (GoGui, Sabaki, gnugo twogtp)\n"
      << "  version    print the version\n";
 }
 
 // The commands that run a network, and so need LibTorch.
 bool RunsNetwork(const std::string& command) {
-  for (const char* c : {"selfplay", "train", "eval", "loop", "bench", "__evaluator"})
+  for (const char* c : {"selfplay", "train", "eval", "loop", "bench", "gtp", "__evaluator"})
     if (command == c) return true;
   return false;
 }
@@ -74,6 +76,8 @@ int Main(int argc, char** argv) {
     if (command == "loop") return LoopCommand(argc - 1, argv + 1);
     if (command == "bench") return BenchCommand(argc - 1, argv + 1);
     if (command == "tune") return TuneCommand(argc - 1, argv + 1);
+    if (command == "export") return ExportCommand(argc - 1, argv + 1);
+    if (command == "gtp") return GtpCommand(argc - 1, argv + 1);
     if (command == "__evaluator") return EvaluatorRole(argc - 1, argv + 1);
     if (command == "version" || command == "--version") {
       std::cout << "zerofarm " << ZF_VERSION_STRING << "\n";

@@ -1,0 +1,133 @@
+// zerofarm gtp: a Go engine speaking the Go Text Protocol on stdin/stdout
+// (GoGui, Sabaki, gnugo's twogtp, `zerofarm eval --against-gtp`). One
+// process, one thread: read a command line, answer it, until quit or EOF.
+// Logs go to stderr only; stdout carries nothing but GTP responses.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "commands.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/weights_file.h"
+#include "zerofarm/proc/gtp.h"
+#include "zerofarm/proc/roles.h"
+
+namespace zerofarm::cli {
+
+// The Go game, the search and the net of a gtp engine or a GTP arena, from
+// options added by AddGtpEngineOptions (or eval's own of the same names).
+GtpEngineParts MakeGtpEngineParts(const cxxopts::ParseResult& r, const std::string& weights) {
+  GtpEngineParts parts;
+  std::string name = r["game"].as<std::string>();
+  if (weights != "random") {
+    std::error_code ec;
+    if (!std::filesystem::exists(weights, ec)) throw ConfigError(weights + ": No such file or directory");
+    if (!r.count("game")) name = io::ReadWeights(weights).config.game;
+  }
+  parts.game = game::MakeGame(name);
+  const auto* go = dynamic_cast<const game::GoGame*>(parts.game.get());
+  if (!go) throw ConfigError("GTP plays Go only; --game (or the weights' game) is " + name);
+  eval::TorchOptions options;
+  options.intra_op_threads = r["threads"].as<int>();
+  if (weights == "random") {
+    proc::FarmConfig c;
+    c.blocks = r["blocks"].as<int>();
+    c.filters = r["filters"].as<int>();
+    parts.net = eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(*parts.game, c), r["seed"].as<uint64_t>()),
+                                         options);
+  } else {
+    parts.net = eval::MakeTorchEvaluator(proc::LoadWeightsFor(*parts.game, weights), options);
+  }
+  parts.search.simulations = r["simulations"].as<int>();
+  parts.search.c_puct = r["c-puct"].as<float>();
+  if (parts.search.simulations < 1 || parts.search.simulations > 1'000'000)
+    throw ConfigError("--simulations must be in [1, 1000000]");
+  parts.size = go->size();
+  parts.komi = go->komi();
+  return parts;
+}
+
+int GtpCommand(int argc, char** argv) {
+  cxxopts::Options options(
+      "zerofarm gtp",
+      "Play Go through the Go Text Protocol v2 on stdin/stdout (GoGui, Sabaki, gnugo twogtp).\n"
+      "  zerofarm gtp --game go --weights W.h5 [--simulations N]\n"
+      "Rules: Tromp-Taylor area scoring, suicide illegal, positional superko (docs/gtp.md).");
+  options.add_options()
+      ("game", "Go variant: go (9x9, komi 7.5), go7 (default: the weights' own)",
+       cxxopts::value<std::string>()->default_value("go"))
+      ("weights", "Weights file ('random': a random net of --blocks x --filters)",
+       cxxopts::value<std::string>()->default_value(""))
+      ("simulations", "MCTS simulations per move", cxxopts::value<int>()->default_value("100"))
+      ("c-puct", "PUCT exploration constant", cxxopts::value<float>()->default_value("1.5"))
+      ("blocks", "Blocks of a random net", cxxopts::value<int>()->default_value("6"))
+      ("filters", "Filters of a random net", cxxopts::value<int>()->default_value("64"))
+      ("threads", "LibTorch threads", cxxopts::value<int>()->default_value("1"))
+      ("seed", "Seed of a random net and of the tie-breaks between moves", cxxopts::value<uint64_t>()->default_value("1"));
+  cxxopts::ParseResult r;
+  int code = 0;
+  if (!ParseArgs(options, argc, argv, &r, &code)) return code;
+  const std::string weights = r["weights"].as<std::string>();
+  if (weights.empty()) throw ConfigError("--weights W.h5 (or --weights random) is required");
+  GtpEngineParts parts = MakeGtpEngineParts(r, weights);
+  proc::GtpEngine engine(*parts.net, parts.size, parts.komi, parts.search, r["seed"].as<uint64_t>());
+  bool quit = false;
+  for (std::string line; !quit && std::getline(std::cin, line);) {
+    const std::string response = engine.Handle(line, &quit);
+    std::cout << response << std::flush;
+  }
+  return 0;
+}
+
+}  // namespace zerofarm::cli
+
+namespace zerofarm::cli {
+
+int GtpArenaCommand(const cxxopts::ParseResult& r, const std::string& weights) {
+  const std::string opponent = r["against-gtp"].as<std::string>();
+  const int games = r["games"].as<int>();
+  if (games < 1 || games > 1'000'000) throw ConfigError("--games must be in [1, 1000000]");
+  const int opening = r["opening-plies"].as<int>();
+  if (opening < 0 || opening > 100) throw ConfigError("--opening-plies must be in [0, 100]");
+  GtpEngineParts parts = MakeGtpEngineParts(r, weights);
+  const uint64_t seed = r["seed"].as<uint64_t>();
+  proc::GtpEngine engine(*parts.net, parts.size, parts.komi, parts.search, seed);
+  proc::GtpProcess program(opponent);
+  std::string opponent_name = opponent;
+  try {
+    opponent_name = program.Command("name") + " " + program.Command("version");
+  } catch (const proc::GtpError&) {
+  }
+  const bool quiet = r.count("quiet") > 0;
+  nlohmann::ordered_json records = nlohmann::ordered_json::array();
+  int illegal = 0;
+  const proc::ArenaResult a = proc::GtpArena(
+      engine, program, parts.size, parts.komi, games, opening, seed,
+      [&](int i, const proc::GtpGameResult& g, int colour) {
+        illegal += g.reason == "illegal";
+        records.push_back({{"game", i}, {"zerofarm", colour == 0 ? "B" : "W"}, {"result", g.Result()},
+                           {"reason", g.reason}, {"detail", g.detail}, {"plies", g.moves.size()},
+                           {"opponent_score", colour == 0 ? g.white_score : g.black_score}});
+        if (!quiet)
+          std::fprintf(stderr, "game %d: zerofarm %s, %s (%s, %zu plies)\n", i + 1, colour == 0 ? "B" : "W",
+                       g.Result().c_str(), g.reason.c_str(), g.moves.size());
+      });
+  std::printf("zerofarm eval: GTP arena %s vs %s, %d games of %dx%d Go (komi %g, %d simulations, %d random opening "
+              "plies, colours alternating): %d wins, %d draws, %d losses; score %.3f (95%% interval %.3f..%.3f), Elo "
+              "%+.0f\n",
+              weights.c_str(), opponent_name.c_str(), a.games, parts.size, parts.size, parts.komi,
+              parts.search.simulations, opening, a.wins, a.draws, a.losses, a.Score(), a.Interval95().first,
+              a.Interval95().second, a.Elo());
+  const nlohmann::ordered_json j = {
+      {"kind", "gtp_arena"}, {"a", weights}, {"b", opponent}, {"b_name", opponent_name}, {"games", a.games},
+      {"board", parts.size}, {"komi", parts.komi}, {"rules", "tromp-taylor"}, {"simulations", parts.search.simulations},
+      {"wins", a.wins}, {"draws", a.draws}, {"losses", a.losses}, {"illegal_endings", illegal}, {"score", a.Score()},
+      {"low95", a.Interval95().first}, {"high95", a.Interval95().second}, {"elo", a.Elo()}, {"records", records}};
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
+
+}  // namespace zerofarm::cli

@@ -1,0 +1,220 @@
+// A GTP program as a child process, and the referee that plays two GTP
+// players against each other (proc/gtp.h).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+
+#include "zerofarm/core/clock.h"
+#include "zerofarm/core/rng.h"
+#include "zerofarm/proc/gtp.h"
+
+namespace zerofarm::proc {
+
+GtpProcess::GtpProcess(const std::string& command, const std::string& stderr_path, double reply_seconds)
+    : command_(command), reply_seconds_(reply_seconds) {
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0) throw Error(ErrnoMessage("pipe", errno));
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    close(in[0]), close(in[1]);
+    throw Error(ErrnoMessage("pipe", errno));
+  }
+  pid_ = fork();
+  if (pid_ < 0) throw Error(ErrnoMessage("fork for " + command, errno));
+  if (pid_ == 0) {  // the child: only async-signal-safe calls until exec
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    const int err = open(stderr_path.empty() ? "/dev/null" : stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (err >= 0) dup2(err, 2);
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  to_child_ = in[1];
+  from_child_ = out[0];
+}
+
+GtpProcess::~GtpProcess() {
+  if (pid_ <= 0) return;
+  struct sigaction ign{}, old{};  // a child gone already must not kill us with SIGPIPE
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, &old);
+  const char quit[] = "quit\n";
+  if (write(to_child_, quit, sizeof quit - 1) < 0) { /* it is gone: reaped below */ }
+  sigaction(SIGPIPE, &old, nullptr);
+  close(to_child_);
+  close(from_child_);
+  for (int i = 0; i < 200; ++i) {
+    int st = 0;
+    if (waitpid(pid_, &st, WNOHANG) == pid_) return;
+    usleep(10000);
+  }
+  kill(pid_, SIGKILL);
+  int st = 0;
+  waitpid(pid_, &st, 0);
+}
+
+std::string GtpProcess::ReadLine(double deadline) {
+  while (true) {
+    const size_t nl = buffer_.find('\n');
+    if (nl != std::string::npos) {
+      std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      return line;
+    }
+    const double left = deadline - MonotonicSeconds();
+    if (left <= 0) throw Error(command_ + ": no answer within " + std::to_string(static_cast<int>(reply_seconds_)) + " s");
+    pollfd p{from_child_, POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(std::ceil(left * 1000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    char buf[4096];
+    const ssize_t n = read(from_child_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(command_ + ": the program exited (or closed its output)");
+    buffer_.append(buf, static_cast<size_t>(n));
+  }
+}
+
+std::string GtpProcess::Command(const std::string& command) {
+  const std::string line = command + "\n";
+  struct sigaction ign{}, old{};
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, &old);  // a dead child shows as EPIPE, not as our death
+  const ssize_t n = write(to_child_, line.data(), line.size());
+  const int err = errno;
+  sigaction(SIGPIPE, &old, nullptr);
+  if (n != static_cast<ssize_t>(line.size())) throw Error(ErrnoMessage(command_ + ": write", err));
+  const double deadline = MonotonicSeconds() + reply_seconds_;
+  std::string first;
+  do first = ReadLine(deadline);
+  while (first.empty());
+  if (first[0] != '=' && first[0] != '?') throw Error(command_ + ": not a GTP response to '" + command + "': " + first);
+  std::string text = first.substr(1);
+  const size_t lead = text.find_first_not_of("0123456789");  // an id, if any
+  text = lead == std::string::npos ? "" : text.substr(lead);
+  if (!text.empty() && text[0] == ' ') text.erase(0, 1);
+  for (std::string more; !(more = ReadLine(deadline)).empty();) text += "\n" + more;
+  if (first[0] == '?') throw GtpError(text);
+  return text;
+}
+
+std::string GtpGameResult::Result() const {
+  if (winner < 0) return "0";
+  const std::string side = winner == 0 ? "B+" : "W+";
+  if (reason == "resign") return side + "R";
+  if (reason == "illegal") return side + "illegal";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", std::fabs(score));
+  return side + buf;
+}
+
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+void Setup(GtpPlayer& p, int size, double komi) {
+  p.Command("boardsize " + std::to_string(size));
+  p.Command("clear_board");
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "komi %g", komi);
+  p.Command(buf);
+}
+
+// The score each player reports, or "" when it has no final_score.
+std::string OwnScore(GtpPlayer& p) {
+  try {
+    return p.Command("final_score");
+  } catch (const GtpError&) {
+    return "";
+  }
+}
+
+}  // namespace
+
+GtpGameResult PlayGtpGame(GtpPlayer& black, GtpPlayer& white, int size, double komi,
+                          const std::vector<int>& opening, int max_plies) {
+  const game::GoGame game(size, komi);
+  game::GoState state = NewGtpGoState(size, komi);
+  GtpPlayer* players[2] = {&black, &white};
+  Setup(black, size, komi);
+  Setup(white, size, komi);
+  GtpGameResult r;
+  auto lose = [&](int loser, const std::string& reason, const std::string& detail) {
+    r.winner = 1 - loser, r.reason = reason, r.detail = detail;
+  };
+  while (!state.IsTerminal() && static_cast<int>(r.moves.size()) < max_plies) {
+    const int me = state.CurrentPlayer();
+    const char colour = "bw"[me];
+    const size_t ply = r.moves.size();
+    std::string text;
+    if (ply < opening.size()) {
+      text = game.ActionToString(opening[ply]);
+      try {
+        players[me]->Command(std::string("play ") + colour + " " + text);
+      } catch (const GtpError& e) {
+        return lose(me, "illegal", "refused opening move " + text + ": " + e.what()), r;
+      }
+    } else {
+      text = Lower(players[me]->Command(std::string("genmove ") + colour));
+    }
+    if (text == "resign") return lose(me, "resign", ""), r;
+    const int action = game.ParseAction(text);
+    if (action < 0 || !state.IsLegal(action)) return lose(me, "illegal", std::string(1, colour) + " " + text), r;
+    try {
+      players[1 - me]->Command(std::string("play ") + colour + " " + text);
+    } catch (const GtpError& e) {  // the other side thinks it illegal: judged by our rules, it is not
+      return lose(1 - me, "illegal", std::string("refused ") + colour + " " + text + ": " + e.what()), r;
+    }
+    state.Apply(action);
+    r.moves.push_back(action);
+  }
+  r.score = state.Score();
+  r.winner = r.score > 0 ? 0 : (r.score < 0 ? 1 : -1);
+  r.reason = state.ConsecutivePasses() >= 2 ? "score" : "length";
+  r.black_score = OwnScore(black);
+  r.white_score = OwnScore(white);
+  return r;
+}
+
+ArenaResult GtpArena(GtpEngine& engine, GtpPlayer& opponent, int size, double komi, int games, int opening_plies,
+                     uint64_t seed, const std::function<void(int, const GtpGameResult&, int)>& on_game) {
+  ArenaResult a;
+  const game::GoGame game(size, komi);
+  std::vector<int> opening, legal;
+  for (int i = 0; i < games; ++i) {
+    if (i % 2 == 0) {  // a new random opening for each pair of games
+      Rng rng(seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(i / 2));
+      game::GoState s = NewGtpGoState(size, komi);
+      opening.clear();
+      for (int p = 0; p < opening_plies; ++p) {
+        s.LegalActions(&legal);
+        legal.pop_back();  // never pass in an opening
+        if (legal.empty()) break;
+        opening.push_back(legal[rng.Below(legal.size())]);
+        s.Apply(opening.back());
+      }
+    }
+    const int engine_colour = i % 2;
+    const GtpGameResult r = engine_colour == 0 ? PlayGtpGame(engine, opponent, size, komi, opening, 10 * size * size)
+                                               : PlayGtpGame(opponent, engine, size, komi, opening, 10 * size * size);
+    a.games += 1;
+    if (r.winner < 0) a.draws += 1;
+    else if (r.winner == engine_colour) a.wins += 1;
+    else a.losses += 1;
+    if (on_game) on_game(i, r, engine_colour);
+  }
+  return a;
+}
+
+}  // namespace zerofarm::proc
