@@ -31,7 +31,9 @@ void Usage(std::ostream& os) {
      << "  eval       measure strength: move error against the exact Connect Four solver, or an arena\n"
      << "  bench      measure the farm against the evaluator alone, the leaf hand-off and the writer\n"
      << "  tune       sweep ring size, games per worker, batch and wait on short runs; recommend settings\n"
-     << "  version    print the version\n";
+     << "  config     print an example config file (--example) or the effective config of one (--show FILE)\n"
+     << "  version    print the version\n\n"
+     << "every command but config takes --config FILE (key = value lines; see docs/config-example.conf)\n";
 }
 
 // The commands that run a network, and so need LibTorch.
@@ -74,6 +76,7 @@ int Main(int argc, char** argv) {
     if (command == "loop") return LoopCommand(argc - 1, argv + 1);
     if (command == "bench") return BenchCommand(argc - 1, argv + 1);
     if (command == "tune") return TuneCommand(argc - 1, argv + 1);
+    if (command == "config") return ConfigCommand(argc - 1, argv + 1);
     if (command == "__evaluator") return EvaluatorRole(argc - 1, argv + 1);
     if (command == "version" || command == "--version") {
       std::cout << "zerofarm " << ZF_VERSION_STRING << "\n";
