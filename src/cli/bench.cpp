@@ -165,11 +165,26 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
 
 // ---- (b) the farm -----------------------------------------------------------
 
+// `zerofarm run` options for every setting of f that run takes (the option
+// table), so the farm measured plays what the user asked for; ProbeFarm adds
+// the output, host id and duration, MeasureFarm the wait.
 std::vector<std::string> FarmArgs(const proc::FarmConfig& f) {
-  return {"--game", f.game, "--simulations", std::to_string(f.search.simulations), "--blocks",
-          std::to_string(f.blocks), "--filters", std::to_string(f.filters), "--workers", std::to_string(f.workers),
-          "--games-per-worker", std::to_string(f.games_per_worker), "--gpus", std::to_string(f.gpus), "--precision", f.precision,
-          "--seed", std::to_string(f.seed), "--max-batch", std::to_string(f.max_batch)};
+  std::vector<std::string> args;
+  for (const auto& o : proc::OptionTable()) {
+    if (!(o.commands & proc::kRun) || o.name.empty())
+      continue;
+    if (o.name == "out" || o.name == "host-id" || o.name == "duration" || o.name == "games" ||
+        o.name == "no-status" || o.name == "fixed-wait" || o.name == "max-wait-us")
+      continue;
+    const std::string v = o.get(f);
+    if (o.kind == proc::OptionKind::kFlag) {
+      if (v == o.flag_value) args.push_back("--" + o.name);
+    } else if (!v.empty()) {
+      args.push_back("--" + o.name);
+      args.push_back(v);
+    }
+  }
+  return args;
 }
 
 struct FarmSetting {

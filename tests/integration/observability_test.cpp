@@ -63,7 +63,7 @@ TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary
   }
 }
 
-TEST_CASE("a config file sets options, the command line overrides it, shards store the result, config.txt reproduces the run",
+TEST_CASE("a config file sets options that the command line overrides and the run config.txt fed back reproduces the run",
           "[multiprocess][config]") {
   ScratchDir dir("zf-config");
   std::ofstream(dir / "farm.conf") << "# a small farm\ngame = connect4\nsimulations = 10\n"

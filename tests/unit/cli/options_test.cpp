@@ -75,7 +75,7 @@ TEST_CASE("cli options: old spellings are aliases of one option", "[cli][options
   CHECK_FALSE(Parse(proc::kRun, {"--no-status"}).status_line);
 }
 
-TEST_CASE("cli options: --config is read first, the command line wins", "[cli][options]") {
+TEST_CASE("cli options: --config is read first and the command line wins", "[cli][options]") {
   const std::string path = "/tmp/zf-cli-options-test-" + std::to_string(getpid()) + ".conf";
   std::ofstream(path) << "simulations = 33\nc-puct = 2.5\nrun_id = ignored\n";
   const proc::FarmConfig c = Parse(proc::kTune, {"--config", path, "--simulations", "44"});

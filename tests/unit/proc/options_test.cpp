@@ -18,7 +18,7 @@
 using namespace zerofarm;
 using namespace zerofarm::proc;
 
-TEST_CASE("options: every row has a name or key, help, a valid default and unique spellings", "[proc][options]") {
+TEST_CASE("options: every row has a name or key and help and a valid default and unique spellings", "[proc][options]") {
   std::set<std::string> names, keys;
   const FarmConfig defaults;
   for (const auto& o : OptionTable()) {
@@ -64,7 +64,7 @@ TEST_CASE("options: a value out of range or unparsable names its option", "[proc
   CHECK_THROWS_WITH(FarmConfig::FromText("c-puct = lots\n"), Catch::Contains("config:1: c_puct: bad value 'lots'"));
 }
 
-TEST_CASE("options: the effective config reads back as itself, every key changed", "[proc][options]") {
+TEST_CASE("options: the effective config reads back as itself with every key changed", "[proc][options]") {
   FarmConfig c;
   // Every key away from its default: numbers to 3 above the bottom of their
   // range (or a fraction of it for fractions), text to a word, flags flipped, choices to the last.
