@@ -123,7 +123,7 @@ trainer_bf16() {
       rm -rf "$run/models" "$run/train"
       # shellcheck disable=SC2086
       x "$bin" train --run "$run" --blocks 4 --filters 32 --steps 300 --replay 0 --min-positions 100 \
-        --checkpoint-steps 1000 --quiet $p
+        --checkpoint-steps 1000 --no-status $p
     done
   done
   rm -rf "$run"

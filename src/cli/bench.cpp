@@ -166,11 +166,26 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
 
 // ---- (b) the farm -----------------------------------------------------------
 
+// `zerofarm run` options for every setting of f that run takes (the option
+// table), so the farm measured plays what the user asked for; ProbeFarm adds
+// the output, host id and duration, MeasureFarm the wait.
 std::vector<std::string> FarmArgs(const proc::FarmConfig& f) {
-  return {"--game", f.game, "--simulations", std::to_string(f.search.simulations), "--blocks",
-          std::to_string(f.blocks), "--filters", std::to_string(f.filters), "--workers", std::to_string(f.workers),
-          "--games-per-worker", std::to_string(f.games_per_worker), "--gpus", std::to_string(f.gpus), "--precision", f.precision,
-          "--seed", std::to_string(f.seed), "--max-batch", std::to_string(f.max_batch)};
+  std::vector<std::string> args;
+  for (const auto& o : proc::OptionTable()) {
+    if (!(o.commands & proc::kRun) || o.name.empty())
+      continue;
+    if (o.name == "out" || o.name == "host-id" || o.name == "duration" || o.name == "games" ||
+        o.name == "no-status" || o.name == "fixed-wait" || o.name == "max-wait-us")
+      continue;
+    const std::string v = o.get(f);
+    if (o.kind == proc::OptionKind::kFlag) {
+      if (v == o.flag_value) args.push_back("--" + o.name);
+    } else if (!v.empty()) {
+      args.push_back("--" + o.name);
+      args.push_back(v);
+    }
+  }
+  return args;
 }
 
 struct FarmSetting {
@@ -332,16 +347,12 @@ int BenchCommand(int argc, char** argv) {
   cxxopts::Options options("zerofarm bench",
                            "Measures the farm against its bound: the evaluator alone, the farm, the leaf hand-off, "
                            "the writer. One JSON line per result, then a table.");
-  AddGameAndSearchOptions(options, o.farm);
+  AddTableOptions(options, proc::kBench);
   options.add_options("bench")
       ("runs", "Repeat every measurement this many times (interleaved)", cxxopts::value<int>()->default_value("3"))
       ("quick", "Small sizes and short runs (a few seconds; for tests)")
       ("parts", "Comma-separated parts: bound, farm, wait, scaling, handoff, writer",
        cxxopts::value<std::string>()->default_value(o.parts))
-      ("workers", "Worker processes of the farm", cxxopts::value<int>()->default_value("2"))
-      ("gpus", "GPU evaluators of the farm, and the bound on the GPU (CUDA builds); 0 = the CPU",
-       cxxopts::value<int>()->default_value("0"))
-      ("games-per-worker", "Concurrent games per worker", cxxopts::value<int>()->default_value("32"))
       ("farm-seconds", "Length of each farm run", cxxopts::value<double>()->default_value("20"))
       ("fixed-waits", "Fixed --max-wait-us settings shown beside the adaptive wait",
        cxxopts::value<std::string>()->default_value("0,500,2000,10000"))
@@ -356,15 +367,14 @@ int BenchCommand(int argc, char** argv) {
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
-  ReadGameAndSearchOptions(r, &o.farm);
+  o.farm = ReadTableOptions(r, proc::kBench);
   const bool quick = r.count("quick") > 0;
   o.runs = quick && !r.count("runs") ? 1 : r["runs"].as<int>();
   o.parts = r["parts"].as<std::string>();
-  o.farm.workers = r["workers"].as<int>();
-  o.farm.games_per_worker = r["games-per-worker"].as<int>();
-  o.farm.gpus = r["gpus"].as<int>();
+  CheckTableOptions(o.farm, proc::kBench);
+  if (o.farm.workers == 0) o.farm.workers = std::clamp(proc::CpusGranted(), 1, 1024);  // as `zerofarm run` does
+  o.farm.ResolveGpus();  // -1: the GPUs granted, as `zerofarm run` does; the bound runs on GPU 0 then
   const bool on_gpu = o.farm.gpus > 0;
-  if (o.farm.gpus < 0 || o.farm.gpus > 64) throw ConfigError("--gpus must be 0..64");
   if (on_gpu && !eval::CudaBuilt()) throw ConfigError("--gpus: this zerofarm was built without CUDA");
   o.farm_seconds = quick && !r.count("farm-seconds") ? 3 : r["farm-seconds"].as<double>();
   o.fixed_waits = ParseInts(quick && !r.count("fixed-waits") ? "0" : r["fixed-waits"].as<std::string>());

@@ -11,6 +11,7 @@
 #include "zerofarm/game/game.h"
 #include "zerofarm/mcts/search_config.h"
 #include "zerofarm/proc/farm_config.h"
+#include "zerofarm/proc/options.h"
 
 namespace zerofarm::cli {
 
@@ -41,13 +42,20 @@ struct GtpEngineParts {
 GtpEngineParts MakeGtpEngineParts(const cxxopts::ParseResult& r, const std::string& weights);
 // `zerofarm eval --against-gtp CMD`: the arena against a GTP program (gtp.cpp).
 int GtpArenaCommand(const cxxopts::ParseResult& r, const std::string& weights);
+int ConfigCommand(int argc, char** argv);     // config_command.cpp
 
 // The solver verdicts shipped in data/connect4/*.rated (eval.cpp).
 std::vector<std::string> ShippedRatings();
 
-// Options shared by run and selfplay: game, search and network settings.
-void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& defaults);
-void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* config);
+// The option table's options of `command` (proc/options.h), and --config FILE.
+void AddTableOptions(cxxopts::Options& options, proc::OptionCommand command);
+// The config file given by --config (else the defaults), then the table's
+// options given on the command line over it. A bad value throws ConfigError
+// naming the option.
+proc::FarmConfig ReadTableOptions(const cxxopts::ParseResult& r, proc::OptionCommand command);
+// The range of every table option of `command` (for commands that do not run
+// FarmConfig::Validate, which checks them all).
+void CheckTableOptions(const proc::FarmConfig& c, proc::OptionCommand command);
 
 // *field = the option's value if it was given on the command line.
 template <typename T>

@@ -74,17 +74,12 @@ std::string NewestModel(const std::string& run) {
 }
 
 std::unique_ptr<eval::Evaluator> LoadNet(const game::Game& game, const std::string& spec,
-                                         const cxxopts::ParseResult& r) {
+                                         const proc::FarmConfig& c) {
   eval::TorchOptions options;
-  options.intra_op_threads = r["threads"].as<int>();
-  options.bf16 = r.count("bf16") > 0;
-  if (spec == "random") {
-    proc::FarmConfig c;
-    c.blocks = r["blocks"].as<int>();
-    c.filters = r["filters"].as<int>();
-    return eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(game, c), r["seed"].as<uint64_t>()),
-                                    options);
-  }
+  options.intra_op_threads = c.eval_threads;
+  options.bf16 = c.bf16 || c.precision == "bf16";  // auto: fp32, as before
+  if (spec == "random")
+    return eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(game, c), c.seed), options);
   return eval::MakeTorchEvaluator(proc::LoadWeightsFor(game, spec), options);
 }
 
@@ -156,8 +151,6 @@ int EvalCommand(int argc, char** argv) {
       "  GTP arena:  zerofarm eval --weights GO.h5 --against-gtp \"gnugo --mode gtp --level 10\" --games 20\n"
       "--run RUN evaluates the newest RUN/models/model-N.h5 and appends the result to RUN/eval/eval.csv.");
   options.add_options("what")
-      ("weights", "Weights file to evaluate ('random': a random net of --blocks x --filters)",
-       cxxopts::value<std::string>()->default_value(""))
       ("run", "Evaluate the newest model of this run directory", cxxopts::value<std::string>()->default_value(""))
       ("pons", "Pons-format file of Connect Four positions ('moves score' lines); repeatable",
        cxxopts::value<std::vector<std::string>>())
@@ -170,27 +163,20 @@ int EvalCommand(int argc, char** argv) {
       ("games", "Arena games", cxxopts::value<int>()->default_value("100"))
       ("opening-plies", "Arena: random opening plies, each opening played twice with colours swapped",
        cxxopts::value<int>()->default_value("4"));
-  options.add_options("search and network")
-      ("game", "Game of a random net or of the arena (default: the weights' own)",
-       cxxopts::value<std::string>()->default_value("connect4"))
-      ("simulations", "MCTS simulations per move (0 = network alone only)", cxxopts::value<int>()->default_value("100"))
-      ("c-puct", "PUCT exploration constant", cxxopts::value<float>()->default_value("1.5"))
-      ("value-discount", "Backed-up values are multiplied by this each ply (1 = off; < 1 prefers quicker wins)",
-       cxxopts::value<float>()->default_value("1"))
-      ("no-solver", "Do not prove wins and losses up the tree (MCTS-solver off)")
-      ("blocks", "Blocks of a random net", cxxopts::value<int>()->default_value("6"))
-      ("filters", "Filters of a random net", cxxopts::value<int>()->default_value("64"))
-      ("threads", "LibTorch threads", cxxopts::value<int>()->default_value("1"))
-      ("bf16", "Run the network in bfloat16")
-      ("seed", "Seed of a random net and of the arena", cxxopts::value<uint64_t>()->default_value("1"))
+  // Game, search and network options are `run`'s (the option table); the
+  // arena's --games is eval's own (run's --games is a limit, 0 = none).
+  AddTableOptions(options, proc::kEval);
+  options.add_options("what")
       ("cache-dir", "Where the solver's verdicts are cached (default RUN/eval or ~/.cache/zerofarm)",
-       cxxopts::value<std::string>()->default_value(""))
-      ("quiet", "No progress lines");
+       cxxopts::value<std::string>()->default_value(""));
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
+  const proc::FarmConfig c = ReadTableOptions(r, proc::kEval);
+  CheckTableOptions(c, proc::kEval);
+  if (c.fp16 || c.precision == "fp16") throw ConfigError("--precision: eval runs on the CPU, fp32 or bf16");
   const std::string run = r["run"].as<std::string>();
-  std::string weights = r["weights"].as<std::string>();
+  std::string weights = c.weights;
   if (!run.empty() && weights.empty()) weights = NewestModel(run);
   if (weights.empty()) throw ConfigError("--weights or --run is required");
   if (!r["against-gtp"].as<std::string>().empty()) return GtpArenaCommand(r, weights);
@@ -198,23 +184,22 @@ int EvalCommand(int argc, char** argv) {
   if (!arena && !r.count("pons") && !r.count("sets"))
     throw ConfigError("give --pons FILE or --sets DIR (move error), or --against B.h5 (arena)");
   mcts::SearchConfig search;
-  search.simulations = r["simulations"].as<int>();
-  search.c_puct = r["c-puct"].as<float>();
-  search.value_discount = r["value-discount"].as<float>();
-  search.solver = r.count("no-solver") == 0;
+  search.simulations = c.search.simulations;
+  search.c_puct = c.search.c_puct;
+  search.value_discount = c.search.value_discount;
+  search.solver = c.search.solver;
   search.temperature_plies = 0;
-  if (search.simulations < 0 || search.simulations > 1'000'000) throw ConfigError("--simulations must be in [0, 1000000]");
   if (r["limit"].as<int>() < 0) throw ConfigError("--limit must be >= 0");
-  const bool quiet = r.count("quiet") > 0;
+  const bool quiet = !c.status_line;
 
-  std::string game_name = r["game"].as<std::string>();
+  std::string game_name = c.game;
   if (weights != "random") {
     std::error_code ec;
     if (!fs::exists(weights, ec)) throw ConfigError(weights + ": No such file or directory");
     if (!r.count("game")) game_name = io::ReadWeights(weights).config.game;
   }
   const auto game = game::MakeGame(game_name);
-  auto net = LoadNet(*game, weights, r);
+  auto net = LoadNet(*game, weights, c);
 
   if (arena) {
     if (search.simulations < 1) throw ConfigError("an arena needs --simulations >= 1");
@@ -222,8 +207,8 @@ int EvalCommand(int argc, char** argv) {
     if (games < 1 || games > 1'000'000) throw ConfigError("--games must be in [1, 1000000]");
     const int opening = r["opening-plies"].as<int>();
     if (opening < 0 || opening > 100) throw ConfigError("--opening-plies must be in [0, 100]");
-    auto other = LoadNet(*game, r["against"].as<std::string>(), r);
-    const proc::ArenaResult a = proc::Arena(*game, *net, *other, games, search, opening, r["seed"].as<uint64_t>());
+    auto other = LoadNet(*game, r["against"].as<std::string>(), c);
+    const proc::ArenaResult a = proc::Arena(*game, *net, *other, games, search, opening, c.seed);
     std::printf("zerofarm eval: arena %s vs %s, %d games at %d simulations (%d random opening plies, colours "
                 "swapped): %d wins, %d draws, %d losses; score %.3f (95%% interval %.3f..%.3f), Elo %+.0f\n",
                 weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, opening, a.wins,

@@ -72,8 +72,11 @@ int LoopCommand(int argc, char** argv) {
       "zerofarm loop",
       "The AlphaZero loop on one machine: a farm and a trainer on one run directory, with a periodic\n"
       "evaluation of the newest model against the exact Connect Four solver. Run it again to resume.");
+  // The farm's options are `run`'s (the option table); the loop hands them to
+  // its farm as RUN/eval/farm-config.txt, and the net's shape, seed, weights and
+  // value discount to its trainer too.
+  AddTableOptions(options, proc::kLoop);
   options.add_options("loop")
-      ("out", "Run directory", cxxopts::value<std::string>())
       ("hours", "Stop after this many hours of this invocation (0 = until interrupted)",
        cxxopts::value<double>()->default_value("0"))
       ("eval-every", "Seconds between evaluations", cxxopts::value<double>()->default_value("600"))
@@ -84,18 +87,7 @@ int LoopCommand(int argc, char** argv) {
        cxxopts::value<int>()->default_value("100"))
       ("eval-solver-simulations", "Also measure PUCT with the MCTS-solver, the farm's search, at this many simulations "
                                   "(curve.csv rows with solver = 1; 0 = off)",
-       cxxopts::value<int>()->default_value("100"));
-  options.add_options("farm")
-      ("game", "Game (the evaluation needs connect4)", cxxopts::value<std::string>()->default_value("connect4"))
-      ("workers", "Worker processes", cxxopts::value<int>()->default_value("2"))
-      ("games-per-worker", "Concurrent games per worker", cxxopts::value<int>()->default_value("32"))
-      ("simulations", "Self-play simulations per move", cxxopts::value<int>()->default_value("64"))
-      ("blocks", "Residual blocks", cxxopts::value<int>()->default_value("4"))
-      ("filters", "Filters", cxxopts::value<int>()->default_value("32"))
-      ("seed", "Run seed", cxxopts::value<uint64_t>()->default_value("1"))
-      ("value-discount", "Values shrink by this factor a ply (< 1 prefers quicker wins): the farm's search, the "
-                         "trainer's value targets and the evaluation's MCTS (1 = AlphaZero's)",
-       cxxopts::value<float>()->default_value("1"))
+       cxxopts::value<int>()->default_value("100"))
       ("run-args", "More options for `zerofarm run`, as one string", cxxopts::value<std::string>()->default_value(""));
   options.add_options("trainer")
       ("train-args", "More options for `zerofarm train`, as one string (e.g. \"--lr 0.01 --window 100000\")",
@@ -103,8 +95,10 @@ int LoopCommand(int argc, char** argv) {
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
-  if (!r.count("out")) throw ConfigError("--out is required");
-  const std::string run = r["out"].as<std::string>();
+  proc::FarmConfig farm_config = ReadTableOptions(r, proc::kLoop);
+  if (farm_config.out.empty()) throw ConfigError("--out is required");
+  farm_config.Validate();
+  const std::string run = farm_config.out;
   const double hours = r["hours"].as<double>();
   const double eval_every = r["eval-every"].as<double>();
   if (hours < 0) throw ConfigError("--hours must be >= 0");
@@ -118,7 +112,7 @@ int LoopCommand(int argc, char** argv) {
     const std::string ref = std::string(ZF_SOURCE_DIR_HINT) + "/../shared/data/reference/connect4/";
     pons = {ref + "Test_L2_R1", ref + "Test_L1_R1"};
   }
-  const std::string game_name = r["game"].as<std::string>();
+  const std::string game_name = farm_config.game;
   if (game_name != "connect4") throw ConfigError("the loop's evaluation needs --game connect4");
   // Read every evaluation file now: a typo fails in a second, not after an hour.
   std::vector<std::vector<proc::PonsPosition>> sets;
@@ -127,24 +121,24 @@ int LoopCommand(int argc, char** argv) {
 
   fs::create_directories(run + "/eval");
   const std::string exe = proc::SelfBinary(), farm_exe = proc::FarmBinary();
-  const float value_discount = r["value-discount"].as<float>();
-  if (!(value_discount >= mcts::kMinValueDiscount && value_discount <= 1.0f)) throw ConfigError("--value-discount must be in [0.5, 1]");
-  // Options both children take.
-  const std::string net_args = "--blocks " + std::to_string(r["blocks"].as<int>()) + " --filters " +
-                               std::to_string(r["filters"].as<int>()) + " --value-discount " +
-                               std::to_string(value_discount);
-  std::vector<std::string> farm_argv = {farm_exe, "run", "--out", run, "--no-status", "--game", game_name,
-                                        "--workers", std::to_string(r["workers"].as<int>()), "--games-per-worker",
-                                        std::to_string(r["games-per-worker"].as<int>()), "--simulations",
-                                        std::to_string(r["simulations"].as<int>()), "--seed",
-                                        std::to_string(r["seed"].as<uint64_t>())};
+  const float value_discount = farm_config.search.value_discount;
+  const std::string loop_config = run + "/eval/farm-config.txt";
+  farm_config.status_line = false;
+  io::WriteTextFileAtomically(loop_config, farm_config.ToText());
+  std::vector<std::string> farm_argv = {farm_exe, "run", "--config", loop_config};
+  if (farm_config.allow_foreign_dir) farm_argv.push_back("--allow-foreign-dir");  // command line only
   if (hours > 0) {  // a bound of its own, should this process die without stopping it
     farm_argv.push_back("--duration");
     farm_argv.push_back(std::to_string(hours * 3600 + 120));
   }
-  for (const auto& w : SplitWords(net_args + " " + r["run-args"].as<std::string>())) farm_argv.push_back(w);
-  std::vector<std::string> train_argv = {exe, "train", "--run", run, "--seed", std::to_string(r["seed"].as<uint64_t>())};
-  for (const auto& w : SplitWords(net_args + " " + r["train-args"].as<std::string>())) train_argv.push_back(w);
+  for (const auto& w : SplitWords(r["run-args"].as<std::string>())) farm_argv.push_back(w);
+  // Options both children take: the trainer's net is the farm's.
+  std::ostringstream net_args;
+  net_args << "--blocks " << farm_config.blocks << " --filters " << farm_config.filters << " --value-discount "
+           << value_discount << " --eval-threads " << farm_config.eval_threads;
+  if (!farm_config.weights.empty()) net_args << " --weights " << farm_config.weights;
+  std::vector<std::string> train_argv = {exe, "train", "--run", run, "--seed", std::to_string(farm_config.seed)};
+  for (const auto& w : SplitWords(net_args.str() + " " + r["train-args"].as<std::string>())) train_argv.push_back(w);
 
   // Solver verdicts (cached in RUN/eval and shipped in data/connect4) on a
   // thread per file: a file not yet rated joins the evaluations once it is.

@@ -33,7 +33,9 @@ void Usage(std::ostream& os) {
      << "  tune       sweep ring size, games per worker, batch and wait on short runs; recommend settings\n"
      << "  export     write a run's games as SGF (Go, Othello, Gomoku) or JSON lines\n"
      << "  gtp        play Go through the Go Text Protocol (GoGui, Sabaki, gnugo twogtp)\n"
-     << "  version    print the version\n";
+     << "  config     print an example config file (--example) or the effective config of one (--show FILE)\n"
+     << "  version    print the version\n\n"
+     << "every command but config, export and gtp takes --config FILE (key = value lines; see docs/config-example.conf)\n";
 }
 
 // The commands that run a network, and so need LibTorch.
@@ -78,6 +80,7 @@ int Main(int argc, char** argv) {
     if (command == "tune") return TuneCommand(argc - 1, argv + 1);
     if (command == "export") return ExportCommand(argc - 1, argv + 1);
     if (command == "gtp") return GtpCommand(argc - 1, argv + 1);
+    if (command == "config") return ConfigCommand(argc - 1, argv + 1);
     if (command == "__evaluator") return EvaluatorRole(argc - 1, argv + 1);
     if (command == "version" || command == "--version") {
       std::cout << "zerofarm " << ZF_VERSION_STRING << "\n";

@@ -1,19 +1,16 @@
-// Options shared by the subcommands.
+// The option table as cxxopts options, and the argument parsing every
+// subcommand shares.
 #include <iostream>
+#include <sstream>
+#include <utility>
 
 #include "commands.h"
 #include "zerofarm/core/error.h"
+#include "zerofarm/proc/options.h"
 
 namespace zerofarm::cli {
 
 namespace {
-template <typename T>
-std::string Str(const T& v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
 // cxxopts reports a bad number as "Argument 'abc' failed to parse", without
 // the option: find the option in argv that was given that value (issue 21).
 std::string BadNumberMessage(int argc, char** argv, const std::string& what) {
@@ -29,15 +26,45 @@ std::string BadNumberMessage(int argc, char** argv, const std::string& what) {
   }
   return PrintableText(what, 200);
 }
+
+// Old spellings kept as aliases of one option each (issue 24).
+constexpr std::pair<const char*, const char*> kAliases[] = {
+    {"--threads", "--eval-threads"},  // train, eval
+    {"--quiet", "--no-status"},       // train, eval
+};
+
+// argv with the aliases replaced by their options' names, noting each once.
+std::vector<std::string> Unalias(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i)
+    for (const auto& [old_name, name] : kAliases) {
+      const std::string a = args[i], o = old_name;
+      if (a == o || a.rfind(o + "=", 0) == 0) {
+        args[i] = name + a.substr(o.size());
+        std::cerr << "zerofarm: " << o << " is an old name of " << name << "\n";
+      }
+    }
+  return args;
+}
+
+std::string DefaultSuffix(const proc::OptionSpec& o) {
+  if (o.kind == proc::OptionKind::kFlag) return "";
+  const std::string d = o.Default();
+  return d.empty() ? "" : " (default: " + d + ")";
+}
 }  // namespace
 
 bool ParseArgs(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult* result,
                int* exit_code) {
   options.add_options("help")("h,help", "Print this help");
+  std::vector<std::string> args = Unalias(argc, argv);
+  std::vector<char*> ptrs;
+  for (auto& a : args) ptrs.push_back(a.data());
+  ptrs.push_back(nullptr);
   try {
-    *result = options.parse(argc, argv);
+    *result = options.parse(argc, ptrs.data());
   } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
-    throw ConfigError(BadNumberMessage(argc, argv, e.what()));
+    throw ConfigError(BadNumberMessage(argc, ptrs.data(), e.what()));
   }
   if (result->count("help")) {
     std::cout << options.help() << std::endl;
@@ -49,106 +76,33 @@ bool ParseArgs(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseR
   return true;
 }
 
-void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& d) {
-  options.add_options("game and search")
-      ("game", "Game to play: tictactoe, connect4", cxxopts::value<std::string>()->default_value(d.game))
-      ("simulations", "Root visits per move", cxxopts::value<int>()->default_value(Str(d.search.simulations)))
-      ("c-puct", "PUCT exploration constant", cxxopts::value<float>()->default_value(Str(d.search.c_puct)))
-      ("value-discount", "Backed-up values shrink by this factor a ply: < 1 prefers quicker wins (1 = off)",
-       cxxopts::value<float>()->default_value(Str(d.search.value_discount)))
-      ("fpu-reduction", "First-play urgency: unvisited child Q = parent Q minus this",
-       cxxopts::value<float>()->default_value(Str(d.search.fpu_reduction)))
-      ("dirichlet-alpha", "Root Dirichlet noise concentration",
-       cxxopts::value<float>()->default_value(Str(d.search.dirichlet_alpha)))
-      ("dirichlet-fraction", "Share of the root prior replaced by noise (0 = off)",
-       cxxopts::value<float>()->default_value(Str(d.search.dirichlet_fraction)))
-      ("temperature-plies", "Opening plies whose move is sampled from the visits",
-       cxxopts::value<int>()->default_value(Str(d.search.temperature_plies)))
-      ("leaves-per-round", "Leaves per tree in flight (virtual loss when > 1)",
-       cxxopts::value<int>()->default_value(Str(d.search.leaves_per_round)))
-      ("no-tree-reuse", "Discard the tree after every move")
-      ("no-solver", "PUCT: do not prove wins and losses up the tree (MCTS-solver off)")
-      ("no-proof-targets", "Solver: record the raw visits as the policy target, not the proof-shaped one")
-      ("search", "Root search: puct, or gumbel (Gumbel MuZero: sequential halving, improved-policy targets)",
-       cxxopts::value<std::string>()->default_value(d.search.gumbel ? "gumbel" : "puct"))
-      ("gumbel-m", "Gumbel: root actions sampled without replacement",
-       cxxopts::value<int>()->default_value(Str(d.search.gumbel_m)))
-      ("gumbel-scale", "Gumbel: scale of the root noise (0 = deterministic)",
-       cxxopts::value<float>()->default_value(Str(d.search.gumbel_scale)))
-      ("gumbel-c-visit", "Gumbel: c_visit of sigma(q)", cxxopts::value<float>()->default_value(Str(d.search.gumbel_c_visit)))
-      ("gumbel-c-scale", "Gumbel: c_scale of sigma(q)", cxxopts::value<float>()->default_value(Str(d.search.gumbel_c_scale)))
-      ("playout-cap-fraction", "Share of moves searched with --fast-simulations, not recorded as policy targets",
-       cxxopts::value<float>()->default_value(Str(d.search.playout_cap_fraction)))
-      ("fast-simulations", "Simulations of a playout-capped move",
-       cxxopts::value<int>()->default_value(Str(d.search.fast_simulations)))
-      ("resign-threshold", "Resign below this root value (-1 = never)",
-       cxxopts::value<float>()->default_value(Str(d.search.resign_threshold)))
-      ("resign-moves", "Consecutive own moves below the threshold before resigning",
-       cxxopts::value<int>()->default_value(Str(d.search.resign_moves)))
-      ("resign-playthrough", "Share of games that never resign (they measure false resignations)",
-       cxxopts::value<float>()->default_value(Str(d.search.resign_playthrough)))
-      ("resign-target", "Move the threshold toward this false-resignation rate (0 = fixed threshold)",
-       cxxopts::value<float>()->default_value(Str(d.search.resign_target)))
-      ("eval-cache", "Entries of the evaluation cache shared by the workers (farm only; 0 = none)",
-       cxxopts::value<uint64_t>()->default_value(Str(d.eval_cache)))
-      ("seed", "Run seed (games, noise and the random net derive from it)",
-       cxxopts::value<uint64_t>()->default_value(Str(d.seed)));
-  options.add_options("network")
-      ("weights", "HDF5 weights file (default: a random net from --seed)",
-       cxxopts::value<std::string>()->default_value(""))
-      ("blocks", "Residual blocks of the random net", cxxopts::value<int>()->default_value(Str(d.blocks)))
-      ("filters", "Filters of the random net", cxxopts::value<int>()->default_value(Str(d.filters)))
-      ("eval-threads", "LibTorch intra-op threads per evaluator",
-       cxxopts::value<int>()->default_value(Str(d.eval_threads)))
-      ("precision", "Network precision: fp32, bf16, fp16 (GPU only) or auto (bf16 on CPUs with "
-       "AVX512-BF16/AMX, else fp32)", cxxopts::value<std::string>()->default_value(d.precision))
-      ("bf16", "Run the network in bfloat16 (same as --precision bf16)")
-      ("fp16", "Run the network in float16 (GPU evaluators only)");
-  options.add_options("safety")
-      ("allow-foreign-dir", "Write into a run or models directory that another user owns or that group or "
-       "others can write (refused by default: such a directory lets them plant links)");
+void AddTableOptions(cxxopts::Options& options, proc::OptionCommand command) {
+  for (const auto& o : proc::OptionTable()) {
+    if (!(o.commands & command) || o.name.empty()) continue;
+    const std::string help = o.help + DefaultSuffix(o);
+    if (o.kind == proc::OptionKind::kFlag) options.add_options(o.group)(o.name, help);
+    else options.add_options(o.group)(o.name, help, cxxopts::value<std::string>());
+  }
+  options.add_options("config")(
+      "config", "Read settings from FILE (key = value lines; `zerofarm config --example` lists every key); options "
+      "given on the command line override it. A run's own OUT/shards/HOST/config.txt reproduces the run",
+      cxxopts::value<std::string>());
 }
 
-void ReadGameAndSearchOptions(const cxxopts::ParseResult& r, proc::FarmConfig* c) {
-  // Only options given on the command line: they override the config file
-  // (or the built-in defaults, which *c starts with).
-  Override(r, "game", &c->game);
-  Override(r, "simulations", &c->search.simulations);
-  Override(r, "c-puct", &c->search.c_puct);
-  Override(r, "value-discount", &c->search.value_discount);
-  Override(r, "fpu-reduction", &c->search.fpu_reduction);
-  Override(r, "dirichlet-alpha", &c->search.dirichlet_alpha);
-  Override(r, "dirichlet-fraction", &c->search.dirichlet_fraction);
-  Override(r, "temperature-plies", &c->search.temperature_plies);
-  Override(r, "leaves-per-round", &c->search.leaves_per_round);
-  if (r.count("no-tree-reuse")) c->search.reuse_tree = false;
-  if (r.count("no-solver")) c->search.solver = false;
-  if (r.count("no-proof-targets")) c->search.proof_targets = false;
-  if (r.count("search")) {
-    const std::string s = r["search"].as<std::string>();
-    if (s != "puct" && s != "gumbel") throw ConfigError("--search must be puct or gumbel, got '" + s + "'");
-    c->search.gumbel = s == "gumbel";
+proc::FarmConfig ReadTableOptions(const cxxopts::ParseResult& r, proc::OptionCommand command) {
+  proc::FarmConfig c;
+  if (r.count("config")) c = proc::FarmConfig::FromFile(r["config"].as<std::string>());
+  for (const auto& o : proc::OptionTable()) {
+    if (!(o.commands & command) || o.name.empty() || !r.count(o.name)) continue;
+    const std::string value = o.kind == proc::OptionKind::kFlag ? o.flag_value : r[o.name].as<std::string>();
+    proc::SetOption(o, &c, value, "--" + o.name);
   }
-  Override(r, "gumbel-m", &c->search.gumbel_m);
-  Override(r, "gumbel-scale", &c->search.gumbel_scale);
-  Override(r, "gumbel-c-visit", &c->search.gumbel_c_visit);
-  Override(r, "gumbel-c-scale", &c->search.gumbel_c_scale);
-  Override(r, "playout-cap-fraction", &c->search.playout_cap_fraction);
-  Override(r, "fast-simulations", &c->search.fast_simulations);
-  Override(r, "resign-threshold", &c->search.resign_threshold);
-  Override(r, "resign-moves", &c->search.resign_moves);
-  Override(r, "resign-playthrough", &c->search.resign_playthrough);
-  Override(r, "resign-target", &c->search.resign_target);
-  Override(r, "eval-cache", &c->eval_cache);
-  Override(r, "seed", &c->seed);
-  Override(r, "weights", &c->weights);
-  Override(r, "blocks", &c->blocks);
-  Override(r, "filters", &c->filters);
-  Override(r, "eval-threads", &c->eval_threads);
-  Override(r, "precision", &c->precision);
-  if (r.count("bf16")) c->bf16 = true;
-  if (r.count("fp16")) c->fp16 = true;
-  if (r.count("allow-foreign-dir")) c->allow_foreign_dir = true;
+  return c;
+}
+
+void CheckTableOptions(const proc::FarmConfig& c, proc::OptionCommand command) {
+  for (const auto& o : proc::OptionTable())
+    if (o.commands & command) proc::CheckOption(o, c);
 }
 
 }  // namespace zerofarm::cli

@@ -13,26 +13,25 @@
 namespace zerofarm::cli {
 
 int SelfplayCommand(int argc, char** argv) {
-  proc::FarmConfig d;
   cxxopts::Options options("zerofarm selfplay", "Single-process self-play with batched evaluation.");
-  AddGameAndSearchOptions(options, d);
+  AddTableOptions(options, proc::kSelfplay);
+  // selfplay's own options (proc/options.h): --games here is a count to play,
+  // where run's --games is a limit with 0 = none, so it is not the table's.
   options.add_options("self-play")
       ("games", "Games to play", cxxopts::value<int>()->default_value("20"))
       ("concurrent", "Games in flight (K)", cxxopts::value<int>()->default_value("16"))
-      ("max-batch", "Most leaves per network call", cxxopts::value<int>()->default_value("256"))
       ("out", "Write the games as one HDF5 shard into this directory", cxxopts::value<std::string>()->default_value(""));
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
-  proc::FarmConfig c;
-  ReadGameAndSearchOptions(r, &c);
+  proc::FarmConfig c = ReadTableOptions(r, proc::kSelfplay);
   c.out = r["out"].as<std::string>().empty() ? "." : r["out"].as<std::string>();
   c.gpus = 0;
   c.Validate();
   eval::SelfPlayOptions sp;
   sp.total_games = r["games"].as<int>();
   sp.concurrent_games = r["concurrent"].as<int>();
-  sp.max_batch = r["max-batch"].as<int>();
+  sp.max_batch = c.max_batch;
   sp.seed = c.seed;
   if (sp.total_games < 1) throw ConfigError("--games must be >= 1");
   if (sp.concurrent_games < 1 || sp.concurrent_games > 100000) throw ConfigError("--concurrent must be in [1, 100000]");

@@ -18,6 +18,8 @@
 #include "commands.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
+#include "zerofarm/io/files.h"
+#include "zerofarm/io/weights_file.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/roles.h"
 
@@ -75,19 +77,28 @@ std::string DrawPlot(const std::string& csv, const std::string& png) {
   return "";
 }
 
+// The net the probes measure: the weights file and its tower, or the random net.
+std::string NetDescription(const proc::FarmConfig& f) {
+  if (f.weights.empty())
+    return "a random " + std::to_string(f.blocks) + "x" + std::to_string(f.filters) + " net (seed " +
+           std::to_string(f.seed) + ")";
+  const auto w = io::ReadWeights(f.weights);  // a bad file fails here, before any farm runs
+  return "weights " + f.weights + " (model version " + std::to_string(w.version) + ", " +
+         std::to_string(w.config.blocks) + "x" + std::to_string(w.config.filters) + ")";
+}
+
 }  // namespace
 
 int TuneCommand(int argc, char** argv) {
-  proc::FarmConfig d;
   cxxopts::Options options("zerofarm tune",
                            "Sweeps ring slots, games per worker, max batch and the wait on short farm runs, one "
                            "at a time around the defaults; prints a table, recommends settings and plots "
                            "throughput and leaf latency against ring size.");
-  AddGameAndSearchOptions(options, d);
+  // Every game, search and network option of `run` (and --workers, and
+  // --games-per-worker: the K the others are swept around) reaches each probe
+  // farm through one config file (issue 24).
+  AddTableOptions(options, proc::kTune);
   options.add_options("tune")
-      ("workers", "Worker processes of every run (0 = the CPUs granted)", cxxopts::value<int>()->default_value(std::to_string(d.workers)))
-      ("games-per-worker", "The default K around which the others are swept",
-       cxxopts::value<int>()->default_value(std::to_string(d.games_per_worker)))
       ("seconds", "Length of each farm run", cxxopts::value<double>()->default_value("10"))
       ("out", "Directory for tune.csv and tune.png", cxxopts::value<std::string>()->default_value("tune"))
       ("quick", "Two or three short runs (for tests)")
@@ -95,13 +106,10 @@ int TuneCommand(int argc, char** argv) {
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
-  proc::FarmConfig f;
-  ReadGameAndSearchOptions(r, &f);
+  proc::FarmConfig f = ReadTableOptions(r, proc::kTune);
   if (f.fp16) throw ConfigError("zerofarm tune runs CPU farms: fp16 is for GPUs");
   if (f.bf16) f.precision = "bf16", f.bf16 = false;
-  f.workers = r["workers"].as<int>();
   if (f.workers == 0) f.workers = std::clamp(proc::CpusGranted(), 1, 1024);  // as `zerofarm run` does
-  f.games_per_worker = r["games-per-worker"].as<int>();
   f.gpus = 0;
   f.out = "tune";  // each farm run gets its own temporary directory
   f.Validate();
@@ -110,6 +118,11 @@ int TuneCommand(int argc, char** argv) {
   if (seconds < 1) throw ConfigError("--seconds must be at least 1");
   const std::string out = r["out"].as<std::string>();
   std::filesystem::create_directories(out);
+  // The net, search and game every probe farm runs: f as a config file, the
+  // sweep's settings on the command line over it.
+  const std::string base_config = out + "/tune-config.txt";
+  io::WriteTextFileAtomically(base_config, f.ToText());
+  const std::string net = NetDescription(f);
 
   const int k = f.games_per_worker, l = f.search.leaves_per_round;
   Setting base;
@@ -137,14 +150,12 @@ int TuneCommand(int argc, char** argv) {
   auto measure = [&](const Setting& s) -> FarmProbe {
     auto it = done.find(s.Key(l));
     if (it != done.end()) return it->second;
-    std::vector<std::string> args = {"--game", f.game, "--simulations", std::to_string(f.search.simulations),
-                                     "--leaves-per-round", std::to_string(l), "--blocks", std::to_string(f.blocks),
-                                     "--filters", std::to_string(f.filters), "--precision", f.precision,
-                                     "--seed", std::to_string(f.seed), "--gpus", "0",
+    std::vector<std::string> args = {"--config", base_config, "--gpus", "0",
                                      "--workers", std::to_string(f.workers),
                                      "--games-per-worker", std::to_string(s.games_per_worker),
                                      "--ring-slots", std::to_string(s.ring_slots),
                                      "--max-batch", std::to_string(s.max_batch)};
+    if (f.allow_foreign_dir) args.push_back("--allow-foreign-dir");  // command line only
     if (s.fixed_wait_us >= 0) {
       args.push_back("--fixed-wait");
       args.push_back("--max-wait-us");
@@ -210,8 +221,8 @@ int TuneCommand(int argc, char** argv) {
     if (!os) throw Error("cannot write " + csv);
   }
 
-  std::cout << "zerofarm tune: " << f.game << ", " << f.blocks << "x" << f.filters << ", " << f.search.simulations
-            << " simulations, " << f.workers << " workers, " << seconds << " s per run; " << CpuModel()
+  std::cout << "zerofarm tune: " << f.game << ", " << net << ", " << (f.search.gumbel ? "gumbel" : "puct") << " "
+            << f.search.simulations << " simulations, " << f.workers << " workers, " << seconds << " s per run; " << CpuModel()
             << ", load average " << LoadAverage() << "\n\n";
   std::cout << std::left << std::setw(18) << "sweep" << std::setw(14) << "value" << std::setw(8) << "K"
             << std::setw(8) << "ring" << std::setw(8) << "batch" << std::setw(16) << "wait" << std::right

@@ -18,122 +18,9 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/proc/gpu_plan.h"
+#include "zerofarm/proc/options.h"
 
 namespace zerofarm::proc {
-namespace {
-
-void CheckRange(const char* name, double value, double lo, double hi) {
-  if (!(value >= lo && value <= hi)) {
-    std::ostringstream os;
-    os << "--" << name << " must be in [" << lo << ", " << hi << "], got " << value;
-    throw ConfigError(os.str());
-  }
-}
-
-// One table drives ToText and FromText, so the two cannot drift apart.
-struct Field {
-  const char* key;
-  std::function<std::string(const FarmConfig&)> get;
-  std::function<void(FarmConfig&, const std::string&)> set;
-};
-
-template <typename T>
-T Parse(const std::string& key, const std::string& text) {
-  std::istringstream is(text);
-  T value{};
-  is >> value;
-  if (is.fail() || !is.eof()) throw ConfigError("config key '" + key + "': bad value '" + PrintableText(text) + "'");
-  return value;
-}
-
-template <typename T>
-std::string Show(const T& v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
-#define ZF_FIELD(key, expr)                                                         \
-  Field {                                                                           \
-    key, [](const FarmConfig& c) { return Show(c.expr); },                          \
-        [](FarmConfig& c, const std::string& v) { c.expr = Parse<decltype(c.expr)>(key, v); } \
-  }
-
-const std::vector<Field>& Fields() {
-  static const std::vector<Field> fields = {
-      {"game", [](const FarmConfig& c) { return c.game; },
-       [](FarmConfig& c, const std::string& v) { c.game = v; }},
-      {"weights", [](const FarmConfig& c) { return c.weights; },
-       [](FarmConfig& c, const std::string& v) { c.weights = v; }},
-      {"models", [](const FarmConfig& c) { return c.models; },
-       [](FarmConfig& c, const std::string& v) { c.models = v; }},
-      {"out", [](const FarmConfig& c) { return c.out; },
-       [](FarmConfig& c, const std::string& v) { c.out = v; }},
-      {"host_id", [](const FarmConfig& c) { return c.host_id; },
-       [](FarmConfig& c, const std::string& v) { c.host_id = v; }},
-      ZF_FIELD("seed", seed),
-      ZF_FIELD("simulations", search.simulations),
-      ZF_FIELD("c_puct", search.c_puct),
-      ZF_FIELD("value_discount", search.value_discount),
-      ZF_FIELD("fpu_reduction", search.fpu_reduction),
-      ZF_FIELD("dirichlet_alpha", search.dirichlet_alpha),
-      ZF_FIELD("dirichlet_fraction", search.dirichlet_fraction),
-      ZF_FIELD("temperature_plies", search.temperature_plies),
-      ZF_FIELD("final_temperature", search.final_temperature),
-      ZF_FIELD("leaves_per_round", search.leaves_per_round),
-      ZF_FIELD("reuse_tree", search.reuse_tree),
-      ZF_FIELD("solver", search.solver),
-      ZF_FIELD("proof_targets", search.proof_targets),
-      ZF_FIELD("workers", workers),
-      ZF_FIELD("gpus", gpus),
-      ZF_FIELD("games_per_worker", games_per_worker),
-      ZF_FIELD("ring_slots", ring_slots),
-      ZF_FIELD("max_batch", max_batch),
-      ZF_FIELD("max_wait_us", max_wait_us),
-      ZF_FIELD("eval_threads", eval_threads),
-      ZF_FIELD("bf16", bf16),
-      ZF_FIELD("fp16", fp16),
-      ZF_FIELD("blocks", blocks),
-      ZF_FIELD("filters", filters),
-      ZF_FIELD("shard_positions", shard_positions),
-      ZF_FIELD("compression", compression),
-      ZF_FIELD("games", games),
-      ZF_FIELD("duration", duration),
-      ZF_FIELD("progress_every", progress_every),
-      ZF_FIELD("epoch", epoch),
-      // Search quality options (docs/search.md).
-      {"search", [](const FarmConfig& c) { return std::string(c.search.gumbel ? "gumbel" : "puct"); },
-       [](FarmConfig& c, const std::string& v) {
-         if (v != "puct" && v != "gumbel") throw ConfigError("config key 'search': bad value '" + PrintableText(v) + "' (puct or gumbel)");
-         c.search.gumbel = v == "gumbel";
-       }},
-      ZF_FIELD("gumbel_m", search.gumbel_m),
-      ZF_FIELD("gumbel_scale", search.gumbel_scale),
-      ZF_FIELD("gumbel_c_visit", search.gumbel_c_visit),
-      ZF_FIELD("gumbel_c_scale", search.gumbel_c_scale),
-      ZF_FIELD("playout_cap_fraction", search.playout_cap_fraction),
-      ZF_FIELD("fast_simulations", search.fast_simulations),
-      ZF_FIELD("resign_threshold", search.resign_threshold),
-      ZF_FIELD("resign_moves", search.resign_moves),
-      ZF_FIELD("resign_playthrough", search.resign_playthrough),
-      ZF_FIELD("resign_target", search.resign_target),
-      ZF_FIELD("eval_cache", eval_cache),
-      {"precision", [](const FarmConfig& c) { return c.precision; },
-       [](FarmConfig& c, const std::string& v) { c.precision = v; }},
-      ZF_FIELD("adaptive_wait", adaptive_wait),
-      ZF_FIELD("share_gpus", share_gpus),
-      ZF_FIELD("simulate_gpus", simulate_gpus),
-      ZF_FIELD("hang_timeout", hang_timeout),
-      ZF_FIELD("host_index", host_index),
-      {"run_id", [](const FarmConfig& c) { return c.run_id; },
-       [](FarmConfig& c, const std::string& v) { c.run_id = v; }},
-  };
-  return fields;
-}
-#undef ZF_FIELD
-
-}  // namespace
-
 void FarmConfig::ResolveGpus() {
   if (gpus >= 0) return;
   gpus = 0;
@@ -223,14 +110,14 @@ uint64_t MakeGameId(uint32_t host_index, uint32_t epoch, uint32_t worker, uint64
 }
 
 void FarmConfig::Validate() const {
+  // Every value against its row of the option table (proc/options.h), then
+  // the checks between options.
+  for (const auto& o : OptionTable()) CheckOption(o, *this);
   game::MakeGame(game);  // throws ConfigError for an unknown game
-  CheckRange("workers", workers, 0, 1024);  // 0: the CPUs granted
   if (!host_id.empty()) CheckHostId(host_id);
-  CheckRange("gpus", gpus, -1, 64);
+  if (search.simulations < 1) throw ConfigError("--simulations must be at least 1 (0, the network alone, is for eval)");
   if (fp16 && bf16) throw ConfigError("--fp16 and --bf16 exclude each other");
   if (fp16 && gpus == 0) throw ConfigError("--fp16 needs a GPU evaluator (--gpus >= 1); use --bf16 on the CPU");
-  if (precision != "auto" && precision != "fp32" && precision != "bf16" && precision != "fp16")
-    throw ConfigError("--precision must be fp32, bf16, fp16 or auto, not '" + PrintableText(precision) + "'");
   if ((bf16 || fp16) && precision != "auto" && precision != (bf16 ? "bf16" : "fp16"))
     throw ConfigError(std::string(bf16 ? "--bf16" : "--fp16") + " contradicts --precision " + precision);
   if (precision == "fp16" && gpus == 0)
@@ -238,44 +125,13 @@ void FarmConfig::Validate() const {
   if (simulate_gpus && gpus == 0) throw ConfigError("--simulate-gpus needs --gpus >= 1");
   if (simulate_gpus && (fp16 || precision == "fp16"))
     throw ConfigError("--simulate-gpus runs the networks on the CPU: fp16 is for GPUs");
-  CheckRange("games-per-worker", games_per_worker, 1, 100000);
-  CheckRange("ring-slots", ring_slots, 0, 1 << 20);
-  CheckRange("max-batch", max_batch, 1, 65536);
-  CheckRange("max-wait-us", max_wait_us, 0, 10000000);
-  CheckRange("eval-threads", eval_threads, 1, 256);
-  CheckRange("blocks", blocks, 1, 80);
-  CheckRange("filters", filters, 1, 1024);
-  CheckRange("simulations", search.simulations, 1, 1000000);
-  CheckRange("leaves-per-round", search.leaves_per_round, 1, 256);
-  CheckRange("c-puct", search.c_puct, 0.0, 100.0);
-  CheckRange("value-discount", search.value_discount, mcts::kMinValueDiscount, 1.0);
-  CheckRange("dirichlet-alpha", search.dirichlet_alpha, 1e-4, 100.0);
-  CheckRange("dirichlet-fraction", search.dirichlet_fraction, 0.0, 1.0);
-  CheckRange("temperature-plies", search.temperature_plies, 0, 100000);
-  CheckRange("shard-positions", shard_positions, 1, 1 << 26);
-  CheckRange("compression", compression, 0, 9);
-  CheckRange("games", static_cast<double>(games), 0, 1e15);
-  CheckRange("duration", duration, 0, 1e9);
-  CheckRange("progress-every", progress_every, 0, 1e6);
-  CheckRange("hang-timeout", hang_timeout, 0, 1e6);
   if (hang_timeout > 0 && hang_timeout < 1) throw ConfigError("--hang-timeout must be 0 (never) or at least 1 s");
-  CheckRange("gumbel-m", search.gumbel_m, 1, 4096);
-  CheckRange("gumbel-scale", search.gumbel_scale, 0.0, 100.0);
-  CheckRange("gumbel-c-visit", search.gumbel_c_visit, 0.0, 1e6);
-  CheckRange("gumbel-c-scale", search.gumbel_c_scale, 0.0, 1e6);
-  CheckRange("playout-cap-fraction", search.playout_cap_fraction, 0.0, 1.0);
-  CheckRange("fast-simulations", search.fast_simulations, 1, 1000000);
   if (search.playout_cap_fraction > 0.0f && search.fast_simulations >= search.simulations)
     throw ConfigError("--fast-simulations must be below --simulations when --playout-cap-fraction > 0");
-  CheckRange("resign-threshold", search.resign_threshold, -1.0, 1.0);
-  CheckRange("resign-moves", search.resign_moves, 1, 10000);
-  CheckRange("resign-playthrough", search.resign_playthrough, 0.0, 1.0);
-  CheckRange("resign-target", search.resign_target, 0.0, 1.0);
   if (search.resign_target > 0.0f && !search.ResignEnabled())
     throw ConfigError("--resign-target needs a starting --resign-threshold above -1");
   if (search.resign_target > 0.0f && search.resign_playthrough <= 0.0f)
     throw ConfigError("--resign-target needs --resign-playthrough > 0 to measure the false-resignation rate");
-  CheckRange("eval-cache", static_cast<double>(eval_cache), 0, 1 << 28);
   if (ring_slots > 0 && ring_slots < search.leaves_per_round)
     throw ConfigError("--ring-slots must be at least --leaves-per-round");
   if (out.empty()) throw ConfigError("--out must name a run directory");
@@ -283,7 +139,8 @@ void FarmConfig::Validate() const {
 
 std::string FarmConfig::ToText() const {
   std::ostringstream os;
-  for (const auto& f : Fields()) os << f.key << "=" << f.get(*this) << "\n";
+  for (const auto& o : OptionTable())
+    if (!o.key.empty()) os << o.key << "=" << o.get(*this) << "\n";
   return os.str();
 }
 
@@ -294,7 +151,9 @@ std::string Trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
-FarmConfig ParseConfig(const std::string& text, const std::string& source) {
+// user_file: a user's --config FILE, where the supervisor's keys (a run's own
+// config.txt has them) are accepted and ignored.
+FarmConfig ParseConfig(const std::string& text, const std::string& source, bool user_file) {
   FarmConfig c;
   std::istringstream is(text);
   std::string line;
@@ -304,26 +163,18 @@ FarmConfig ParseConfig(const std::string& text, const std::string& source) {
     const std::string where = source + ":" + std::to_string(n) + ": ";
     const auto eq = line.find('=');
     if (eq == std::string::npos) throw ConfigError(where + "expected key = value, got '" + PrintableText(line) + "'");
-    std::string key = Trim(line.substr(0, eq));
-    std::replace(key.begin(), key.end(), '-', '_');
+    const std::string key = Trim(line.substr(0, eq));
     const std::string value = Trim(line.substr(eq + 1));
-    bool known = false;
-    for (const auto& f : Fields())
-      if (key == f.key) {
-        try {
-          f.set(c, value);
-        } catch (const ConfigError& e) {
-          throw ConfigError(where + e.what());
-        }
-        known = true;
-      }
-    if (!known) throw ConfigError(where + "unknown key '" + PrintableText(key) + "'");
+    const OptionSpec* o = FindOptionByKey(key);
+    if (!o) throw ConfigError(where + "unknown key '" + PrintableText(key) + "'");
+    if (user_file && o->kind == OptionKind::kSupervisor) continue;
+    SetOption(*o, &c, value, where + o->key);
   }
   return c;
 }
 }  // namespace
 
-FarmConfig FarmConfig::FromText(const std::string& text) { return ParseConfig(text, "config"); }
+FarmConfig FarmConfig::FromText(const std::string& text) { return ParseConfig(text, "config", false); }
 
 FarmConfig FarmConfig::FromFile(const std::string& path) {
   // A directory opens (and reads as nothing) on Linux, a FIFO blocks: only a
@@ -340,10 +191,7 @@ FarmConfig FarmConfig::FromFile(const std::string& path) {
   if (!in) throw ConfigError("--config " + path + ": cannot read it");
   std::ostringstream os;
   os << in.rdbuf();
-  FarmConfig c = ParseConfig(os.str(), path);
-  if (c.epoch != 0 || c.host_index != 0 || !c.run_id.empty())
-    throw ConfigError(path + ": 'epoch', 'host_index' and 'run_id' are set by the supervisor, not by a config file");
-  return c;
+  return ParseConfig(os.str(), path, true);
 }
 
 }  // namespace zerofarm::proc

@@ -327,8 +327,8 @@ TEST_CASE("bad command lines and config files get one line that names the culpri
   const std::vector<Case> cases = {
       {FarmArgs("", {}), "--out \"\" names no directory"},
       {FarmArgs(dir / "run", {"--config", dir / "confdir"}), "is a directory"},
-      {FarmArgs(dir / "run", {"--workers", "abc"}), "--workers: 'abc' is not a valid number"},
-      {FarmArgs(dir / "run", {"--duration=soon"}), "--duration: 'soon' is not a valid number"},
+      {FarmArgs(dir / "run", {"--workers", "abc"}), "--workers: bad value 'abc' (an integer)"},
+      {FarmArgs(dir / "run", {"--duration=soon"}), "--duration: bad value 'soon' (a number)"},
       {FarmArgs(dir / "run", {"--config", dir / "binary.conf"}), "binary.conf:2: expected key = value, got '\\x01"},
       {FarmArgs(dir / "run", {"--config", dir / "value.conf"}), "bad value '\\x1b[31mred'"},
   };

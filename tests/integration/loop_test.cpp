@@ -58,7 +58,7 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
 
   // Move error of the newest checkpoint on 30 endgame positions.
   const std::string pons = ReferenceFile("connect4/Test_L3_R1");
-  REQUIRE(Run({ZF_BINARY, "eval", "--run", run, "--pons", pons, "--limit", "30", "--simulations", "16", "--quiet"},
+  REQUIRE(Run({ZF_BINARY, "eval", "--run", run, "--pons", pons, "--limit", "30", "--simulations", "16", "--no-status"},
               dir / "eval", &out, &err) == 0);
   CHECK_THAT(out, Catch::Contains("\"kind\":\"move_error\""));
   CHECK_THAT(out, Catch::Contains("\"model_version\":6"));

@@ -74,7 +74,7 @@ TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary
   }
 }
 
-TEST_CASE("a config file sets options, the command line overrides it, shards store the result",
+TEST_CASE("a config file sets options that the command line overrides and the run config.txt fed back reproduces the run",
           "[multiprocess][config]") {
   ScratchDir dir("zf-config");
   std::ofstream(dir / "farm.conf") << "# a small farm\ngame = connect4\nsimulations = 10\n"
@@ -92,6 +92,23 @@ TEST_CASE("a config file sets options, the command line overrides it, shards sto
   const std::string config = shard.meta().config;
   CHECK_THAT(config, Catch::Contains("simulations=10\n") && Catch::Contains("games_per_worker=3\n") &&
                          Catch::Contains("seed=99\n") && Catch::Contains("games=5\n"));
+
+  // The run's own config.txt, fed back as --config alone, reproduces it: the
+  // same effective config (the supervisor's epoch aside: it is the run's next piece).
+  const std::string first = Slurp(HostDir(out) + "/config.txt");
+  std::ofstream(dir / "first.txt") << first;
+  Spawned again({ZF_BINARY, "run", "--config", dir / "first.txt"}, dir / "again");
+  REQUIRE(again.Wait(300) == 0);
+  auto without_epoch = [](const std::string& text) {
+    std::string kept;
+    for (const auto& line : Lines(text))
+      if (line.rfind("epoch=", 0) != 0) kept += line + "\n";
+    return kept;
+  };
+  const std::string second = Slurp(HostDir(out) + "/config.txt");
+  CHECK_THAT(second, Catch::Contains("epoch=1\n"));
+  CHECK(without_epoch(second) == without_epoch(first));
+  CHECK(io::ListShards(HostDir(out)).size() == 2);
 
   std::ofstream(dir / "bad.conf") << "simulations = 10\nsimulatons = 12\n";
   Spawned bad({ZF_BINARY, "run", "--config", dir / "bad.conf", "--out", dir / "run2"}, dir / "bad");

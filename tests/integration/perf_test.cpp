@@ -107,7 +107,9 @@ TEST_CASE("zerofarm bench rejects bad options with the usage exit code", "[perf]
 
 TEST_CASE("zerofarm tune --quick prints a table, a recommendation and draws a PNG", "[perf][multiprocess]") {
   ScratchDir dir("zf-tune");
-  std::vector<std::string> args = {ZF_BINARY, "tune", "--quick", "--out", dir / "tune"};
+  // Net and search options reach the probe farms (issue 24), through OUT/tune-config.txt.
+  std::vector<std::string> args = {ZF_BINARY, "tune", "--quick", "--out", dir / "tune", "--c-puct", "2.5",
+                                   "--value-discount", "0.9", "--eval-cache", "1024"};
   args.insert(args.end(), kTinyNet.begin(), kTinyNet.end());
   Spawned tune(args, dir / "tune-log");
   const int code = tune.Wait(240);
@@ -118,6 +120,10 @@ TEST_CASE("zerofarm tune --quick prints a table, a recommendation and draws a PN
   CHECK(out.find("recommended: zerofarm run --workers ") != std::string::npos);
   CHECK(out.find(" --games-per-worker ") != std::string::npos);
   CHECK(out.find("--workers 0 ") == std::string::npos);  // resolved to the CPUs granted
+  CHECK_THAT(out, Catch::Contains("a random 1x8 net (seed "));  // the header names the net it measured
+  const std::string config = Slurp(dir / "tune/tune-config.txt");
+  CHECK_THAT(config, Catch::Contains("c_puct=2.5\n") && Catch::Contains("value_discount=0.9\n") &&
+                         Catch::Contains("eval_cache=1024\n") && Catch::Contains("blocks=1\n"));
   std::ifstream csv(dir / "tune/tune.csv");
   int rows = 0;
   for (std::string line; std::getline(csv, line);) ++rows;

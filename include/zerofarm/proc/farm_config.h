@@ -42,10 +42,11 @@ struct FarmConfig {
   int compression = 1;              // deflate level 0..9 of the shards
   int64_t games = 0;                // stop after this many finished games (0 = no limit)
   double duration = 0.0;            // stop after this many seconds (0 = no limit)
-  bool status_line = true;          // live status on a terminal
+  bool status_line = true;          // live status on a terminal (train, eval: progress lines)
   double progress_every = 30.0;     // without a status line: a progress log line every S seconds (0 = none)
 
-  // Set by the supervisor, not by users (a config file may not set them):
+  // Set by the supervisor, not by users (written to config.txt; a user's --config file may
+  // hold them, as a run's own config.txt does, and they are ignored there):
   //   epoch       how many runs of this host wrote into its host directory before this one;
   //   host_index  this host's number in the run (< 2^16): the host id itself when it is a
   //               number below 65536, else a 16-bit hash of it; claimed in OUT/host-index/,
@@ -108,13 +109,14 @@ struct FarmConfig {
 
   // Throws ConfigError naming the first invalid value.
   void Validate() const;
-  // "key=value" lines, one per setting; FromText reads them back (unknown
-  // keys are a ConfigError).
+  // "key=value" lines, one per key of the option table (proc/options.h);
+  // FromText reads them back (unknown keys are a ConfigError).
   std::string ToText() const;
   static FarmConfig FromText(const std::string& text);
   // FromText of a file: `key = value` lines ('#' comments, blank lines, '-'
   // or '_' in keys, spaces around '=' allowed). ConfigError names the file
-  // and the line of a bad or unknown key.
+  // and the line of a bad or unknown key. The supervisor's keys (epoch,
+  // host_index, run_id) are ignored: a run's config.txt reproduces the run.
   static FarmConfig FromFile(const std::string& path);
 };
 

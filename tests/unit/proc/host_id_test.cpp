@@ -144,7 +144,7 @@ TEST_CASE("workers default to the CPUs granted, not every core of the node", "[p
   }
 }
 
-TEST_CASE("host_id travels in the config text, host_index and run_id are not for a config file",
+TEST_CASE("host_id travels in the config text, host_index and run_id in a config file are ignored",
           "[proc][hosts]") {
   FarmConfig c;
   c.out = "/tmp/run";
@@ -156,10 +156,14 @@ TEST_CASE("host_id travels in the config text, host_index and run_id are not for
   CHECK(back.host_index == 12);
   CHECK(back.run_id == "00ff");
   const std::string path = "/tmp/zf-host-id-test-" + std::to_string(getpid()) + ".conf";
-  for (const char* line : {"host_index = 3", "run_id = abc"}) {
+  // A run's own config.txt has them: a config file may, and they stay the supervisor's.
+  for (const char* line : {"host_index = 3", "run_id = abc", "epoch = 5"}) {
     std::ofstream(path) << "game = connect4\n" << line << "\n";
     INFO(line);
-    CHECK_THROWS_AS(FarmConfig::FromFile(path), ConfigError);
+    const FarmConfig read = FarmConfig::FromFile(path);
+    CHECK(read.host_index == 0);
+    CHECK(read.run_id.empty());
+    CHECK(read.epoch == 0);
   }
   std::ofstream(path) << "host-id = node9\n";
   CHECK(FarmConfig::FromFile(path).host_id == "node9");

@@ -1,0 +1,90 @@
+#pragma once
+// The option table (issue 24): every setting a user can give, declared once.
+// One row gives its command-line name, its config-file key, its help, its
+// range or choices, the FarmConfig field it sets and the commands that take
+// it. From the rows come the cxxopts options of every command (src/cli,
+// AddTableOptions), the config-file keys (FarmConfig::FromText/FromFile),
+// the range checks (FarmConfig::Validate), the effective config (config.txt,
+// FarmConfig::ToText) and the example config (`zerofarm config --example`,
+// shipped as docs/config-example.conf).
+//
+// HOW TO ADD AN OPTION
+//   1. Add the field, with its default, to FarmConfig (farm_config.h).
+//   2. Append ONE row to the table in src/proc/options.cpp (Table()), in its
+//      group: ZF_NUM for a number (a range, lo..hi), ZF_STR for text, ZF_CHOICE
+//      for one of a list, ZF_FLAG for a command-line switch that sets a bool
+//      key. Name the commands that take it (kRun | kTune ...). Do not write the
+//      default into the help: help prints it, once.
+//   3. Only checks between options (a needs b) go into FarmConfig::Validate;
+//      the row's range is checked for you, with a message naming the option.
+//   4. Regenerate the shipped example: `zerofarm config --example >
+//      docs/config-example.conf` (the unit test "options: the shipped example
+//      config is the generated one" fails until you do).
+// Options of one command only that set no FarmConfig field (train's --lr,
+// eval's --pons, tune's --seconds ...) stay in that command's file.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "zerofarm/proc/farm_config.h"
+
+namespace zerofarm::proc {
+
+// The commands an option belongs to (a bit mask).
+enum OptionCommand : uint32_t {
+  kRun = 1u << 0,
+  kSelfplay = 1u << 1,
+  kTune = 1u << 2,
+  kLoop = 1u << 3,
+  kBench = 1u << 4,
+  kEval = 1u << 5,
+  kTrain = 1u << 6,
+};
+
+enum class OptionKind {
+  kNumber,      // an integer or a float field, checked against [lo, hi]
+  kText,        // any text (a path, a name)
+  kChoice,      // one of `choices`
+  kFlag,        // a command-line switch (no value) that stores `flag_value` into a bool key
+  kSupervisor,  // set by the supervisor: written to config.txt, ignored in a user's config file
+};
+
+struct OptionSpec {
+  std::string name;   // command line, without "--"; "" = config file only
+  std::string key;    // config-file key; "" = command line only (not in config.txt)
+  std::string group;  // help section
+  std::string help;   // one sentence; no default (help adds it)
+  OptionKind kind = OptionKind::kText;
+  double lo = 0, hi = 0;             // kNumber: the valid range
+  std::vector<std::string> choices;  // kChoice
+  std::string flag_value;            // kFlag: the value the switch stores
+  uint32_t commands = 0;             // OptionCommand bits
+  std::function<std::string(const FarmConfig&)> get;
+  // Parses `value` into the field; throws ConfigError "bad value ..." (the
+  // caller prefixes the option's name or the file and line).
+  std::function<void(FarmConfig&, const std::string&)> set;
+
+  // The default as text (the field of a default FarmConfig).
+  std::string Default() const { return get(FarmConfig{}); }
+  // "--name" for messages, or the key for a config-file-only row.
+  std::string Display() const { return name.empty() ? key : "--" + name; }
+};
+
+// Every row, in help and config.txt order. Built once; never changes.
+const std::vector<OptionSpec>& OptionTable();
+// The row with this config key ('-' and '_' alike), or nullptr.
+const OptionSpec* FindOptionByKey(const std::string& key);
+// The row with this command-line name, or nullptr.
+const OptionSpec* FindOptionByName(const std::string& name);
+// Sets the row's field from `value`; a bad value throws ConfigError
+// "WHO: bad value 'abc' (an integer)". who: "--workers" or "file:3: workers".
+void SetOption(const OptionSpec& o, FarmConfig* c, const std::string& value, const std::string& who);
+// ConfigError "--name must be in [lo, hi], got v" when a kNumber or kChoice
+// row's field is out of range.
+void CheckOption(const OptionSpec& o, const FarmConfig& c);
+// A config file with every key, its help and its default, commented out: what
+// `zerofarm config --example` prints and docs/config-example.conf holds.
+std::string ExampleConfig();
+
+}  // namespace zerofarm::proc
