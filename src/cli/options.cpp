@@ -89,8 +89,8 @@ void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& 
        cxxopts::value<float>()->default_value(Str(d.search.resign_playthrough)))
       ("resign-target", "Move the threshold toward this false-resignation rate (0 = fixed threshold)",
        cxxopts::value<float>()->default_value(Str(d.search.resign_target)))
-      ("eval-cache", "Entries of the evaluation cache shared by the workers (farm only; 0 = none)",
-       cxxopts::value<uint64_t>()->default_value(Str(d.eval_cache)))
+      ("eval-cache", "Entries of the evaluation cache shared by the workers (farm only; 0 = none; default: "
+       "auto, from the host's memory: docs/search.md)", cxxopts::value<uint64_t>())
       ("seed", "Run seed (games, noise and the random net derive from it)",
        cxxopts::value<uint64_t>()->default_value(Str(d.seed)));
   options.add_options("network")
@@ -98,7 +98,7 @@ void AddGameAndSearchOptions(cxxopts::Options& options, const proc::FarmConfig& 
        cxxopts::value<std::string>()->default_value(""))
       ("blocks", "Residual blocks of the random net", cxxopts::value<int>()->default_value(Str(d.blocks)))
       ("filters", "Filters of the random net", cxxopts::value<int>()->default_value(Str(d.filters)))
-      ("eval-threads", "LibTorch intra-op threads per evaluator",
+      ("eval-threads", "LibTorch intra-op threads per evaluator (0 = auto: 1)",
        cxxopts::value<int>()->default_value(Str(d.eval_threads)))
       ("precision", "Network precision: fp32, bf16, fp16 (GPU only) or auto (bf16 on CPUs with "
        "AVX512-BF16/AMX, else fp32)", cxxopts::value<std::string>()->default_value(d.precision))

@@ -28,7 +28,7 @@ std::string DefaultRunDir() {
 int RunCommand(int argc, char** argv) {
   proc::FarmConfig d;
   cxxopts::Options options("zerofarm run",
-                           "Self-play farm: P worker processes, G evaluators (GPU, or one on the CPU) and a "
+                           "Self-play farm: P worker processes, G evaluators (GPUs, or E CPU evaluator processes) and a "
                            "writer of HDF5 shards, over shared memory.");
   AddGameAndSearchOptions(options, d);
   options.add_options("farm")
@@ -37,6 +37,8 @@ int RunCommand(int argc, char** argv) {
       ("gpus", "Evaluators on GPUs; 0 = one CPU evaluator; -1 = one per GPU granted (CUDA_VISIBLE_DEVICES, "
        "SLURM_GPUS_ON_NODE; CUDA builds)",
        cxxopts::value<int>()->default_value(Str(d.gpus)))
+      ("cpu-evaluators", "CPU evaluator processes of a CPU farm (--gpus 0); 0 = auto: one per core granted",
+       cxxopts::value<int>()->default_value(Str(d.cpu_evaluators)))
       ("share-gpus", "Allow more --gpus evaluators than visible GPUs: evaluator e runs on GPU e % n "
        "(several per GPU; on one GPU, --gpus 2 --share-gpus simulates two)")
       ("simulate-gpus", "Lay the farm out as for --gpus G (G evaluators, each with its own "
@@ -80,6 +82,7 @@ int RunCommand(int argc, char** argv) {
   ReadGameAndSearchOptions(r, &c);
   Override(r, "workers", &c.workers);
   Override(r, "gpus", &c.gpus);
+  Override(r, "cpu-evaluators", &c.cpu_evaluators);
   if (r.count("share-gpus")) c.share_gpus = true;
   if (r.count("simulate-gpus")) c.simulate_gpus = true;
   Override(r, "games-per-worker", &c.games_per_worker);

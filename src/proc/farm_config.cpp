@@ -18,6 +18,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/proc/gpu_plan.h"
+#include "zerofarm/shm/eval_cache.h"
 
 namespace zerofarm::proc {
 namespace {
@@ -116,7 +117,12 @@ const std::vector<Field>& Fields() {
       ZF_FIELD("resign_moves", search.resign_moves),
       ZF_FIELD("resign_playthrough", search.resign_playthrough),
       ZF_FIELD("resign_target", search.resign_target),
-      ZF_FIELD("eval_cache", eval_cache),
+      {"eval_cache",
+       [](const FarmConfig& c) { return c.eval_cache == FarmConfig::kEvalCacheAuto ? std::string("auto") : Show(c.eval_cache); },
+       [](FarmConfig& c, const std::string& v) {
+         c.eval_cache = v == "auto" ? FarmConfig::kEvalCacheAuto : Parse<uint64_t>("eval_cache", v);
+       }},
+      ZF_FIELD("cpu_evaluators", cpu_evaluators),
       {"precision", [](const FarmConfig& c) { return c.precision; },
        [](FarmConfig& c, const std::string& v) { c.precision = v; }},
       ZF_FIELD("adaptive_wait", adaptive_wait),
@@ -146,10 +152,42 @@ void FarmConfig::ResolveGpus() {
 }
 
 void FarmConfig::ResolveResources() {
-  if (workers == 0) workers = std::clamp(CpusGranted(), 1, 1024);
+  ResolveGpus();
+  const int cpus = CpusGranted();
+  if (workers == 0) workers = std::clamp(cpus, 1, 1024);
   if (host_id.empty()) host_id = DefaultHostId();
   CheckHostId(host_id);
-  ResolveGpus();
+  if (eval_cache == kEvalCacheAuto)
+    eval_cache = AutoEvalCacheEntries(MemAvailableBytes(), shm::EvalCache::EntryBytes(game::MakeGame(game)->ActionCount()));
+  ResolveCpuFarm(cpus);
+}
+
+void FarmConfig::ResolveCpuFarm(int cpus) {
+  if (eval_threads == 0) eval_threads = 1;
+  if (gpus != 0) return;
+  // One single-threaded evaluator process per core measured best (docs/benchmarks.md):
+  // a 6x64 net at batch 32..64 gains little from a second intra-op thread.
+  if (cpu_evaluators == 0) cpu_evaluators = std::clamp(cpus / eval_threads, 1, std::max(1, workers));
+  if (cpu_evaluators > workers)
+    throw ConfigError("--cpu-evaluators " + std::to_string(cpu_evaluators) + " needs at least as many --workers (got " +
+                      std::to_string(workers) + "): worker w is served by evaluator w % E");
+}
+
+uint64_t AutoEvalCacheEntries(uint64_t mem_available_bytes, size_t entry_bytes) {
+  const uint64_t budget = std::min<uint64_t>(mem_available_bytes / 16, uint64_t{1} << 30);
+  uint64_t entries = 4096;
+  while (entries < (uint64_t{1} << 20) && (entries * 2) * entry_bytes <= budget) entries *= 2;
+  return entries;
+}
+
+uint64_t MemAvailableBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
 }
 
 namespace {
@@ -241,7 +279,8 @@ void FarmConfig::Validate() const {
   CheckRange("ring-slots", ring_slots, 0, 1 << 20);
   CheckRange("max-batch", max_batch, 1, 65536);
   CheckRange("max-wait-us", max_wait_us, 0, 10000000);
-  CheckRange("eval-threads", eval_threads, 1, 256);
+  CheckRange("eval-threads", eval_threads, 0, 256);  // 0: auto
+  CheckRange("cpu-evaluators", cpu_evaluators, 0, 256);  // 0: auto
   CheckRange("blocks", blocks, 1, 80);
   CheckRange("filters", filters, 1, 1024);
   CheckRange("simulations", search.simulations, 1, 1000000);
@@ -273,7 +312,7 @@ void FarmConfig::Validate() const {
     throw ConfigError("--resign-target needs a starting --resign-threshold above -1");
   if (search.resign_target > 0.0f && search.resign_playthrough <= 0.0f)
     throw ConfigError("--resign-target needs --resign-playthrough > 0 to measure the false-resignation rate");
-  CheckRange("eval-cache", static_cast<double>(eval_cache), 0, 1 << 28);
+  if (eval_cache != kEvalCacheAuto) CheckRange("eval-cache", static_cast<double>(eval_cache), 0, 1 << 28);
   if (ring_slots > 0 && ring_slots < search.leaves_per_round)
     throw ConfigError("--ring-slots must be at least --leaves-per-round");
   if (out.empty()) throw ConfigError("--out must name a run directory");
