@@ -84,7 +84,19 @@ TEST_CASE("zerofarm bench --quick reports every part as JSON lines and a table",
   REQUIRE(lines["writer"].size() == 3);
   for (const auto& l : lines["writer"]) CHECK(Number(l, "positions_per_s") > 0);
 
-  CHECK(lines["target"].size() == 3);
+  // (a') the machine bound (issue #23): E x T evaluators at once, and the farm's
+  // machine efficiency and steady-state positions/s beside the whole run's.
+  REQUIRE(lines["machine_bound"].size() == 1);
+  CHECK(Number(lines["machine_bound"][0], "evals_per_s") > 0);
+  CHECK(Number(lines["machine_bound"][0], "evaluators") >= 1);
+  for (const auto& l : lines["farm"]) {
+    INFO(l);
+    CHECK(Number(l, "machine_bound_evals_per_s") > 0);
+    CHECK(Number(l, "positions_per_s_whole_run") >= 0);
+    CHECK(Field(l, "positions_per_s_after_warmup") != "");  // a number, or null for a short run
+  }
+  CHECK(lines["target"].size() == 4);
+  CHECK(out.find("target machine_efficiency") != std::string::npos);
   CHECK(out.find("(a) evaluator alone") != std::string::npos);
   CHECK(out.find("(c) hand-off") != std::string::npos);
 }
