@@ -56,6 +56,7 @@ struct BenchOptions {
   double farm_seconds = 20;
   double bound_seconds = 0.5;    // per batch size
   double machine_seconds = 3;    // the machine bound's window
+  double machine_start_s = 5;    // the machine bound's children load LibTorch in this time
   double start_at = 0;           // wall-clock second at which the bound starts (machine bound children)
   double handoff_seconds = 0.3;  // per transport and batch
   uint64_t writer_positions = 300'000;
@@ -183,7 +184,7 @@ double MeasureMachineBound(const BenchOptions& o, int batch, int run, Table& tab
   const proc::FarmConfig& f = o.farm;
   const int evaluators = f.Evaluators(), threads = f.eval_threads;
   // LibTorch's start takes a second or two on a busy machine: start together after it.
-  const double start_at = WallSeconds() + 5 + 0.5 * evaluators;
+  const double start_at = WallSeconds() + o.machine_start_s + 0.5 * evaluators;
   std::vector<std::string> argv = {proc::NetworkBinary(), "bench", "--parts", "bound", "--runs", "1",
                                    "--bound-batches", std::to_string(batch), "--game", f.game, "--blocks",
                                    std::to_string(f.blocks), "--filters", std::to_string(f.filters), "--precision",
@@ -439,6 +440,7 @@ int BenchCommand(int argc, char** argv) {
   if (quick) {
     if (!r.count("bound-seconds")) o.bound_seconds = 0.05;
     o.machine_seconds = 1;
+    o.machine_start_s = 2;  // a late child only shortens the overlap
     o.handoff_seconds = 0.05;
   }
   const int cores = proc::CpusGranted();  // the affinity mask: `taskset -c 0-3 zerofarm bench` is a 4-core host
