@@ -5,6 +5,10 @@
 //                evals/s, and efficiency = (b) / (a) at the farm's mean batch;
 //                the adaptive wait beside fixed --max-wait-us settings; and
 //                positions/s against the number of workers (1, 2, 4, .. cores)
+//   (a') machine the machine bound: E evaluator processes x T threads, the
+//                farm's own E x T, each running the net alone at the best
+//                batch of (a), all at once (exec'd `bench --parts bound`);
+//                machine efficiency = farm leaf evals/s / that (issue #23)
 //   (c) handoff  the cross-process leaf hand-off per leaf at batch 1..256:
 //                the leaf ring against a pipe and a boost spsc_queue
 //   (d) writer   the shard writer's positions/s per compression setting
@@ -41,17 +45,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+// Seconds since the epoch (the one clock a set of exec'd children shares with this process).
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 struct BenchOptions {
   proc::FarmConfig farm;   // game, net, search, workers, precision
   int runs = 3;
   double farm_seconds = 20;
   double bound_seconds = 0.5;    // per batch size
+  double machine_seconds = 3;    // the machine bound's window
+  double machine_start_s = 5;    // the machine bound's children load LibTorch in this time
+  double start_at = 0;           // wall-clock second at which the bound starts (machine bound children)
   double handoff_seconds = 0.3;  // per transport and batch
   uint64_t writer_positions = 300'000;
   std::vector<int> bound_batches, handoff_batches, fixed_waits, deflate_levels, scaling_workers;
   std::vector<int> handoff_spins_us;  // extra leaf-ring columns, one per spin budget
-  std::string parts = "bound,farm,wait,scaling,handoff,writer";
+  std::string parts = "bound,machine,farm,wait,scaling,handoff,writer";
   bool Has(const std::string& part) const { return ("," + parts + ",").find("," + part + ",") != std::string::npos; }
 };
 
@@ -148,6 +159,8 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
     for (size_t i = 0; i < static_cast<size_t>(b) * feature_bytes; ++i) features[i] = static_cast<uint8_t>(rng() % 2);
     const eval::LeafChunk chunk{features, policy, value, b};
     net.Evaluate(&chunk, 1);  // warm-up (allocations, oneDNN kernels)
+    // A machine-bound child: every child starts measuring at one instant.
+    while (o.start_at > 0 && WallSeconds() < o.start_at) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     int calls = 0;
     const auto t0 = Clock::now();
     while (calls < 3 || Since(t0) < o.bound_seconds) {
@@ -162,6 +175,52 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
              .Add("evals_per_s", rate).Add("ms_per_batch", secs * 1e3 / calls));
   }
   return bound;
+}
+
+// ---- (a') the machine bound ------------------------------------------------------
+
+// Sum of the evals/s of E children `bench --parts bound` at `batch` with T
+// intra-op threads each, measuring together for machine_seconds; NaN on failure.
+double MeasureMachineBound(const BenchOptions& o, int batch, int run, Table& table) {
+  const proc::FarmConfig& f = o.farm;
+  const int evaluators = f.Evaluators(), threads = f.eval_threads;
+  // LibTorch's start takes a second or two on a busy machine: start together after it.
+  const double start_at = WallSeconds() + o.machine_start_s + 0.5 * evaluators;
+  std::vector<std::string> argv = {proc::NetworkBinary(), "bench", "--parts", "bound", "--runs", "1",
+                                   "--bound-batches", std::to_string(batch), "--game", f.game, "--blocks",
+                                   std::to_string(f.blocks), "--filters", std::to_string(f.filters), "--precision",
+                                   f.precision, "--eval-threads", std::to_string(threads), "--seed",
+                                   std::to_string(f.seed), "--bound-seconds", std::to_string(o.machine_seconds),
+                                   "--start-at", std::to_string(start_at), "--gpus", "0"};
+  std::vector<std::string> dirs;
+  std::vector<std::thread> threads_of;
+  std::vector<std::string> outs(static_cast<size_t>(evaluators)), errors(static_cast<size_t>(evaluators));
+  for (int e = 0; e < evaluators; ++e) {
+    dirs.push_back(MakeTempDir("bench-machine"));
+    threads_of.emplace_back([&, e]() {
+      outs[e] = RunCapture(argv, dirs[e], o.machine_seconds + 120 + start_at - WallSeconds(), &errors[e]);
+    });
+  }
+  for (auto& t : threads_of) t.join();
+  double sum = 0;
+  for (int e = 0; e < evaluators; ++e) {
+    io::RemoveTree(dirs[e]);
+    double rate = std::nan("");
+    std::istringstream in(outs[e]);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("{\"bench\":\"bound\"", 0) == 0) rate = nlohmann::json::parse(line).value("evals_per_s", std::nan(""));
+    if (!std::isfinite(rate)) {
+      std::cerr << "zerofarm bench: machine bound child " << e << " failed: " << errors[e] << "\n";
+      return std::nan("");
+    }
+    sum += rate;
+  }
+  const std::string label = std::to_string(evaluators) + " x " + std::to_string(threads) + " thread(s), batch " +
+                            std::to_string(batch);
+  table.Add("(a') machine bound, leaf evals/s", label, "evals/s", sum);
+  Emit(JsonLine().Add("bench", "machine_bound").Add("run", run).Add("evaluators", evaluators)
+           .Add("eval_threads", threads).Add("batch", batch).Add("evals_per_s", sum));
+  return sum;
 }
 
 // ---- (b) the farm -----------------------------------------------------------
@@ -197,9 +256,10 @@ struct FarmSetting {
 // Runs the farm of setting `s` (or reuses `reuse`, a run of the same
 // setting in this round) and records it under `section`.
 FarmProbe MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::map<int, double>& bound, int run,
-                      Table& table, const std::string& section, const FarmProbe* reuse = nullptr) {
+                      Table& table, const std::string& section, double machine_bound, const FarmProbe* reuse = nullptr) {
   proc::FarmConfig f = o.farm;
   f.workers = s.workers;
+  if (f.gpus == 0) f.cpu_evaluators = std::min(f.cpu_evaluators, s.workers);  // scaling: fewer workers than E
   std::vector<std::string> args = FarmArgs(f);
   if (s.fixed_wait_us >= 0) {
     args.push_back("--fixed-wait");
@@ -216,14 +276,21 @@ FarmProbe MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::ma
   const double eff = b > 0 ? p.evals_per_s / b : std::nan("");
   table.Add(section, s.label, "leaf evals/s", p.evals_per_s);
   table.Add(section, s.label, "positions/s", p.positions_per_s);
+  table.Add(section, s.label, "positions/s after warm-up", p.positions_per_s_after_warmup);
+  const double machine_eff = machine_bound > 0 ? p.evals_per_s / machine_bound : std::nan("");
+  if (machine_bound > 0 && f.cpu_evaluators == o.farm.cpu_evaluators) table.Add(section, s.label, "machine efficiency", machine_eff);
   table.Add(section, s.label, "mean batch", p.mean_batch);
   if (!bound.empty()) table.Add(section, s.label, "efficiency", eff);
   table.Add(section, s.label, "latency p50 us", p.latency_p50_us);
   Emit(JsonLine().Add("bench", "farm").Add("run", run).Add("setting", s.label).Add("workers", s.workers)
-           .Add("games_per_worker", f.games_per_worker)
+           .Add("games_per_worker", f.games_per_worker).Add("cpu_evaluators", f.gpus == 0 ? f.cpu_evaluators : 0)
+           .Add("eval_threads", f.eval_threads)
            .Add("wait", s.fixed_wait_us < 0 ? "adaptive" : "fixed")
            .Add("max_wait_us", s.fixed_wait_us < 0 ? f.max_wait_us : s.fixed_wait_us)
            .Add("seconds", p.seconds).Add("evals_per_s", p.evals_per_s).Add("positions_per_s", p.positions_per_s)
+           .Add("positions_per_s_whole_run", p.positions_per_s_whole_run)
+           .Add("positions_per_s_after_warmup", p.positions_per_s_after_warmup).Add("warmup_s", p.warmup_s)
+           .Add("machine_bound_evals_per_s", machine_bound).Add("machine_efficiency", machine_eff)
            .Add("mean_batch", p.mean_batch).Add("bound_evals_per_s", b).Add("efficiency", eff)
            .Add("evaluator_busy", p.evaluator_busy).Add("latency_p50_us", p.latency_p50_us)
            .Add("latency_p99_us", p.latency_p99_us).Add("peak_bound_evals_per_s", PeakBound(bound))
@@ -351,8 +418,11 @@ int BenchCommand(int argc, char** argv) {
   options.add_options("bench")
       ("runs", "Repeat every measurement this many times (interleaved)", cxxopts::value<int>()->default_value("3"))
       ("quick", "Small sizes and short runs (a few seconds; for tests)")
-      ("parts", "Comma-separated parts: bound, farm, wait, scaling, handoff, writer",
+      ("parts", "Comma-separated parts: bound, machine, farm, wait, scaling, handoff, writer",
        cxxopts::value<std::string>()->default_value(o.parts))
+       ("bound-seconds", "Seconds per batch size of the bound", cxxopts::value<double>()->default_value("0.5"))
+       ("start-at", "Start the bound at this wall-clock second (for the machine bound's children)",
+        cxxopts::value<double>()->default_value("0"))
       ("farm-seconds", "Length of each farm run", cxxopts::value<double>()->default_value("20"))
       ("fixed-waits", "Fixed --max-wait-us settings shown beside the adaptive wait",
        cxxopts::value<std::string>()->default_value("0,500,2000,10000"))
@@ -374,6 +444,8 @@ int BenchCommand(int argc, char** argv) {
   CheckTableOptions(o.farm, proc::kBench);
   if (o.farm.workers == 0) o.farm.workers = std::clamp(proc::CpusGranted(), 1, 1024);  // as `zerofarm run` does
   o.farm.ResolveGpus();  // -1: the GPUs granted, as `zerofarm run` does; the bound runs on GPU 0 then
+  o.bound_seconds = r["bound-seconds"].as<double>();
+  o.start_at = r["start-at"].as<double>();
   const bool on_gpu = o.farm.gpus > 0;
   if (on_gpu && !eval::CudaBuilt()) throw ConfigError("--gpus: this zerofarm was built without CUDA");
   o.farm_seconds = quick && !r.count("farm-seconds") ? 3 : r["farm-seconds"].as<double>();
@@ -387,10 +459,12 @@ int BenchCommand(int argc, char** argv) {
   o.writer_positions = quick && !r.count("writer-positions") ? 20'000 : r["writer-positions"].as<uint64_t>();
   o.deflate_levels = quick ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 3, 6, 9};
   if (quick) {
-    o.bound_seconds = 0.05;
+    if (!r.count("bound-seconds")) o.bound_seconds = 0.05;
+    o.machine_seconds = 1;
+    o.machine_start_s = 2;  // a late child only shortens the overlap
     o.handoff_seconds = 0.05;
   }
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const int cores = proc::CpusGranted();  // the affinity mask: `taskset -c 0-3 zerofarm bench` is a 4-core host
   for (int p = 1; p < cores; p *= 2) o.scaling_workers.push_back(p);
   o.scaling_workers.push_back(std::max(cores, 1));
   if (o.runs < 1 || o.runs > 100) throw ConfigError("--runs must be 1..100");
@@ -406,6 +480,7 @@ int BenchCommand(int argc, char** argv) {
   if (o.farm.fp16) o.farm.precision = "fp16", o.farm.fp16 = false;
   o.farm.out = "bench";  // each farm run gets its own temporary directory
   o.farm.Validate();
+  o.farm.ResolveResources();  // workers, E x T as `zerofarm run` resolves them on this host
 
   // The precision `auto` resolves to, as the farm's evaluator will resolve it.
   const eval::TorchOptions torch = proc::TorchOptionsFor(o.farm, on_gpu);
@@ -422,10 +497,12 @@ int BenchCommand(int argc, char** argv) {
 
   Table table;
   const std::string farm_section = "(b) farm, " + std::to_string(o.farm.workers) + " workers x " +
-                                   std::to_string(o.farm.games_per_worker) + " games";
+                                   std::to_string(o.farm.games_per_worker) + " games, " +
+                                   std::to_string(o.farm.Evaluators()) + " evaluator(s) x " +
+                                   std::to_string(o.farm.eval_threads) + " thread(s)";
   const std::string wait_section = "adaptive wait against fixed --max-wait-us";
   const std::string scaling_section = "scaling with the number of workers";
-  table.Order({"(a) evaluator alone, leaf evals/s", farm_section, wait_section, scaling_section,
+  table.Order({"(a) evaluator alone, leaf evals/s", "(a') machine bound, leaf evals/s", farm_section, wait_section, scaling_section,
                "(c) hand-off, ns per leaf (there and back)", "(d) writer"});
   std::map<std::string, std::vector<double>> efficiency;
   for (int run = 1; run <= o.runs; ++run) {
@@ -438,17 +515,24 @@ int BenchCommand(int argc, char** argv) {
       if (!net) net = proc::MakeEvaluatorFor(*game::MakeGame(o.farm.game), o.farm, on_gpu);
       bound = MeasureBound(o, *net, bound_memory, run, table, precision);
     }
+    double machine = std::nan("");
+    if (o.Has("machine") && !on_gpu && !bound.empty()) {
+      int best = bound.begin()->first;
+      for (const auto& [b, rate] : bound)
+        if (rate > bound.at(best)) best = b;
+      machine = MeasureMachineBound(o, best, run, table);
+    }
     FarmProbe main_farm;
     if (o.Has("farm"))
-      main_farm = MeasureFarm(o, {"adaptive wait", o.farm.workers, -1}, bound, run, table, farm_section);
+      main_farm = MeasureFarm(o, {"adaptive wait", o.farm.workers, -1}, bound, run, table, farm_section, machine);
     if (o.Has("wait"))
       for (int w : o.fixed_waits)
         MeasureFarm(o, {"fixed wait " + std::to_string(w) + " us", o.farm.workers, w}, bound, run, table,
-                    wait_section);
+                    wait_section, machine);
     if (o.Has("scaling"))
       for (int p : o.scaling_workers)
         MeasureFarm(o, {std::to_string(p) + " worker" + (p > 1 ? "s" : ""), p, -1}, bound, run, table,
-                    scaling_section, p == o.farm.workers && main_farm.ok ? &main_farm : nullptr);
+                    scaling_section, machine, p == o.farm.workers && main_farm.ok ? &main_farm : nullptr);
   }
 
   std::cout << "\nzerofarm bench: " << o.farm.game << ", " << o.farm.blocks << " blocks x " << o.farm.filters
@@ -461,6 +545,10 @@ int BenchCommand(int argc, char** argv) {
   if (o.Has("farm") && o.Has("bound"))
     Target("farm_efficiency", table.Get(farm_section, "adaptive wait", "efficiency").median, 0.90, true,
            "(farm leaf evals/s / evaluator alone at the farm's mean batch)");
+  if (o.Has("farm") && o.Has("machine") && o.Has("bound") && !on_gpu)
+    Target("machine_efficiency", table.Get(farm_section, "adaptive wait", "machine efficiency").median, 0.85, true,
+           "(farm leaf evals/s / the machine bound: " + std::to_string(o.farm.Evaluators()) + " evaluator(s) x " +
+               std::to_string(o.farm.eval_threads) + " thread(s) at once at the best batch)");
   if (o.Has("handoff")) {
     double worst = std::nan("");
     for (int b : o.handoff_batches)

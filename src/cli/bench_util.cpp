@@ -86,6 +86,18 @@ bool SteadyRates(const std::string& csv_path, FarmProbe* p) {
   p->positions_per_s = (b[static_cast<size_t>(pos)] - a[static_cast<size_t>(pos)]) / dt;
   const double batches = b[static_cast<size_t>(ba)] - a[static_cast<size_t>(ba)];
   p->mean_batch = batches > 0 ? (b[static_cast<size_t>(ev)] - a[static_cast<size_t>(ev)]) / batches : 0;
+  // Steady state: from the first row at or after a third of the run.
+  const double total = b[static_cast<size_t>(t)];
+  p->positions_per_s_whole_run = total > 0 ? b[static_cast<size_t>(pos)] / total : std::nan("");
+  p->warmup_s = total / 3;
+  p->positions_per_s_after_warmup = std::nan("");
+  for (const auto& w : rows)
+    if (w[static_cast<size_t>(t)] >= p->warmup_s) {
+      const double span = total - w[static_cast<size_t>(t)];
+      if (span > 0.5) p->positions_per_s_after_warmup = (b[static_cast<size_t>(pos)] - w[static_cast<size_t>(pos)]) / span;
+      p->warmup_s = w[static_cast<size_t>(t)];
+      break;
+    }
   if (busy < n) {
     double sum = 0;
     for (size_t i = first + 1; i < rows.size(); ++i) sum += rows[i][static_cast<size_t>(busy)];
@@ -103,6 +115,38 @@ std::string MakeTempDir(const std::string& prefix) {
   buf.push_back('\0');
   if (!mkdtemp(buf.data())) throw Error("cannot create a directory " + templ + ": " + std::strerror(errno));
   return buf.data();
+}
+
+std::string RunCapture(const std::vector<std::string>& args, const std::string& dir, double limit_s,
+                       std::string* error) {
+  const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
+  std::vector<std::string> argv = args;
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  proc::ChildProcess child = proc::ChildProcess::Fork("zf-bench-child", [&]() {
+    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || err < 0) return 1;
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    ::execv(cargv[0], cargv.data());
+    return 127;
+  });
+  int status = -1;
+  if (!child.WaitFor(static_cast<int>(limit_s * 1000), &status)) {
+    child.Stop(5000);
+    *error = "did not finish within " + std::to_string(static_cast<int>(limit_s)) + " s";
+    return "";
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string err = Slurp(err_path);
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    const size_t nl = err.rfind('\n');
+    *error = proc::DescribeWaitStatus(status) + ": " + (nl == std::string::npos ? err : err.substr(nl + 1));
+    return "";
+  }
+  return Slurp(out_path);
 }
 
 FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const std::string& dir) {
@@ -157,6 +201,8 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
       p.seconds = NumberAfter(p.summary, " after ");
       p.evals_per_s = NumberBefore(p.summary, " leaf evals/s");
       p.positions_per_s = NumberBefore(p.summary, " positions/s");
+      p.positions_per_s_whole_run = p.positions_per_s;
+      p.positions_per_s_after_warmup = std::nan("");  // too short a run for a warm-up window
       p.mean_batch = NumberAfter(p.summary, "mean batch ");
       p.evaluator_busy = NumberAfter(p.summary, "evaluator busy ") / 100.0;
     }

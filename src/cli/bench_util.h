@@ -20,6 +20,13 @@ struct FarmProbe {
   double seconds = 0;         // the window measured
   double evals_per_s = 0;     // leaf evaluations per second
   double positions_per_s = 0;
+  // Steady state (issue #23): positions written after the warm-up window (the
+  // first third of the run, the games then in flight finishing), per second
+  // of the rest; NaN when the run had too few metrics rows for it. Beside it
+  // the whole run's: positions written / seconds from the supervisor's start.
+  double positions_per_s_after_warmup = 0;
+  double warmup_s = 0;
+  double positions_per_s_whole_run = 0;
   double mean_batch = 0;      // leaves per network call
   double evaluator_busy = 0;  // 0..1
   double latency_p50_us = 0;  // leaf latency (whole run, from the summary)
@@ -31,6 +38,10 @@ struct FarmProbe {
 // supervisor's binary beside this one; the 3 s are for the evaluator's start, outside the
 // window measured) and waits for it (bounded); DIR is removed after.
 FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const std::string& dir);
+
+// Runs `argv` (argv[0] a path) with stdout to a file, waits at most
+// `limit_s`, and returns its stdout ("" when it failed; *error says why).
+std::string RunCapture(const std::vector<std::string>& argv, const std::string& dir, double limit_s, std::string* error);
 
 // A fresh directory under $TMPDIR (or /tmp), "zf-PREFIX-XXXXXX".
 std::string MakeTempDir(const std::string& prefix);

@@ -29,9 +29,10 @@ int ExportCommand(int argc, char** argv);     // export.cpp
 int GtpCommand(int argc, char** argv);        // gtp.cpp
 
 // The Go game, net and search of `zerofarm gtp` and of `eval --against-gtp`
-// (gtp.cpp), from the options game, blocks, filters, threads, seed,
-// simulations and c-puct; `weights` a file or "random". ConfigError when the
-// game is not Go.
+// (gtp.cpp), from the option table's game, blocks, filters, eval-threads,
+// seed, simulations and c-puct; `weights` a file or "random"; the game is
+// `c.game` when `game_given`, else the weights' own (go for "random").
+// ConfigError when the game is not Go.
 struct GtpEngineParts {
   std::unique_ptr<game::Game> game;
   std::unique_ptr<eval::Evaluator> net;
@@ -39,9 +40,9 @@ struct GtpEngineParts {
   int size = 9;
   double komi = 7.5;
 };
-GtpEngineParts MakeGtpEngineParts(const cxxopts::ParseResult& r, const std::string& weights);
+GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, const std::string& weights);
 // `zerofarm eval --against-gtp CMD`: the arena against a GTP program (gtp.cpp).
-int GtpArenaCommand(const cxxopts::ParseResult& r, const std::string& weights);
+int GtpArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const std::string& weights);
 int ConfigCommand(int argc, char** argv);     // config_command.cpp
 
 // The solver verdicts shipped in data/connect4/*.rated (eval.cpp).

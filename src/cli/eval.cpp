@@ -179,7 +179,7 @@ int EvalCommand(int argc, char** argv) {
   std::string weights = c.weights;
   if (!run.empty() && weights.empty()) weights = NewestModel(run);
   if (weights.empty()) throw ConfigError("--weights or --run is required");
-  if (!r["against-gtp"].as<std::string>().empty()) return GtpArenaCommand(r, weights);
+  if (!r["against-gtp"].as<std::string>().empty()) return GtpArenaCommand(r, c, weights);
   const bool arena = !r["against"].as<std::string>().empty();
   if (!arena && !r.count("pons") && !r.count("sets"))
     throw ConfigError("give --pons FILE or --sets DIR (move error), or --against B.h5 (arena)");

@@ -2,6 +2,7 @@
 // (GoGui, Sabaki, gnugo's twogtp, `zerofarm eval --against-gtp`). One
 // process, one thread: read a command line, answer it, until quit or EOF.
 // Logs go to stderr only; stdout carries nothing but GTP responses.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -19,32 +20,27 @@ namespace zerofarm::cli {
 
 // The Go game, the search and the net of a gtp engine or a GTP arena, from
 // options added by AddGtpEngineOptions (or eval's own of the same names).
-GtpEngineParts MakeGtpEngineParts(const cxxopts::ParseResult& r, const std::string& weights) {
+GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, const std::string& weights) {
   GtpEngineParts parts;
-  std::string name = r["game"].as<std::string>();
+  std::string name = game_given ? c.game : "go";
   if (weights != "random") {
     std::error_code ec;
     if (!std::filesystem::exists(weights, ec)) throw ConfigError(weights + ": No such file or directory");
-    if (!r.count("game")) name = io::ReadWeights(weights).config.game;
+    if (!game_given) name = io::ReadWeights(weights).config.game;
   }
   parts.game = game::MakeGame(name);
   const auto* go = dynamic_cast<const game::GoGame*>(parts.game.get());
   if (!go) throw ConfigError("GTP plays Go only; --game (or the weights' game) is " + name);
   eval::TorchOptions options;
-  options.intra_op_threads = r["threads"].as<int>();
+  options.intra_op_threads = std::max(1, c.eval_threads);  // 0 = auto: 1
   if (weights == "random") {
-    proc::FarmConfig c;
-    c.blocks = r["blocks"].as<int>();
-    c.filters = r["filters"].as<int>();
-    parts.net = eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(*parts.game, c), r["seed"].as<uint64_t>()),
-                                         options);
+    parts.net = eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(*parts.game, c), c.seed), options);
   } else {
     parts.net = eval::MakeTorchEvaluator(proc::LoadWeightsFor(*parts.game, weights), options);
   }
-  parts.search.simulations = r["simulations"].as<int>();
-  parts.search.c_puct = r["c-puct"].as<float>();
-  if (parts.search.simulations < 1 || parts.search.simulations > 1'000'000)
-    throw ConfigError("--simulations must be in [1, 1000000]");
+  parts.search.simulations = c.search.simulations;
+  parts.search.c_puct = c.search.c_puct;
+  if (parts.search.simulations < 1) throw ConfigError("--simulations must be at least 1 to play Go");
   parts.size = go->size();
   parts.komi = go->komi();
   return parts;
@@ -56,24 +52,17 @@ int GtpCommand(int argc, char** argv) {
       "Play Go through the Go Text Protocol v2 on stdin/stdout (GoGui, Sabaki, gnugo twogtp).\n"
       "  zerofarm gtp --game go --weights W.h5 [--simulations N]\n"
       "Rules: Tromp-Taylor area scoring, suicide illegal, positional superko (docs/gtp.md).");
-  options.add_options()
-      ("game", "Go variant: go (9x9, komi 7.5), go7 (default: the weights' own)",
-       cxxopts::value<std::string>()->default_value("go"))
-      ("weights", "Weights file ('random': a random net of --blocks x --filters)",
-       cxxopts::value<std::string>()->default_value(""))
-      ("simulations", "MCTS simulations per move", cxxopts::value<int>()->default_value("100"))
-      ("c-puct", "PUCT exploration constant", cxxopts::value<float>()->default_value("1.5"))
-      ("blocks", "Blocks of a random net", cxxopts::value<int>()->default_value("6"))
-      ("filters", "Filters of a random net", cxxopts::value<int>()->default_value("64"))
-      ("threads", "LibTorch threads", cxxopts::value<int>()->default_value("1"))
-      ("seed", "Seed of a random net and of the tie-breaks between moves", cxxopts::value<uint64_t>()->default_value("1"));
+  // The option table's game, search and network rows (kGtp): the same names,
+  // defaults and ranges as `run`; --game defaults to the weights' own, or go.
+  AddTableOptions(options, proc::kGtp);
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
-  const std::string weights = r["weights"].as<std::string>();
-  if (weights.empty()) throw ConfigError("--weights W.h5 (or --weights random) is required");
-  GtpEngineParts parts = MakeGtpEngineParts(r, weights);
-  proc::GtpEngine engine(*parts.net, parts.size, parts.komi, parts.search, r["seed"].as<uint64_t>());
+  const proc::FarmConfig c = ReadTableOptions(r, proc::kGtp);
+  CheckTableOptions(c, proc::kGtp);
+  if (c.weights.empty()) throw ConfigError("--weights W.h5 (or --weights random) is required");
+  GtpEngineParts parts = MakeGtpEngineParts(c, r.count("game") > 0, c.weights);
+  proc::GtpEngine engine(*parts.net, parts.size, parts.komi, parts.search, c.seed);
   bool quit = false;
   for (std::string line; !quit && std::getline(std::cin, line);) {
     const std::string response = engine.Handle(line, &quit);
@@ -86,14 +75,14 @@ int GtpCommand(int argc, char** argv) {
 
 namespace zerofarm::cli {
 
-int GtpArenaCommand(const cxxopts::ParseResult& r, const std::string& weights) {
+int GtpArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const std::string& weights) {
   const std::string opponent = r["against-gtp"].as<std::string>();
   const int games = r["games"].as<int>();
   if (games < 1 || games > 1'000'000) throw ConfigError("--games must be in [1, 1000000]");
   const int opening = r["opening-plies"].as<int>();
   if (opening < 0 || opening > 100) throw ConfigError("--opening-plies must be in [0, 100]");
-  GtpEngineParts parts = MakeGtpEngineParts(r, weights);
-  const uint64_t seed = r["seed"].as<uint64_t>();
+  GtpEngineParts parts = MakeGtpEngineParts(c, r.count("game") > 0, weights);
+  const uint64_t seed = c.seed;
   proc::GtpEngine engine(*parts.net, parts.size, parts.komi, parts.search, seed);
   proc::GtpProcess program(opponent);
   std::string opponent_name = opponent;
@@ -101,7 +90,7 @@ int GtpArenaCommand(const cxxopts::ParseResult& r, const std::string& weights) {
     opponent_name = program.Command("name") + " " + program.Command("version");
   } catch (const proc::GtpError&) {
   }
-  const bool quiet = r.count("quiet") > 0;
+  const bool quiet = !c.status_line;
   nlohmann::ordered_json records = nlohmann::ordered_json::array();
   int illegal = 0;
   const proc::ArenaResult a = proc::GtpArena(

@@ -20,7 +20,7 @@ std::string DefaultRunDir() {
 
 int RunCommand(int argc, char** argv) {
   cxxopts::Options options("zerofarm run",
-                           "Self-play farm: P worker processes, G evaluators (GPU, or one on the CPU) and a "
+                           "Self-play farm: P worker processes, G evaluators (GPUs, or E CPU evaluator processes) and a "
                            "writer of HDF5 shards, over shared memory.");
   AddTableOptions(options, proc::kRun);
   cxxopts::ParseResult r;

@@ -19,8 +19,10 @@
 #include "zerofarm/game/game.h"
 #include "zerofarm/proc/gpu_plan.h"
 #include "zerofarm/proc/options.h"
+#include "zerofarm/shm/eval_cache.h"
 
 namespace zerofarm::proc {
+
 void FarmConfig::ResolveGpus() {
   if (gpus >= 0) return;
   gpus = 0;
@@ -34,10 +36,42 @@ void FarmConfig::ResolveGpus() {
 }
 
 void FarmConfig::ResolveResources() {
-  if (workers == 0) workers = std::clamp(CpusGranted(), 1, 1024);
+  ResolveGpus();
+  const int cpus = CpusGranted();
+  if (workers == 0) workers = std::clamp(cpus, 1, 1024);
   if (host_id.empty()) host_id = DefaultHostId();
   CheckHostId(host_id);
-  ResolveGpus();
+  if (eval_cache == kEvalCacheAuto)
+    eval_cache = AutoEvalCacheEntries(MemAvailableBytes(), shm::EvalCache::EntryBytes(game::MakeGame(game)->ActionCount()));
+  ResolveCpuFarm(cpus);
+}
+
+void FarmConfig::ResolveCpuFarm(int cpus) {
+  if (eval_threads == 0) eval_threads = 1;
+  if (gpus != 0) return;
+  // One single-threaded evaluator process per core measured best (docs/benchmarks.md):
+  // a 6x64 net at batch 32..64 gains little from a second intra-op thread.
+  if (cpu_evaluators == 0) cpu_evaluators = std::clamp(cpus / eval_threads, 1, std::max(1, workers));
+  if (cpu_evaluators > workers)
+    throw ConfigError("--cpu-evaluators " + std::to_string(cpu_evaluators) + " needs at least as many --workers (got " +
+                      std::to_string(workers) + "): worker w is served by evaluator w % E");
+}
+
+uint64_t AutoEvalCacheEntries(uint64_t mem_available_bytes, size_t entry_bytes) {
+  const uint64_t budget = std::min<uint64_t>(mem_available_bytes / 16, uint64_t{1} << 30);
+  uint64_t entries = 4096;
+  while (entries < (uint64_t{1} << 20) && (entries * 2) * entry_bytes <= budget) entries *= 2;
+  return entries;
+}
+
+uint64_t MemAvailableBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
 }
 
 namespace {

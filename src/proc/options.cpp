@@ -117,17 +117,17 @@ std::vector<OptionSpec> BuildTable() {
       [] {
         OptionSpec o = Row("game", "game", "game and search",
                            "Game to play: " + GameList() + " (eval: the weights' own unless given)", OptionKind::kChoice,
-                           kPlay | kEval);
+                           kPlay | kEval | kGtp);
         o.choices = game::GameNames();
         o.get = [](const FarmConfig& c) { return c.game; };
         o.set = [](FarmConfig& c, const std::string& v) { c.game = v; };
         return o;
       }(),
-      ZF_NUM("seed", "seed", kGame, "Run seed: games, noise and a random net derive from it", 0, 1.9e19, kNet,
+      ZF_NUM("seed", "seed", kGame, "Run seed: games, noise and a random net derive from it", 0, 1.9e19, kNet | kGtp,
              seed),
       ZF_NUM("simulations", "simulations", kGame, "Root visits per move (eval: 0 = the network alone)", 0, 1000000,
-             kPlay | kEval, search.simulations),
-      ZF_NUM("c-puct", "c_puct", kGame, "PUCT exploration constant", 0, 100, kPlay | kEval, search.c_puct),
+             kPlay | kEval | kGtp, search.simulations),
+      ZF_NUM("c-puct", "c_puct", kGame, "PUCT exploration constant", 0, 100, kPlay | kEval | kGtp, search.c_puct),
       ZF_NUM("value-discount", "value_discount", kGame,
              "Backed-up values (and the trainer's value targets) shrink by this factor a ply: < 1 prefers quicker "
              "wins (1 = off)",
@@ -183,18 +183,30 @@ std::vector<OptionSpec> BuildTable() {
       ZF_NUM("resign-target", "resign_target", kGame,
              "Move the threshold toward this false-resignation rate (0 = fixed threshold)", 0, 1, kPlay,
              search.resign_target),
-      ZF_NUM("eval-cache", "eval_cache", kGame,
-             "Entries of the evaluation cache shared by a host's workers (rounded up to a power of two; 0 = none)", 0,
-             1 << 28, kPlay, eval_cache),
+      [] {  // a number, or "auto" (kEvalCacheAuto): sized from the host's memory by ResolveResources
+        OptionSpec o = ZF_NUM("eval-cache", "eval_cache", kGame,
+                              "Entries of the evaluation cache shared by a host's workers (rounded up to a power of "
+                              "two; 0 = none; auto = from the host's memory: 1/16 of MemAvailable, at most 1 GiB "
+                              "and 2^20 entries, docs/search.md)",
+                              0, 1 << 28, kPlay, eval_cache);
+        o.get = [](const FarmConfig& c) {
+          return c.eval_cache == FarmConfig::kEvalCacheAuto ? std::string("auto") : ShowValue(c.eval_cache);
+        };
+        o.set = [](FarmConfig& c, const std::string& v) {
+          c.eval_cache = v == "auto" ? FarmConfig::kEvalCacheAuto : ParseValue<uint64_t>(v);
+        };
+        return o;
+      }(),
       // ---- network ----------------------------------------------------------------------
       ZF_STR("weights", "weights", kNetwork,
-             "HDF5 weights file; empty = a random net of --blocks x --filters from --seed (eval: 'random')", kNet,
+             "HDF5 weights file; empty = a random net of --blocks x --filters from --seed (eval: 'random')", kNet | kGtp,
              weights),
-      ZF_NUM("blocks", "blocks", kNetwork, "Residual blocks of a random net", 1, 80, kNet, blocks),
-      ZF_NUM("filters", "filters", kNetwork, "Filters of a random net", 1, 1024, kNet, filters),
+      ZF_NUM("blocks", "blocks", kNetwork, "Residual blocks of a random net", 1, 80, kNet | kGtp, blocks),
+      ZF_NUM("filters", "filters", kNetwork, "Filters of a random net", 1, 1024, kNet | kGtp, filters),
       ZF_NUM("eval-threads", "eval_threads", kNetwork,
-             "LibTorch intra-op threads of each process that runs a network (evaluator, trainer, eval)", 1, 256, kNet,
-             eval_threads),
+             "LibTorch intra-op threads of each process that runs a network (evaluator, trainer, eval; 0 = auto: 1, "
+             "measured best: docs/benchmarks.md)",
+             0, 256, kNet | kGtp, eval_threads),
       [] {
         OptionSpec o = Row("precision", "precision", "network",
                            "Network precision: fp32, bf16, fp16 (GPU only) or auto (bf16 on CPUs with AVX512-BF16/AMX, "
@@ -212,7 +224,7 @@ std::vector<OptionSpec> BuildTable() {
              "Worker processes P (0 = the CPUs granted: SLURM_CPUS_PER_TASK, else the CPU affinity)", 0, 1024,
              kRun | kTune | kLoop | kBench, workers),
       ZF_NUM("gpus", "gpus", kFarm,
-             "Evaluators on GPUs; 0 = one CPU evaluator; -1 = one per GPU granted (CUDA_VISIBLE_DEVICES, "
+             "Evaluators on GPUs; 0 = the CPU (--cpu-evaluators processes); -1 = one per GPU granted (CUDA_VISIBLE_DEVICES, "
              "SLURM_GPUS_ON_NODE; CUDA builds)",
              -1, 64, kRun | kLoop | kBench, gpus),
       ZF_FLAG("share-gpus", "share_gpus", kFarm,
@@ -223,6 +235,10 @@ std::vector<OptionSpec> BuildTable() {
               "Lay the farm out as for --gpus G (G evaluators, each with its own CUDA_VISIBLE_DEVICES) but run the "
               "networks on the CPU: tests the multi-GPU layout without GPUs",
               "1", kRun | kLoop, simulate_gpus),
+      ZF_NUM("cpu-evaluators", "cpu_evaluators", kFarm,
+             "CPU evaluator processes of a CPU farm (--gpus 0; worker w is served by evaluator w % E); 0 = auto: one "
+             "per core granted, at most the workers (docs/benchmarks.md, \"Every core works\")",
+             0, 256, kRun | kTune | kLoop | kBench, cpu_evaluators),
       ZF_NUM("games-per-worker", "games_per_worker", kFarm, "Concurrent games K per worker", 1, 100000,
              kRun | kTune | kLoop | kBench, games_per_worker),
       ZF_NUM("ring-slots", "ring_slots", kFarm, "Leaf slots per worker ring (0 = games-per-worker x leaves-per-round)",
@@ -340,7 +356,7 @@ void CheckOption(const OptionSpec& o, const FarmConfig& c) {
       SetOption(o, const_cast<FarmConfig*>(&c), v, o.Display());  // throws the choice message; sets nothing
     return;
   }
-  if (o.kind != OptionKind::kNumber) return;
+  if (o.kind != OptionKind::kNumber || o.get(c) == "auto") return;  // "auto": resolved later (eval-cache)
   const double v = std::stod(o.get(c));
   if (v >= o.lo && v <= o.hi) return;
   std::ostringstream os;

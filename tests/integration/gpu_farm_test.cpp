@@ -85,8 +85,8 @@ FarmResult RunTestFarm(const ScratchDir& dir, int workers, int games, size_t eva
   const std::string out = dir / "run";
   extra.insert(extra.end(), {"--workers", std::to_string(workers), "--games", std::to_string(games)});
   std::vector<std::string> args = FarmArgs(out, {});
-  args.erase(std::find(args.begin(), args.end(), "--gpus"), std::find(args.begin(), args.end(), "--gpus") + 2);
-  args.erase(std::find(args.begin(), args.end(), "--workers"), std::find(args.begin(), args.end(), "--workers") + 2);
+  for (const char* name : {"--gpus", "--workers", "--cpu-evaluators"})  // `extra` sets them
+    if (auto at = std::find(args.begin(), args.end(), name); at != args.end()) args.erase(at, at + 2);
   args.insert(args.end(), extra.begin(), extra.end());
   Spawned farm(args, dir / "farm");
   FarmResult r;
@@ -117,6 +117,25 @@ TEST_CASE("two simulated GPU evaluators (--gpus 2 --simulate-gpus) each get thei
   CHECK_THAT(r.summary, Catch::Contains("24 games finished, 24 written"));
   CHECK(r.shards.games == 24);
   CHECK(r.shards.duplicate_ids == 0);
+}
+
+// Issue #23: a CPU farm spreads the network over E evaluator processes.
+TEST_CASE("a CPU farm with two CPU evaluator processes writes valid games from every worker",
+          "[multiprocess][farm][cpu_evaluators]") {
+  ScratchDir dir("zf-cpu-evals");
+  const FarmResult r = RunTestFarm(dir, 3, 18, 2, {"--gpus", "0", "--cpu-evaluators", "2", "--eval-threads", "1"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.devices.size() == 2);  // zf-eval-0 and zf-eval-1 ran
+  CHECK_THAT(r.err, Catch::Contains("serving workers 0,2 ("));
+  CHECK_THAT(r.err, Catch::Contains("serving workers 1 ("));
+  CHECK_THAT(r.err, Catch::Contains("2 CPU evaluator(s)"));
+  CHECK_THAT(r.summary, Catch::Contains("18 games finished, 18 written"));
+  CHECK(r.shards.games == 18);
+  CHECK(r.shards.duplicate_ids == 0);
+  std::set<uint64_t> workers;  // game ids carry the worker (proc::MakeGameId)
+  for (uint64_t id : r.shards.game_ids) workers.insert((id >> 26) & 1023);
+  CHECK(workers == std::set<uint64_t>{0, 1, 2});
 }
 
 TEST_CASE("two GPU evaluators with one visible GPU are refused in one line and share it with --share-gpus",

@@ -34,7 +34,9 @@ const std::vector<std::string> kTinyNet = {"--blocks", "1", "--filters", "8", "-
 
 TEST_CASE("zerofarm bench --quick reports every part as JSON lines and a table", "[perf][multiprocess]") {
   ScratchDir dir("zf-bench");
-  std::vector<std::string> args = {ZF_BINARY, "bench", "--quick", "--farm-seconds", "2"};
+  // One evaluator (the old default): two LibTorch starts do not fit the 3 s a
+  // quick farm allows on a loaded 2-core machine (CI time, too).
+  std::vector<std::string> args = {ZF_BINARY, "bench", "--quick", "--farm-seconds", "2", "--cpu-evaluators", "1"};
   args.insert(args.end(), kTinyNet.begin(), kTinyNet.end());
   Spawned bench(args, dir / "bench");
   const int code = bench.Wait(240);
@@ -93,7 +95,19 @@ TEST_CASE("zerofarm bench --quick reports every part as JSON lines and a table",
   REQUIRE(lines["writer"].size() == 3);
   for (const auto& l : lines["writer"]) CHECK(Number(l, "positions_per_s") > 0);
 
-  CHECK(lines["target"].size() == 3);
+  // (a') the machine bound (issue #23): E x T evaluators at once, and the farm's
+  // machine efficiency and steady-state positions/s beside the whole run's.
+  REQUIRE(lines["machine_bound"].size() == 1);
+  CHECK(Number(lines["machine_bound"][0], "evals_per_s") > 0);
+  CHECK(Number(lines["machine_bound"][0], "evaluators") >= 1);
+  for (const auto& l : lines["farm"]) {
+    INFO(l);
+    CHECK(Number(l, "machine_bound_evals_per_s") > 0);
+    CHECK(Number(l, "positions_per_s_whole_run") >= 0);
+    CHECK(Field(l, "positions_per_s_after_warmup") != "");  // a number, or null for a short run
+  }
+  CHECK(lines["target"].size() == 4);
+  CHECK(out.find("target machine_efficiency") != std::string::npos);
   CHECK(out.find("(a) evaluator alone") != std::string::npos);
   CHECK(out.find("(c) hand-off") != std::string::npos);
 }

@@ -28,6 +28,7 @@ inline std::string HostDir(const std::string& out) { return HostDirOf(out, kTest
 
 inline std::vector<std::string> FarmArgs(const std::string& out, std::vector<std::string> extra) {
   std::vector<std::string> args = {ZF_BINARY, "run", "--game", "connect4", "--workers", "2", "--gpus", "0",
+                                   "--cpu-evaluators", "1",  // one evaluator, as before issue #23 (CI time)
                                    "--games-per-worker", "8", "--simulations", "12", "--blocks", "1",
                                    "--filters", "8", "--out", out, "--no-status", "--seed", "11",
                                    "--host-id", kTestHost};

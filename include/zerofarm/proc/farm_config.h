@@ -3,6 +3,8 @@
 // lives only in src/cli), Validate() checks it once, and the library never
 // sees argv. The supervisor passes it to exec'd evaluators as text, logs it
 // at start and stores it in every shard.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -23,7 +25,7 @@ struct FarmConfig {
   int ring_slots = 0;               // leaf slots per worker; 0 = K x L
   int max_batch = 256;              // most leaves per network call
   int max_wait_us = 2000;           // longest wait for more leaves after the first
-  int eval_threads = 1;             // LibTorch intra-op threads per evaluator
+  int eval_threads = 0;             // LibTorch intra-op threads per evaluator; 0 = auto (ResolveCpuFarm)
   bool bf16 = false;                // run the network in bfloat16
   bool fp16 = false;                // run the network in float16 (GPU only)
 
@@ -59,8 +61,10 @@ struct FarmConfig {
   std::string run_id;
 
   // Entries of the evaluation cache shared by this host's workers (rounded
-  // up to a power of two; 0 = no cache). docs/search.md.
-  uint64_t eval_cache = 0;
+  // up to a power of two; 0 = no cache; kEvalCacheAuto = sized from the
+  // host's memory by ResolveResources, AutoEvalCacheEntries). docs/search.md.
+  static constexpr uint64_t kEvalCacheAuto = ~uint64_t{0};
+  uint64_t eval_cache = kEvalCacheAuto;
   // ---- performance (issue #6); appended here to keep merges small ------------------
   // Network precision: fp32, bf16, fp16 (GPU only) or auto = bf16 on a CPU
   // with AVX512-BF16/AMX (CpuHasBf16), fp32 otherwise and on GPUs. --bf16 and
@@ -97,15 +101,25 @@ struct FarmConfig {
   int EffectiveRingSlots() const {
     return ring_slots > 0 ? ring_slots : games_per_worker * search.leaves_per_round;
   }
-  int Evaluators() const { return gpus > 0 ? gpus : 1; }
+  // ---- the CPU farm (issue #23; docs/benchmarks.md "Every core works") -----------
+  // CPU evaluator processes when gpus == 0 (worker w is served by evaluator
+  // w % E); 0 = auto: ResolveCpuFarm picks E and eval_threads from the cores.
+  int cpu_evaluators = 0;
+  int Evaluators() const { return gpus > 0 ? gpus : std::max(1, cpu_evaluators); }
   // The evaluators run their networks on CUDA (not with --simulate-gpus).
   bool OnGpu() const { return gpus > 0 && !simulate_gpus; }
   // gpus = -1 resolved: the GPUs this machine has (CUDA builds only), else 0.
   // Reads /proc/driver/nvidia, CUDA_VISIBLE_DEVICES and SLURM_GPUS_ON_NODE (so
   // a Slurm job uses the GPUs it was granted); never initialises CUDA.
   void ResolveGpus();
-  // workers = 0 resolved to CpusGranted(), host_id "" to DefaultHostId(), then ResolveGpus().
+  // ResolveGpus(), then workers = 0 resolved to CpusGranted(), host_id "" to
+  // DefaultHostId(), eval_cache auto to AutoEvalCacheEntries(), then ResolveCpuFarm().
   void ResolveResources();
+  // The CPU farm's auto rule (gpus == 0; measured, docs/benchmarks.md):
+  // cpu_evaluators = 0 becomes one evaluator per granted core (at most the
+  // workers), eval_threads = 0 becomes 1 (GPU farms: 1). ConfigError when
+  // cpu_evaluators exceeds the workers (an evaluator with no worker).
+  void ResolveCpuFarm(int cpus);
 
   // Throws ConfigError naming the first invalid value.
   void Validate() const;
@@ -147,6 +161,12 @@ inline GameIdFields SplitGameId(uint64_t id) {
 // The CPUs this process may use: SLURM_CPUS_PER_TASK when set (a Slurm task),
 // else the size of its CPU affinity mask (taskset, cgroups), else the cores online.
 int CpusGranted();
+// The shared evaluation cache's auto size: the largest power of two of entries
+// whose table fits in 1/16 of `mem_available_bytes` and in 1 GiB, at most 2^20
+// entries (docs/search.md), at least 4096; `entry_bytes` per entry.
+uint64_t AutoEvalCacheEntries(uint64_t mem_available_bytes, size_t entry_bytes);
+// MemAvailable of /proc/meminfo in bytes (0 when unreadable).
+uint64_t MemAvailableBytes();
 // This host's id in a run when --host-id is not given: under Slurm the task's
 // number (SLURM_ARRAY_TASK_ID of a job array, times SLURM_NTASKS plus
 // SLURM_PROCID when an array task runs several tasks; SLURM_PROCID in a job

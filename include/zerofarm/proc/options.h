@@ -40,6 +40,7 @@ enum OptionCommand : uint32_t {
   kBench = 1u << 4,
   kEval = 1u << 5,
   kTrain = 1u << 6,
+  kGtp = 1u << 7,  // zerofarm gtp (and eval --against-gtp reads the same rows through kEval)
 };
 
 enum class OptionKind {

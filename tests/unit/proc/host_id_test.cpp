@@ -169,3 +169,42 @@ TEST_CASE("host_id travels in the config text, host_index and run_id in a config
   CHECK(FarmConfig::FromFile(path).host_id == "node9");
   std::remove(path.c_str());
 }
+
+// Issue #23: the CPU farm's defaults (docs/benchmarks.md, docs/search.md).
+TEST_CASE("a CPU farm resolves one single-threaded evaluator per core and an explicit count", "[proc][cpu_farm]") {
+  FarmConfig c;
+  c.out = "/tmp/unused";
+  c.gpus = 0;
+  c.workers = 16;
+  c.ResolveCpuFarm(16);
+  CHECK(c.cpu_evaluators == 16);
+  CHECK(c.eval_threads == 1);
+  CHECK(c.Evaluators() == 16);
+  FarmConfig few = c;
+  few.cpu_evaluators = 0;
+  few.workers = 3;  // never more evaluators than workers
+  few.ResolveCpuFarm(16);
+  CHECK(few.cpu_evaluators == 3);
+  FarmConfig threads = c;
+  threads.cpu_evaluators = 0;
+  threads.eval_threads = 4;  // the cores are shared out among E x T
+  threads.ResolveCpuFarm(16);
+  CHECK(threads.cpu_evaluators == 4);
+  FarmConfig bad = c;
+  bad.cpu_evaluators = 17;
+  CHECK_THROWS_AS(bad.ResolveCpuFarm(16), ConfigError);
+  FarmConfig gpu = c;
+  gpu.gpus = 2;
+  gpu.cpu_evaluators = 0;
+  gpu.ResolveCpuFarm(16);
+  CHECK(gpu.Evaluators() == 2);
+}
+
+TEST_CASE("the evaluation cache is on by default and sized from the host's memory", "[proc][cpu_farm]") {
+  CHECK(FarmConfig{}.eval_cache == FarmConfig::kEvalCacheAuto);
+  CHECK(FarmConfig::FromText(FarmConfig{}.ToText()).eval_cache == FarmConfig::kEvalCacheAuto);
+  CHECK(AutoEvalCacheEntries(uint64_t{24} << 30, 64) == (uint64_t{1} << 20));  // capped at 2^20 entries
+  CHECK(AutoEvalCacheEntries(uint64_t{256} << 20, 64) == (uint64_t{1} << 18));  // 16 MiB: 1/16 of the memory
+  CHECK(AutoEvalCacheEntries(0, 64) == 4096);
+  CHECK(MemAvailableBytes() > 0);
+}
