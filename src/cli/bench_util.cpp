@@ -117,14 +117,16 @@ std::string MakeTempDir(const std::string& prefix) {
   return buf.data();
 }
 
-std::string RunCapture(const std::vector<std::string>& args, const std::string& dir, double limit_s,
-                       std::string* error) {
-  const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
-  std::vector<std::string> argv = args;
+namespace {
+
+// Forks `name`, which runs argv[0] with its stdout and stderr in the two
+// files (created in a scratch directory of the bench's own).
+proc::ChildProcess ForkRedirected(const char* name, std::vector<std::string> argv, const std::string& out_path,
+                                  const std::string& err_path) {
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
-  proc::ChildProcess child = proc::ChildProcess::Fork("zf-bench-child", [&]() {
+  return proc::ChildProcess::Fork(name, [&]() {
     const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (out < 0 || err < 0) return 1;
@@ -133,6 +135,14 @@ std::string RunCapture(const std::vector<std::string>& args, const std::string& 
     ::execv(cargv[0], cargv.data());
     return 127;
   });
+}
+
+}  // namespace
+
+std::string RunCapture(const std::vector<std::string>& args, const std::string& dir, double limit_s,
+                       std::string* error) {
+  const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
+  proc::ChildProcess child = ForkRedirected("zf-bench-child", args, out_path, err_path);
   int status = -1;
   if (!child.WaitFor(static_cast<int>(limit_s * 1000), &status)) {
     child.Stop(5000);
@@ -162,18 +172,7 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
                                std::string("--out"), dir, std::string("--host-id"), std::string("bench")})
     argv.push_back(a);
   const std::string out_path = dir + ".out", err_path = dir + ".err";
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  proc::ChildProcess child = proc::ChildProcess::Fork("zf-bench-farm", [&]() {
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out < 0 || err < 0) return 1;
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    ::execv(cargv[0], cargv.data());
-    return 127;
-  });
+  proc::ChildProcess child = ForkRedirected("zf-bench-farm", argv, out_path, err_path);
   int status = -1;
   const int limit_ms = static_cast<int>((seconds + kStartSeconds + 120) * 1000);
   if (!child.WaitFor(limit_ms, &status)) {
