@@ -20,6 +20,7 @@
 #include "zerofarm/proc/gpu_plan.h"
 #include "zerofarm/proc/options.h"
 #include "zerofarm/shm/eval_cache.h"
+#include "zerofarm/shm/segment.h"
 
 namespace zerofarm::proc {
 
@@ -41,8 +42,13 @@ void FarmConfig::ResolveResources() {
   if (workers == 0) workers = std::clamp(cpus, 1, 1024);
   if (host_id.empty()) host_id = DefaultHostId();
   CheckHostId(host_id);
-  if (eval_cache == kEvalCacheAuto)
-    eval_cache = AutoEvalCacheEntries(MemAvailableBytes(), shm::EvalCache::EntryBytes(game::MakeGame(game)->ActionCount()));
+  if (eval_cache == kEvalCacheAuto) {
+    // The cache lives in /dev/shm, which a container often caps at 64 MiB:
+    // at most a quarter of its free space, as well as 1/16 of the memory.
+    uint64_t memory = MemAvailableBytes();
+    if (const uint64_t shm_free = shm::ShmFreeBytes()) memory = std::min(memory, shm_free * 4);
+    eval_cache = AutoEvalCacheEntries(memory, shm::EvalCache::EntryBytes(game::MakeGame(game)->ActionCount()));
+  }
   ResolveCpuFarm(cpus);
 }
 

@@ -165,7 +165,8 @@ int CpusGranted();
 // whose table fits in 1/16 of `mem_available_bytes` and in 1 GiB, at most 2^20
 // entries (docs/search.md), at least 4096; `entry_bytes` per entry.
 uint64_t AutoEvalCacheEntries(uint64_t mem_available_bytes, size_t entry_bytes);
-// MemAvailable of /proc/meminfo in bytes (0 when unreadable).
+// MemAvailable of /proc/meminfo in bytes (0 when unreadable). ResolveResources
+// passes min(this, 4 x the free space of /dev/shm) to AutoEvalCacheEntries.
 uint64_t MemAvailableBytes();
 // This host's id in a run when --host-id is not given: under Slurm the task's
 // number (SLURM_ARRAY_TASK_ID of a job array, times SLURM_NTASKS plus
