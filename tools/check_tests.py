@@ -15,7 +15,8 @@
       ("[skipped] REASON", tests/support/skip.h), and fails if any was skipped
       outside the allowed list (allowed_skip()): tests that need a GPU, the
       Slurm test where there is no cgroup filesystem, the PID-namespace test
-      where `unshare --pid --mount-proc` cannot run (a chroot), and the CUDA compile
+      where `unshare --pid --mount-proc` cannot run (a chroot), the status-line test
+      where no pseudo-terminal can be opened, and the CUDA compile
       check when the user turned it off (ZF_CUDA_CHECK=0) or its packages
       cannot be fetched.
 
@@ -44,11 +45,24 @@ def allowed_skip(name, labels, reason):
         return "no cgroup filesystem here"
     if "another PID namespace" in name and "unshare" in reason and not unshare_works():
         return "unshare --pid --mount-proc cannot run here (a chroot, or not root)"
+    if "status line" in name and "no pseudo-terminal" in reason and not pty_works():
+        return "no pseudo-terminals here (a chroot without /dev/pts)"
     if name == "cuda_compile" and "ZF_CUDA_CHECK=0" in reason:
         return "CUDA compile check turned off by the user"
     if name == "cuda_compile" and re.search(r"apt-get (update|download)\b.*failed", reason):
         return "the CUDA headers could not be fetched"
     return None
+
+
+def pty_works():
+    """Whether this machine can open a pseudo-terminal."""
+    try:
+        master, slave = os.openpty()
+    except OSError:
+        return False
+    os.close(master)
+    os.close(slave)
+    return True
 
 
 def unshare_works():
