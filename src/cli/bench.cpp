@@ -442,7 +442,6 @@ int BenchCommand(int argc, char** argv) {
   o.runs = quick && !r.count("runs") ? 1 : r["runs"].as<int>();
   o.parts = r["parts"].as<std::string>();
   CheckTableOptions(o.farm, proc::kBench);
-  if (o.farm.workers == 0) o.farm.workers = std::clamp(proc::CpusGranted(), 1, 1024);  // as `zerofarm run` does
   o.farm.ResolveGpus();  // -1: the GPUs granted, as `zerofarm run` does; the bound runs on GPU 0 then
   o.bound_seconds = r["bound-seconds"].as<double>();
   o.start_at = r["start-at"].as<double>();
