@@ -10,7 +10,9 @@
 #      under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), and
 #      the ring and threaded tests under ThreadSanitizer (build-tsan, without
 #      LibTorch, whose OpenMP runtime TSan cannot follow). The [slow] tests
-#      (deep perft, the hard solver lines) run only in the plain build;
+#      (deep perft, the hard solver lines, the longest farm runs: loop, train,
+#      bench, tune, NaN by hot reload, hung children, two hosts, SGF export)
+#      run only in the plain build, to keep CI under 45 minutes on 2 cores;
 #   3. the list of skipped tests with their reasons (tools/check_tests.py
 #      skips): the command fails if a test was skipped that must run here
 #      (only GPU tests, the Slurm test without a cgroup filesystem, the
@@ -61,7 +63,7 @@ if [ "${ZF_SANITIZERS:-1}" != 0 ]; then
     export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     step "asan unit tests" ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'multiprocess|slow' \
       --output-junit "$results/asan-unit.xml"
-    step "asan multi-process tests" ctest --test-dir build-asan --output-on-failure -L multiprocess \
+    step "asan multi-process tests" ctest --test-dir build-asan --output-on-failure -L multiprocess -LE slow \
       -E 'chaos|python_tools|slurm' --output-junit "$results/asan-multiprocess.xml"
   else
     failed+=("asan build")

@@ -41,7 +41,7 @@ void CheckNothingLost(const std::string& out, const std::string& summary) {
 }  // namespace
 
 TEST_CASE("a SIGSTOPped worker and evaluator and writer are each killed as hung and restarted with no finished game lost",
-          "[multiprocess][fault][hung]") {
+          "[multiprocess][fault][hung][slow]") {
   ScratchDir dir("zf-hung");
   const std::string out = dir / "run";
   Spawned farm(FarmArgs(out, {"--hang-timeout", "6", "--shard-positions", "300"}), dir / "farm");

@@ -79,7 +79,7 @@ void CheckNonFiniteSummary(const std::string& summary, const std::string& err) {
 }  // namespace
 
 TEST_CASE("a model that answers NaN at start: the run stops on time with exit 1 and the summary says why",
-          "[multiprocess][fault][nonfinite]") {
+          "[multiprocess][fault][nonfinite][slow]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-nan-start");
   const eval::WeightSet nan = OverflowingWeights(3);

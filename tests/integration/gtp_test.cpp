@@ -59,7 +59,7 @@ std::string GoFarm(const ScratchDir& dir, int games) {
 
 }  // namespace
 
-TEST_CASE("export writes SGF that GNU Go loads and scores as zerofarm does", "[multiprocess][gtp]") {
+TEST_CASE("export writes SGF that GNU Go loads and scores as zerofarm does", "[multiprocess][gtp][slow]") {
   const std::string gnugo = GnuGo();
   if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh installs it)");
   ScratchDir dir("zf-export");

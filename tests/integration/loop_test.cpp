@@ -36,7 +36,7 @@ int CountLines(const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[multiprocess][loop]") {
+TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[multiprocess][loop][slow]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-train-cli");
   const std::string run = dir / "run";
@@ -86,7 +86,7 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   CHECK_THAT(err, Catch::Contains("corrupt.h5"));
 }
 
-TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[multiprocess][loop]") {
+TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[multiprocess][loop][slow]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-loop");
   const std::string run = dir / "run";

@@ -32,7 +32,7 @@ double Number(const std::string& line, const std::string& key) {
 
 const std::vector<std::string> kTinyNet = {"--blocks", "1", "--filters", "8", "--simulations", "10"};
 
-TEST_CASE("zerofarm bench --quick reports every part as JSON lines and a table", "[perf][multiprocess]") {
+TEST_CASE("zerofarm bench --quick reports every part as JSON lines and a table", "[perf][multiprocess][slow]") {
   ScratchDir dir("zf-bench");
   // One evaluator (the old default): two LibTorch starts do not fit the 3 s a
   // quick farm allows on a loaded 2-core machine (CI time, too).
@@ -119,7 +119,7 @@ TEST_CASE("zerofarm bench rejects bad options with the usage exit code", "[perf]
   CHECK(bench.Stderr().find("--runs") != std::string::npos);
 }
 
-TEST_CASE("zerofarm tune --quick prints a table, a recommendation and draws a PNG", "[perf][multiprocess]") {
+TEST_CASE("zerofarm tune --quick prints a table, a recommendation and draws a PNG", "[perf][multiprocess][slow]") {
   ScratchDir dir("zf-tune");
   // Net and search options reach the probe farms (issue 24), through OUT/tune-config.txt.
   std::vector<std::string> args = {ZF_BINARY, "tune", "--quick", "--out", dir / "tune", "--c-puct", "2.5",

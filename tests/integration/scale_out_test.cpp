@@ -32,7 +32,7 @@ std::vector<std::string> HostFarm(const std::string& out, const std::string& hos
 }  // namespace
 
 TEST_CASE("two hosts write one run: own directories, one run id, distinct game ids and seeds",
-          "[multiprocess][hosts]") {
+          "[multiprocess][hosts][slow]") {
   ScratchDir dir("zf-hosts");
   const std::string out = dir / "run";
   Spawned a(HostFarm(out, "0", {"--games", "10"}), dir / "a");

@@ -273,7 +273,7 @@ std::vector<std::unique_ptr<game::State>> TicTacToePositions(const game::Game& g
 
 }  // namespace
 
-TEST_CASE("the MCTS-solver proves tic-tac-toe results and never plays a losing move", "[mcts]") {
+TEST_CASE("the MCTS-solver proves tic-tac-toe results and never plays a losing move", "[mcts][slow]") {
   auto g = game::MakeGame("tictactoe");
   const float d = 0.9f;
   int proven = 0, positions = 0;
@@ -353,7 +353,7 @@ TEST_CASE("the MCTS-solver avoids a move proven lost that plain PUCT would play"
   CHECK(visits[6] < 20);
 }
 
-TEST_CASE("proof-shaped policy targets keep the exact result and prefer the quickest win", "[mcts]") {
+TEST_CASE("proof-shaped policy targets keep the exact result and prefer the quickest win", "[mcts][slow]") {
   auto g = game::MakeGame("tictactoe");
   const int n = g->ActionCount();
   std::vector<float> target(n);
