@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test of zerofarm:
-#   0. tools/check_tests.py discovery: every Catch test has exactly one CTest
-#      entry that selects it (no vacuous entries), every hidden test a home;
+#   0. tools/check_shape.py: every C++ file clang-formatted, no function in
+#      src/ over 80 lines without a reason above it, every source path the
+#      docs cite exists; tools/check_tests.py discovery: every Catch test has
+#      exactly one CTest entry that selects it (no vacuous entries), every
+#      hidden test a home;
 #   1. the build in ./build (or $ZF_BUILD_DIR): unit tests in parallel, then
 #      the multi-process tests one at a time (they start real process trees
 #      and must not compete for the cores), the `slurm` test among them (a
@@ -51,6 +54,7 @@ step() {
 }
 
 rm -rf "$results" && mkdir -p "$results"
+step "shape check" /usr/bin/python3 tools/check_shape.py
 step "test discovery" /usr/bin/python3 tools/check_tests.py discovery "$build"
 step "unit tests" ctest --test-dir "$build" --output-on-failure -j"$jobs" -LE multiprocess \
   --output-junit "$results/unit.xml"
