@@ -2,7 +2,10 @@
 #include "zerofarm/eval/cpu_features.h"
 
 #include <dlfcn.h>
+#include <malloc.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -55,6 +58,17 @@ std::string ConfigureBlas(int threads) {
   if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
     set(threads < 1 ? 1 : threads);
   return blas;
+}
+
+bool KeepFreedMemory() {
+  if (const char* tunables = std::getenv("GLIBC_TUNABLES");
+      tunables && std::strstr(tunables, "glibc.malloc."))
+    return false;
+  // 32 MiB is the largest mmap threshold glibc takes on 64-bit (HEAP_MAX_SIZE / 2);
+  // setting it also stops glibc from moving it by itself.
+  const bool mmap = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1;
+  const bool trim = mallopt(M_TRIM_THRESHOLD, 1 << 30) == 1;
+  return mmap && trim;
 }
 
 }  // namespace zerofarm::eval

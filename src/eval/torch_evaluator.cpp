@@ -158,6 +158,7 @@ void ConfigureThreads(int intra_op_threads) {
   // generic name, so set_num_threads does not reach it); warn if the BLAS is
   // the reference one.
   ConfigureBlas(intra_op_threads);
+  KeepFreedMemory();
 }
 
 class TorchEvaluator final : public Evaluator {

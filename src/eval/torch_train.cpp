@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "zerofarm/core/error.h"
+#include "zerofarm/eval/cpu_features.h"
 #include "zerofarm/eval/trainer.h"
 #include "torch_net.h"
 
@@ -47,6 +48,7 @@ Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
   impl_->options = options;
   torch::manual_seed(options.seed);
   at::set_num_threads(std::max(1, options.intra_op_threads));
+  KeepFreedMemory();
   ImportWeights(impl_->net, start);
   impl_->net->train();
   for (auto& p : impl_->net->named_parameters()) {

@@ -24,4 +24,15 @@ bool IsReferenceBlas(const std::string& path);
 // Returns LoadedBlas().
 std::string ConfigureBlas(int threads);
 
+// Makes glibc's malloc keep the memory a process frees instead of returning
+// it to the kernel: blocks up to 32 MiB come from the heap (not a fresh mmap
+// each), and up to 1 GiB of free heap stays mapped. A network call allocates
+// and frees its activations (0.1-10 MiB) on every batch; with glibc's defaults
+// every batch faulted that memory in again, and the evaluator spent most of its
+// time in page faults (docs/benchmarks.md, "The allocator"). Called once by
+// every process that runs a network (the evaluator, the trainer), before its
+// first batch. A user's own GLIBC_TUNABLES malloc settings win: then it does
+// nothing and returns false; true when both settings took.
+bool KeepFreedMemory();
+
 }  // namespace zerofarm::eval
