@@ -29,18 +29,19 @@
 #include <random>
 #include <thread>
 
-#include "bench_util.h"
-#include "commands.h"
+#include "zerofarm/bench/bench.h"
+#include "zerofarm/bench/bench_util.h"
+#include "zerofarm/bench/handoff_bench.h"
 #include "zerofarm/io/safe_files.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/eval/cpu_features.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/shard.h"
-#include "zerofarm/proc/handoff_bench.h"
+#include "zerofarm/proc/options.h"
 #include "zerofarm/proc/roles.h"
 
-namespace zerofarm::cli {
+namespace zerofarm::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -49,22 +50,6 @@ double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 double WallSeconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
-
-struct BenchOptions {
-  proc::FarmConfig farm;   // game, net, search, workers, precision
-  int runs = 3;
-  double farm_seconds = 20;
-  double bound_seconds = 0.5;    // per batch size
-  double machine_seconds = 3;    // the machine bound's window
-  double machine_start_s = 5;    // the machine bound's children load LibTorch in this time
-  double start_at = 0;           // wall-clock second at which the bound starts (machine bound children)
-  double handoff_seconds = 0.3;  // per transport and batch
-  uint64_t writer_positions = 300'000;
-  std::vector<int> bound_batches, handoff_batches, fixed_waits, deflate_levels, scaling_workers;
-  std::vector<int> handoff_spins_us;  // extra leaf-ring columns, one per spin budget
-  std::string parts = "bound,machine,farm,wait,scaling,handoff,writer";
-  bool Has(const std::string& part) const { return ("," + parts + ",").find("," + part + ",") != std::string::npos; }
-};
 
 // Results, keyed by a row label, one sample per run.
 class Table {
@@ -115,6 +100,14 @@ class Table {
   std::map<std::string, Section> sections_;
   std::vector<std::string> section_order_;
 };
+
+// The table's sections (the farm's own, named after its layout, is made by Bench).
+const char* const kBoundSection = "(a) evaluator alone, leaf evals/s";
+const char* const kMachineSection = "(a') machine bound, leaf evals/s";
+const char* const kWaitSection = "adaptive wait against fixed --max-wait-us";
+const char* const kScalingSection = "scaling with the number of workers";
+const char* const kHandoffSection = "(c) hand-off, ns per leaf (there and back)";
+const char* const kWriterSection = "(d) writer";
 
 void Emit(const JsonLine& line) {
   std::cout << line.str() << "\n" << std::flush;
@@ -170,7 +163,7 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
     const double secs = Since(t0);
     const double rate = b * calls / secs;
     bound[b] = rate;
-    table.Add("(a) evaluator alone, leaf evals/s", "batch " + std::to_string(b), "evals/s", rate);
+    table.Add(kBoundSection, "batch " + std::to_string(b), "evals/s", rate);
     Emit(JsonLine().Add("bench", "bound").Add("run", run).Add("precision", precision).Add("batch", b)
              .Add("evals_per_s", rate).Add("ms_per_batch", secs * 1e3 / calls));
   }
@@ -217,7 +210,7 @@ double MeasureMachineBound(const BenchOptions& o, int batch, int run, Table& tab
   }
   const std::string label = std::to_string(evaluators) + " x " + std::to_string(threads) + " thread(s), batch " +
                             std::to_string(batch);
-  table.Add("(a') machine bound, leaf evals/s", label, "evals/s", sum);
+  table.Add(kMachineSection, label, "evals/s", sum);
   Emit(JsonLine().Add("bench", "machine_bound").Add("run", run).Add("evaluators", evaluators)
            .Add("eval_threads", threads).Add("batch", batch).Add("evals_per_s", sum));
   return sum;
@@ -303,13 +296,13 @@ FarmProbe MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::ma
 // Columns: the leaf ring as the farm runs it (spin, then futex), the ring with
 // no spin (futex only), each --handoff-spins-us budget, a pipe, the spsc_queue.
 void MeasureHandoffs(const BenchOptions& o, int run, Table& table) {
-  using T = proc::HandoffTransport;
+  using T = HandoffTransport;
   std::vector<std::pair<std::string, uint64_t>> rings = {{"leaf_ring", shm::DefaultSpinBudgetNs()},
                                                          {"leaf_ring_futex", 0}};
   for (int us : o.handoff_spins_us) rings.push_back({"leaf_ring_spin_" + std::to_string(us) + "us", us * 1000ULL});
   auto add = [&](int b, T t, const std::string& name, uint64_t spin_ns) {
-    const proc::HandoffResult r = proc::MeasureHandoff(t, static_cast<uint32_t>(b), o.handoff_seconds, spin_ns);
-    table.Add("(c) hand-off, ns per leaf (there and back)", "batch " + std::to_string(b), name, r.NsPerLeaf());
+    const HandoffResult r = MeasureHandoff(t, static_cast<uint32_t>(b), o.handoff_seconds, spin_ns);
+    table.Add(kHandoffSection, "batch " + std::to_string(b), name, r.NsPerLeaf());
     JsonLine j;
     j.Add("bench", "handoff").Add("run", run).Add("transport", name).Add("batch", b).Add("leaves", r.leaves)
         .Add("ns_per_leaf", r.NsPerLeaf());
@@ -318,8 +311,8 @@ void MeasureHandoffs(const BenchOptions& o, int run, Table& table) {
   };
   for (int b : o.handoff_batches) {
     for (const auto& [name, spin_ns] : rings) add(b, T::kLeafRing, name, spin_ns);
-    add(b, T::kPipe, proc::TransportName(T::kPipe), 0);
-    add(b, T::kBoostSpsc, proc::TransportName(T::kBoostSpsc), 0);
+    add(b, T::kPipe, TransportName(T::kPipe), 0);
+    add(b, T::kBoostSpsc, TransportName(T::kBoostSpsc), 0);
   }
 }
 
@@ -377,26 +370,12 @@ void MeasureWriter(const BenchOptions& o, int run, Table& table) {
                               " thread" + (s.threads > 1 ? "s" : "") +
                               (s.level == io::Compression{}.deflate_level && s.threads == io::Compression{}.threads
                                    ? " (default)" : "");
-    table.Add("(d) writer", label, "positions/s", positions / secs);
-    table.Add("(d) writer", label, "bytes/position", static_cast<double>(bytes) / positions);
+    table.Add(kWriterSection, label, "positions/s", positions / secs);
+    table.Add(kWriterSection, label, "bytes/position", static_cast<double>(bytes) / positions);
     Emit(JsonLine().Add("bench", "writer").Add("run", run).Add("deflate", s.level).Add("threads", s.threads)
              .Add("positions", positions).Add("positions_per_s", positions / secs)
              .Add("bytes_per_position", static_cast<double>(bytes) / positions));
   }
-}
-
-std::vector<int> ParseInts(const std::string& s) {
-  std::vector<int> out;
-  std::istringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty()) {
-      char* end = nullptr;
-      const long v = std::strtol(item.c_str(), &end, 10);
-      if (*end != '\0') throw ConfigError("not a list of integers: '" + s + "'");
-      out.push_back(static_cast<int>(v));
-    }
-  return out;
 }
 
 void Target(const std::string& name, double value, double target, bool at_least, const std::string& detail) {
@@ -407,165 +386,133 @@ void Target(const std::string& name, double value, double target, bool at_least,
            .Add("at_least", at_least).Add("met", met));
 }
 
-}  // namespace
+// ---- the whole bench ------------------------------------------------------------
 
-int BenchCommand(int argc, char** argv) {
-  BenchOptions o;
-  cxxopts::Options options("zerofarm bench",
-                           "Measures the farm against its bound: the evaluator alone, the farm, the leaf hand-off, "
-                           "the writer. One JSON line per result, then a table.");
-  AddTableOptions(options, proc::kBench);
-  options.add_options("bench")
-      ("runs", "Repeat every measurement this many times (interleaved)", cxxopts::value<int>()->default_value("3"))
-      ("quick", "Small sizes and short runs (a few seconds; for tests)")
-      ("parts", "Comma-separated parts: bound, machine, farm, wait, scaling, handoff, writer",
-       cxxopts::value<std::string>()->default_value(o.parts))
-       ("bound-seconds", "Seconds per batch size of the bound", cxxopts::value<double>()->default_value("0.5"))
-       ("start-at", "Start the bound at this wall-clock second (for the machine bound's children)",
-        cxxopts::value<double>()->default_value("0"))
-      ("farm-seconds", "Length of each farm run", cxxopts::value<double>()->default_value("20"))
-      ("fixed-waits", "Fixed --max-wait-us settings shown beside the adaptive wait",
-       cxxopts::value<std::string>()->default_value("0,500,2000,10000"))
-      ("bound-batches", "Batch sizes of the evaluator-alone bound",
-       cxxopts::value<std::string>()->default_value("1,2,4,8,16,32,64,128,256,512,1024"))
-      ("handoff-batches", "Batch sizes of the hand-off benchmark",
-       cxxopts::value<std::string>()->default_value("1,4,16,64,256"))
-      ("handoff-spins-us", "Extra leaf-ring columns of the hand-off benchmark, one per spin budget (us)",
-       cxxopts::value<std::string>()->default_value(""))
-      ("writer-positions", "Positions written per compression setting",
-       cxxopts::value<uint64_t>()->default_value("300000"));
-  cxxopts::ParseResult r;
-  int code = 0;
-  if (!ParseArgs(options, argc, argv, &r, &code)) return code;
-  o.farm = ReadTableOptions(r, proc::kBench);
-  const bool quick = r.count("quick") > 0;
-  o.runs = quick && !r.count("runs") ? 1 : r["runs"].as<int>();
-  o.parts = r["parts"].as<std::string>();
-  CheckTableOptions(o.farm, proc::kBench);
-  o.farm.ResolveGpus();  // -1: the GPUs granted, as `zerofarm run` does; the bound runs on GPU 0 then
-  o.bound_seconds = r["bound-seconds"].as<double>();
-  o.start_at = r["start-at"].as<double>();
-  const bool on_gpu = o.farm.gpus > 0;
-  if (on_gpu && !eval::CudaBuilt()) throw ConfigError("--gpus: this zerofarm was built without CUDA");
-  o.farm_seconds = quick && !r.count("farm-seconds") ? 3 : r["farm-seconds"].as<double>();
-  o.fixed_waits = ParseInts(quick && !r.count("fixed-waits") ? "0" : r["fixed-waits"].as<std::string>());
-  o.bound_batches =
-      ParseInts(quick && !r.count("bound-batches") ? "1,8,64" : r["bound-batches"].as<std::string>());
-  o.handoff_batches =
-      ParseInts(quick && !r.count("handoff-batches") ? "1,64" : r["handoff-batches"].as<std::string>());
-  if (!r["handoff-spins-us"].as<std::string>().empty())
-    o.handoff_spins_us = ParseInts(r["handoff-spins-us"].as<std::string>());
-  o.writer_positions = quick && !r.count("writer-positions") ? 20'000 : r["writer-positions"].as<uint64_t>();
-  o.deflate_levels = quick ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 3, 6, 9};
-  if (quick) {
-    if (!r.count("bound-seconds")) o.bound_seconds = 0.05;
-    o.machine_seconds = 1;
-    o.machine_start_s = 2;  // a late child only shortens the overlap
-    o.handoff_seconds = 0.05;
+
+// One bench: its options, the net of the bound (made at the first round) and
+// the table every round adds to.
+class Bench {
+ public:
+  explicit Bench(const BenchOptions& o)
+      : o_(o), on_gpu_(o.farm.gpus > 0), precision_(ResolvedPrecision(o.farm, on_gpu_)) {
+    if (o_.Has("bound") || o_.Has("farm") || o_.Has("wait") || o_.Has("scaling")) {
+      if (!eval::TorchAvailable()) throw ConfigError("zerofarm bench needs LibTorch for the bound and the farm");
+    }
+    farm_section_ = "(b) farm, " + std::to_string(o_.farm.workers) + " workers x " +
+                    std::to_string(o_.farm.games_per_worker) + " games, " +
+                    std::to_string(o_.farm.Evaluators()) + " evaluator(s) x " +
+                    std::to_string(o_.farm.eval_threads) + " thread(s)";
+    table_.Order({kBoundSection, kMachineSection, farm_section_, kWaitSection,
+                  kScalingSection, kHandoffSection, kWriterSection});
   }
-  const int cores = proc::CpusGranted();  // the affinity mask: `taskset -c 0-3 zerofarm bench` is a 4-core host
-  for (int p = 1; p < cores; p *= 2) o.scaling_workers.push_back(p);
-  o.scaling_workers.push_back(std::max(cores, 1));
-  if (o.runs < 1 || o.runs > 100) throw ConfigError("--runs must be 1..100");
-  if (o.farm_seconds < 1) throw ConfigError("--farm-seconds must be at least 1");
-  for (int b : o.bound_batches)
-    if (b < 1 || b > 4096) throw ConfigError("--bound-batches must be 1..4096");
-  for (int b : o.handoff_batches)
-    if (b < 1 || b > 1024) throw ConfigError("--handoff-batches must be 1..1024");
-  for (int us : o.handoff_spins_us)
-    if (us < 0 || us > 10'000) throw ConfigError("--handoff-spins-us must be 0..10000");
-  if (o.farm.fp16 && !on_gpu) throw ConfigError("zerofarm bench --gpus 0 runs on the CPU: fp16 is for GPUs");
-  if (o.farm.bf16) o.farm.precision = "bf16", o.farm.bf16 = false;
-  if (o.farm.fp16) o.farm.precision = "fp16", o.farm.fp16 = false;
-  o.farm.out = "bench";  // each farm run gets its own temporary directory
-  o.farm.Validate();
-  o.farm.ResolveResources();  // workers, E x T as `zerofarm run` resolves them on this host
 
-  // The precision `auto` resolves to, as the farm's evaluator will resolve it.
-  const eval::TorchOptions torch = proc::TorchOptionsFor(o.farm, on_gpu);
-  const std::string precision = torch.bf16 ? "bf16" : torch.fp16 ? "fp16" : "fp32";
-  BoundMemory bound_memory;  // outlives `net`, which pins it
-  std::unique_ptr<eval::Evaluator> net;
-  if (o.Has("bound") || o.Has("farm") || o.Has("wait") || o.Has("scaling")) {
-    if (!eval::TorchAvailable()) throw ConfigError("zerofarm bench needs LibTorch for the bound and the farm");
+  void EmitMachine() const {
+    Emit(JsonLine().Add("bench", "machine").Add("cpu", CpuModel()).Add("cores", proc::CpusGranted())
+             .Add("loadavg", LoadAverage()).Add("cpu_bf16", eval::CpuHasBf16()).Add("precision", precision_)
+             .Add("gpus", o_.farm.gpus).Add("game", o_.farm.game).Add("blocks", o_.farm.blocks)
+             .Add("filters", o_.farm.filters).Add("simulations", o_.farm.search.simulations)
+             .Add("runs", o_.runs));
   }
-  Emit(JsonLine().Add("bench", "machine").Add("cpu", CpuModel()).Add("cores", cores)
-           .Add("loadavg", LoadAverage()).Add("cpu_bf16", eval::CpuHasBf16()).Add("precision", precision)
-           .Add("gpus", o.farm.gpus).Add("game", o.farm.game).Add("blocks", o.farm.blocks).Add("filters", o.farm.filters)
-           .Add("simulations", o.farm.search.simulations).Add("runs", o.runs));
 
-  Table table;
-  const std::string farm_section = "(b) farm, " + std::to_string(o.farm.workers) + " workers x " +
-                                   std::to_string(o.farm.games_per_worker) + " games, " +
-                                   std::to_string(o.farm.Evaluators()) + " evaluator(s) x " +
-                                   std::to_string(o.farm.eval_threads) + " thread(s)";
-  const std::string wait_section = "adaptive wait against fixed --max-wait-us";
-  const std::string scaling_section = "scaling with the number of workers";
-  table.Order({"(a) evaluator alone, leaf evals/s", "(a') machine bound, leaf evals/s", farm_section, wait_section, scaling_section,
-               "(c) hand-off, ns per leaf (there and back)", "(d) writer"});
-  std::map<std::string, std::vector<double>> efficiency;
-  for (int run = 1; run <= o.runs; ++run) {
+  // Every part once.
+  void Round(int run) {
     // Forks and shm first, LibTorch in this process last: the children of
     // the hand-off bench then fork from a process without LibTorch threads.
-    if (o.Has("handoff")) MeasureHandoffs(o, run, table);
-    if (o.Has("writer")) MeasureWriter(o, run, table);
+    if (o_.Has("handoff")) MeasureHandoffs(o_, run, table_);
+    if (o_.Has("writer")) MeasureWriter(o_, run, table_);
     std::map<int, double> bound;
-    if (o.Has("bound")) {
-      if (!net) net = proc::MakeEvaluatorFor(*game::MakeGame(o.farm.game), o.farm, on_gpu);
-      bound = MeasureBound(o, *net, bound_memory, run, table, precision);
+    if (o_.Has("bound")) {
+      if (!net_) net_ = proc::MakeEvaluatorFor(*game::MakeGame(o_.farm.game), o_.farm, on_gpu_);
+      bound = MeasureBound(o_, *net_, bound_memory_, run, table_, precision_);
     }
     double machine = std::nan("");
-    if (o.Has("machine") && !on_gpu && !bound.empty()) {
-      int best = bound.begin()->first;
-      for (const auto& [b, rate] : bound)
-        if (rate > bound.at(best)) best = b;
-      machine = MeasureMachineBound(o, best, run, table);
-    }
+    if (o_.Has("machine") && !on_gpu_ && !bound.empty()) machine = MeasureMachineBound(o_, BestBatch(bound), run, table_);
     FarmProbe main_farm;
-    if (o.Has("farm"))
-      main_farm = MeasureFarm(o, {"adaptive wait", o.farm.workers, -1}, bound, run, table, farm_section, machine);
-    if (o.Has("wait"))
-      for (int w : o.fixed_waits)
-        MeasureFarm(o, {"fixed wait " + std::to_string(w) + " us", o.farm.workers, w}, bound, run, table,
-                    wait_section, machine);
-    if (o.Has("scaling"))
-      for (int p : o.scaling_workers)
-        MeasureFarm(o, {std::to_string(p) + " worker" + (p > 1 ? "s" : ""), p, -1}, bound, run, table,
-                    scaling_section, machine, p == o.farm.workers && main_farm.ok ? &main_farm : nullptr);
+    if (o_.Has("farm"))
+      main_farm = MeasureFarm(o_, {"adaptive wait", o_.farm.workers, -1}, bound, run, table_, farm_section_, machine);
+    if (o_.Has("wait"))
+      for (int w : o_.fixed_waits)
+        MeasureFarm(o_, {"fixed wait " + std::to_string(w) + " us", o_.farm.workers, w}, bound, run, table_,
+                    kWaitSection, machine);
+    if (o_.Has("scaling"))
+      for (int p : o_.scaling_workers)
+        MeasureFarm(o_, {std::to_string(p) + " worker" + (p > 1 ? "s" : ""), p, -1}, bound, run, table_,
+                    kScalingSection, machine, p == o_.farm.workers && main_farm.ok ? &main_farm : nullptr);
   }
 
-  std::cout << "\nzerofarm bench: " << o.farm.game << ", " << o.farm.blocks << " blocks x " << o.farm.filters
-            << " filters, " << o.farm.search.simulations << " simulations, " << precision
-            << (on_gpu ? " on " + std::to_string(o.farm.gpus) + " GPU evaluator(s)" : std::string(" on the CPU")) << "; "
-            << CpuModel() << ", " << cores << " cores, load average now " << LoadAverage() << "; " << o.runs
-            << " run(s)\n";
-  table.Print(std::cout);
-  std::cout << "\n";
-  if (o.Has("farm") && o.Has("bound"))
-    Target("farm_efficiency", table.Get(farm_section, "adaptive wait", "efficiency").median, 0.90, true,
+  void PrintTable() const {
+    std::cout << "\nzerofarm bench: " << o_.farm.game << ", " << o_.farm.blocks << " blocks x " << o_.farm.filters
+              << " filters, " << o_.farm.search.simulations << " simulations, " << precision_
+              << (on_gpu_ ? " on " + std::to_string(o_.farm.gpus) + " GPU evaluator(s)" : std::string(" on the CPU"))
+              << "; " << CpuModel() << ", " << proc::CpusGranted() << " cores, load average now " << LoadAverage()
+              << "; " << o_.runs << " run(s)\n";
+    table_.Print(std::cout);
+    std::cout << "\n";
+  }
+
+  void PrintTargets() const;
+
+ private:
+  // The precision `auto` resolves to, as the farm's evaluator will resolve it.
+  static std::string ResolvedPrecision(const proc::FarmConfig& f, bool on_gpu) {
+    const eval::TorchOptions torch = proc::TorchOptionsFor(f, on_gpu);
+    return torch.bf16 ? "bf16" : torch.fp16 ? "fp16" : "fp32";
+  }
+  // The batch size of the highest evals/s of (a) (the smallest on a tie).
+  static int BestBatch(const std::map<int, double>& bound) {
+    int best = bound.begin()->first;
+    for (const auto& [b, rate] : bound)
+      if (rate > bound.at(best)) best = b;
+    return best;
+  }
+
+  const BenchOptions& o_;
+  const bool on_gpu_;
+  const std::string precision_;
+  std::string farm_section_;
+  Table table_;
+  BoundMemory bound_memory_;  // outlives `net_`, which pins it
+  std::unique_ptr<eval::Evaluator> net_;
+};
+
+// The medians against the targets of docs/benchmarks.md, one line and one JSON line each.
+void Bench::PrintTargets() const {
+  if (o_.Has("farm") && o_.Has("bound"))
+    Target("farm_efficiency", table_.Get(farm_section_, "adaptive wait", "efficiency").median, 0.90, true,
            "(farm leaf evals/s / evaluator alone at the farm's mean batch)");
-  if (o.Has("farm") && o.Has("machine") && o.Has("bound") && !on_gpu)
-    Target("machine_efficiency", table.Get(farm_section, "adaptive wait", "machine efficiency").median, 0.85, true,
-           "(farm leaf evals/s / the machine bound: " + std::to_string(o.farm.Evaluators()) + " evaluator(s) x " +
-               std::to_string(o.farm.eval_threads) + " thread(s) at once at the best batch)");
-  if (o.Has("handoff")) {
+  if (o_.Has("farm") && o_.Has("machine") && o_.Has("bound") && !on_gpu_)
+    Target("machine_efficiency", table_.Get(farm_section_, "adaptive wait", "machine efficiency").median, 0.85,
+           true,
+           "(farm leaf evals/s / the machine bound: " + std::to_string(o_.farm.Evaluators()) + " evaluator(s) x " +
+               std::to_string(o_.farm.eval_threads) + " thread(s) at once at the best batch)");
+  if (o_.Has("handoff")) {
     double worst = std::nan("");
-    for (int b : o.handoff_batches)
+    for (int b : o_.handoff_batches)
       if (b >= 64) {
-        const double v = table.Get("(c) hand-off, ns per leaf (there and back)", "batch " + std::to_string(b),
-                                   "leaf_ring").median;
+        const double v = table_.Get(kHandoffSection, "batch " + std::to_string(b), "leaf_ring").median;
         worst = std::isnan(worst) ? v : std::max(worst, v);
       }
-    if (!std::isnan(worst)) Target("handoff_ns_per_leaf_batch_ge_64", worst, 150, false, "(leaf ring, worst batch >= 64)");
+    if (!std::isnan(worst))
+      Target("handoff_ns_per_leaf_batch_ge_64", worst, 150, false, "(leaf ring, worst batch >= 64)");
   }
-  if (o.Has("writer")) {
+  if (o_.Has("writer")) {
     const io::Compression d;
     const std::string label = "deflate " + std::to_string(d.deflate_level) + ", " + std::to_string(d.threads) +
                               " thread" + (d.threads > 1 ? "s" : "") + " (default)";
-    Target("writer_positions_per_s", table.Get("(d) writer", label, "positions/s").median, 1e6, true,
+    Target("writer_positions_per_s", table_.Get(kWriterSection, label, "positions/s").median, 1e6, true,
            "(default compression)");
   }
+}
+
+}  // namespace
+
+int RunBench(const BenchOptions& o) {
+  Bench bench(o);
+  bench.EmitMachine();
+  for (int run = 1; run <= o.runs; ++run) bench.Round(run);
+  bench.PrintTable();
+  bench.PrintTargets();
   return kExitOk;
 }
 
-}  // namespace zerofarm::cli
+}  // namespace zerofarm::bench

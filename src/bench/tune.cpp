@@ -1,4 +1,4 @@
-// zerofarm tune: short real farms (`zerofarm run` children) over ring slots,
+// zerofarm tune (the command line is read by src/cli/tune.cpp): short real farms (`zerofarm run` children) over ring slots,
 // games per worker, max batch and the wait policy, one setting at a time
 // around the defaults; prints the table, recommends settings, writes
 // OUT/tune.csv and draws OUT/tune.png (throughput and leaf latency against
@@ -13,9 +13,10 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <utility>
 
-#include "bench_util.h"
-#include "commands.h"
+#include "zerofarm/bench/tune.h"
+#include "zerofarm/bench/bench_util.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/io/files.h"
@@ -23,7 +24,7 @@
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/roles.h"
 
-namespace zerofarm::cli {
+namespace zerofarm::bench {
 namespace {
 
 struct Setting {
@@ -87,47 +88,12 @@ std::string NetDescription(const proc::FarmConfig& f) {
          std::to_string(w.config.blocks) + "x" + std::to_string(w.config.filters) + ")";
 }
 
-}  // namespace
+using Sweeps = std::vector<std::pair<std::string, std::vector<Setting>>>;
 
-int TuneCommand(int argc, char** argv) {
-  cxxopts::Options options("zerofarm tune",
-                           "Sweeps ring slots, games per worker, max batch and the wait on short farm runs, one "
-                           "at a time around the defaults; prints a table, recommends settings and plots "
-                           "throughput and leaf latency against ring size.");
-  // Every game, search and network option of `run` (and --workers, and
-  // --games-per-worker: the K the others are swept around) reaches each probe
-  // farm through one config file (issue 24).
-  AddTableOptions(options, proc::kTune);
-  options.add_options("tune")
-      ("seconds", "Length of each farm run", cxxopts::value<double>()->default_value("10"))
-      ("out", "Directory for tune.csv and tune.png", cxxopts::value<std::string>()->default_value("tune"))
-      ("quick", "Two or three short runs (for tests)")
-      ("no-plot", "Do not draw tune.png");
-  cxxopts::ParseResult r;
-  int code = 0;
-  if (!ParseArgs(options, argc, argv, &r, &code)) return code;
-  proc::FarmConfig f = ReadTableOptions(r, proc::kTune);
-  if (f.fp16) throw ConfigError("zerofarm tune runs CPU farms: fp16 is for GPUs");
-  if (f.bf16) f.precision = "bf16", f.bf16 = false;
-  if (f.workers == 0) f.workers = std::clamp(proc::CpusGranted(), 1, 1024);  // as `zerofarm run` does
-  f.gpus = 0;
-  f.out = "tune";  // each farm run gets its own temporary directory
-  f.Validate();
-  const bool quick = r.count("quick") > 0;
-  const double seconds = quick && !r.count("seconds") ? 2.0 : r["seconds"].as<double>();
-  if (seconds < 1) throw ConfigError("--seconds must be at least 1");
-  const std::string out = r["out"].as<std::string>();
-  std::filesystem::create_directories(out);
-  // The net, search and game every probe farm runs: f as a config file, the
-  // sweep's settings on the command line over it.
-  const std::string base_config = out + "/tune-config.txt";
-  io::WriteTextFileAtomically(base_config, f.ToText());
-  const std::string net = NetDescription(f);
-
-  const int k = f.games_per_worker, l = f.search.leaves_per_round;
-  Setting base;
-  base.games_per_worker = k;
-  std::vector<std::pair<std::string, std::vector<Setting>>> sweeps;
+// One setting at a time around `base` (K = k games per worker, L = l leaves
+// per round): ring slots, games per worker, max batch, the wait.
+Sweeps MakeSweeps(const Setting& base, int k, int l, bool quick) {
+  Sweeps sweeps;
   auto sweep = [&](const std::string& name, const std::vector<int>& values, auto set) {
     std::vector<Setting> ss;
     for (int v : values) {
@@ -145,17 +111,25 @@ int TuneCommand(int argc, char** argv) {
         [](Setting& s, int v) { return (s.max_batch = v) > 0; });
   sweep("wait", quick ? std::vector<int>{-1, 0} : std::vector<int>{-1, 0, 500, 2000},
         [](Setting& s, int v) { return (s.fixed_wait_us = v), true; });
+  return sweeps;
+}
 
-  std::map<std::string, FarmProbe> done;  // one run per distinct setting
-  auto measure = [&](const Setting& s) -> FarmProbe {
-    auto it = done.find(s.Key(l));
-    if (it != done.end()) return it->second;
-    std::vector<std::string> args = {"--config", base_config, "--gpus", "0",
-                                     "--workers", std::to_string(f.workers),
+// Runs the probe farm of a setting, once per distinct farm (settings with the
+// same Key share the run).
+class Prober {
+ public:
+  Prober(const TuneOptions& o, std::string base_config)
+      : o_(o), base_config_(std::move(base_config)), l_(o.farm.search.leaves_per_round) {}
+
+  FarmProbe Measure(const Setting& s) {
+    auto it = done_.find(s.Key(l_));
+    if (it != done_.end()) return it->second;
+    std::vector<std::string> args = {"--config", base_config_, "--gpus", "0",
+                                     "--workers", std::to_string(o_.farm.workers),
                                      "--games-per-worker", std::to_string(s.games_per_worker),
                                      "--ring-slots", std::to_string(s.ring_slots),
                                      "--max-batch", std::to_string(s.max_batch)};
-    if (f.allow_foreign_dir) args.push_back("--allow-foreign-dir");  // command line only
+    if (o_.farm.allow_foreign_dir) args.push_back("--allow-foreign-dir");  // command line only
     if (s.fixed_wait_us >= 0) {
       args.push_back("--fixed-wait");
       args.push_back("--max-wait-us");
@@ -163,26 +137,38 @@ int TuneCommand(int argc, char** argv) {
     }
     std::cerr << "zerofarm tune: K " << s.games_per_worker << ", ring " << s.ring_slots << ", batch "
               << s.max_batch << ", wait " << s.Wait() << " ..." << std::endl;
-    FarmProbe p = ProbeFarm(args, seconds, MakeTempDir("tune"));
+    FarmProbe p = ProbeFarm(args, o_.seconds, MakeTempDir("tune"));
     if (!p.ok) std::cerr << "zerofarm tune: that run failed: " << p.error << "\n";
-    done[s.Key(l)] = p;
+    done_[s.Key(l_)] = p;
     return p;
-  };
+  }
+  bool Measured(const Setting& s) const { return done_.count(s.Key(l_)) > 0; }
 
+ private:
+  const TuneOptions& o_;
+  const std::string base_config_;
+  const int l_;
+  std::map<std::string, FarmProbe> done_;
+};
+
+// One row per setting of every sweep, in sweep order.
+std::vector<Row> MeasureSweeps(const Sweeps& sweeps, Prober& prober, int l) {
   std::vector<Row> rows;
   for (const auto& [name, settings] : sweeps)
     for (const Setting& s : settings) {
-      Row row{name, "", s, s.ring_slots > 0 ? s.ring_slots : s.games_per_worker * l, measure(s)};
+      Row row{name, "", s, s.ring_slots > 0 ? s.ring_slots : s.games_per_worker * l, prober.Measure(s)};
       row.value = name == "ring_slots" ? std::to_string(s.ring_slots)
                   : name == "games_per_worker" ? std::to_string(s.games_per_worker)
                   : name == "max_batch" ? std::to_string(s.max_batch) : s.Wait();
       rows.push_back(row);
     }
+  return rows;
+}
 
-  // Best per sweep: among settings within 3% of the highest leaf evals/s
-  // (run-to-run noise), the one with the lowest median leaf latency.
+// Best per sweep: among settings within 3% of the highest leaf evals/s
+// (run-to-run noise), the one with the lowest median leaf latency.
+Setting PickBest(const Sweeps& sweeps, const std::vector<Row>& rows, const Setting& base, int k, int l) {
   Setting best = base;
-  std::map<std::string, std::string> chosen;
   for (const auto& [name, settings] : sweeps) {
     double top = 0;
     for (const Row& row : rows)
@@ -193,7 +179,6 @@ int TuneCommand(int argc, char** argv) {
           (!pick || row.p.latency_p50_us < pick->p.latency_p50_us))
         pick = &row;
     if (!pick) continue;
-    chosen[name] = pick->value;
     if (name == "ring_slots") best.ring_slots = pick->s.ring_slots;
     if (name == "games_per_worker") best.games_per_worker = pick->s.games_per_worker;
     if (name == "max_batch") best.max_batch = pick->s.max_batch;
@@ -202,28 +187,26 @@ int TuneCommand(int argc, char** argv) {
   // Ring slots were swept at the default K; keep the same ratio at the chosen K.
   if (best.ring_slots > 0 && best.games_per_worker != k)
     best.ring_slots = std::max(l, best.ring_slots * best.games_per_worker / k);
-  if (!quick && done.find(best.Key(l)) == done.end()) {
-    Row row{"recommended", "combined", best, best.ring_slots > 0 ? best.ring_slots : best.games_per_worker * l,
-            measure(best)};
-    rows.push_back(row);
-  }
+  return best;
+}
 
-  const std::string csv = out + "/tune.csv";
-  {
-    std::ofstream os(csv);
-    os << "sweep,value,workers,games_per_worker,ring_slots,max_batch,wait,evals_per_s,positions_per_s,mean_batch,"
-          "latency_p50_us,latency_p99_us,evaluator_busy,ok\n";
-    for (const Row& row : rows)
-      os << row.sweep << "," << row.value << "," << f.workers << "," << row.s.games_per_worker << ","
-         << row.effective_ring << "," << row.s.max_batch << "," << row.s.Wait() << "," << row.p.evals_per_s << ","
-         << row.p.positions_per_s << "," << row.p.mean_batch << "," << row.p.latency_p50_us << ","
-         << row.p.latency_p99_us << "," << row.p.evaluator_busy << "," << (row.p.ok ? 1 : 0) << "\n";
-    if (!os) throw Error("cannot write " + csv);
-  }
+void WriteCsv(const std::string& csv, const std::vector<Row>& rows, int workers) {
+  std::ofstream os(csv);
+  os << "sweep,value,workers,games_per_worker,ring_slots,max_batch,wait,evals_per_s,positions_per_s,mean_batch,"
+        "latency_p50_us,latency_p99_us,evaluator_busy,ok\n";
+  for (const Row& row : rows)
+    os << row.sweep << "," << row.value << "," << workers << "," << row.s.games_per_worker << ","
+       << row.effective_ring << "," << row.s.max_batch << "," << row.s.Wait() << "," << row.p.evals_per_s << ","
+       << row.p.positions_per_s << "," << row.p.mean_batch << "," << row.p.latency_p50_us << ","
+       << row.p.latency_p99_us << "," << row.p.evaluator_busy << "," << (row.p.ok ? 1 : 0) << "\n";
+  if (!os) throw Error("cannot write " + csv);
+}
 
+void PrintTable(const TuneOptions& o, const std::string& net, const std::vector<Row>& rows) {
+  const proc::FarmConfig& f = o.farm;
   std::cout << "zerofarm tune: " << f.game << ", " << net << ", " << (f.search.gumbel ? "gumbel" : "puct") << " "
-            << f.search.simulations << " simulations, " << f.workers << " workers, " << seconds << " s per run; " << CpuModel()
-            << ", load average " << LoadAverage() << "\n\n";
+            << f.search.simulations << " simulations, " << f.workers << " workers, " << o.seconds
+            << " s per run; " << CpuModel() << ", load average " << LoadAverage() << "\n\n";
   std::cout << std::left << std::setw(18) << "sweep" << std::setw(14) << "value" << std::setw(8) << "K"
             << std::setw(8) << "ring" << std::setw(8) << "batch" << std::setw(16) << "wait" << std::right
             << std::setw(12) << "evals/s" << std::setw(12) << "pos/s" << std::setw(10) << "meanbatch"
@@ -241,15 +224,46 @@ int TuneCommand(int argc, char** argv) {
       std::cout << "  failed: " << row.p.error;
     std::cout << "\n";
   }
-  std::cout << "\nrecommended: zerofarm run --workers " << f.workers << " --games-per-worker "
+}
+
+void PrintRecommendation(int workers, const Setting& best) {
+  std::cout << "\nrecommended: zerofarm run --workers " << workers << " --games-per-worker "
             << best.games_per_worker;
   if (best.ring_slots > 0) std::cout << " --ring-slots " << best.ring_slots;
   std::cout << " --max-batch " << best.max_batch;
   if (best.fixed_wait_us >= 0) std::cout << " --fixed-wait --max-wait-us " << best.fixed_wait_us;
   std::cout << "   (the best leaf evals/s of each sweep; within 3% of it, the lowest leaf latency)\n";
+}
+
+}  // namespace
+
+int RunTune(const TuneOptions& o) {
+  const proc::FarmConfig& f = o.farm;
+  std::filesystem::create_directories(o.out);
+  // The net, search and game every probe farm runs: f as a config file, the
+  // sweep's settings on the command line over it.
+  const std::string base_config = o.out + "/tune-config.txt";
+  io::WriteTextFileAtomically(base_config, f.ToText());
+  const std::string net = NetDescription(f);
+
+  const int k = f.games_per_worker, l = f.search.leaves_per_round;
+  Setting base;
+  base.games_per_worker = k;
+  const Sweeps sweeps = MakeSweeps(base, k, l, o.quick);
+  Prober prober(o, base_config);
+  std::vector<Row> rows = MeasureSweeps(sweeps, prober, l);
+  const Setting best = PickBest(sweeps, rows, base, k, l);
+  if (!o.quick && !prober.Measured(best))
+    rows.push_back(Row{"recommended", "combined", best,
+                       best.ring_slots > 0 ? best.ring_slots : best.games_per_worker * l, prober.Measure(best)});
+
+  const std::string csv = o.out + "/tune.csv";
+  WriteCsv(csv, rows, f.workers);
+  PrintTable(o, net, rows);
+  PrintRecommendation(f.workers, best);
   std::cout << "table: " << csv << "\n";
-  if (!r.count("no-plot")) {
-    const std::string png = out + "/tune.png";
+  if (o.plot) {
+    const std::string png = o.out + "/tune.png";
     const std::string why = DrawPlot(csv, png);
     if (why.empty()) std::cout << "plot: " << png << "\n";
     else std::cout << "no plot: " << why << "\n";
@@ -259,4 +273,4 @@ int TuneCommand(int argc, char** argv) {
   return kExitOk;
 }
 
-}  // namespace zerofarm::cli
+}  // namespace zerofarm::bench
