@@ -15,6 +15,8 @@
 // Each run does every part once, the parts interleaved; --runs N repeats it.
 // Every result is one JSON line on stdout (starting with '{'); a table of
 // min / median / max over the runs and the targets follow.
+#include "zerofarm/bench/bench.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -29,14 +31,13 @@
 #include <random>
 #include <thread>
 
-#include "zerofarm/bench/bench.h"
 #include "zerofarm/bench/bench_util.h"
 #include "zerofarm/bench/handoff_bench.h"
-#include "zerofarm/io/safe_files.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/eval/cpu_features.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/safe_files.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/proc/options.h"
 #include "zerofarm/proc/roles.h"
@@ -306,7 +307,8 @@ void MeasureHandoffs(const BenchOptions& o, int run, Table& table) {
     JsonLine j;
     j.Add("bench", "handoff").Add("run", run).Add("transport", name).Add("batch", b).Add("leaves", r.leaves)
         .Add("ns_per_leaf", r.NsPerLeaf());
-    if (t == T::kLeafRing) j.Add("spin_ns", spin_ns).Add("spins_won", r.spins_won).Add("spins_lost", r.spins_lost);
+    if (t == T::kLeafRing)
+      j.Add("spin_ns", spin_ns).Add("spins_won", r.spins_won).Add("spins_lost", r.spins_lost);
     Emit(j);
   };
   for (int b : o.handoff_batches) {
@@ -388,7 +390,6 @@ void Target(const std::string& name, double value, double target, bool at_least,
 
 // ---- the whole bench ------------------------------------------------------------
 
-
 // One bench: its options, the net of the bound (made at the first round) and
 // the table every round adds to.
 class Bench {
@@ -396,21 +397,30 @@ class Bench {
   explicit Bench(const BenchOptions& o)
       : o_(o), on_gpu_(o.farm.gpus > 0), precision_(ResolvedPrecision(o.farm, on_gpu_)) {
     if (o_.Has("bound") || o_.Has("farm") || o_.Has("wait") || o_.Has("scaling")) {
-      if (!eval::TorchAvailable()) throw ConfigError("zerofarm bench needs LibTorch for the bound and the farm");
+      if (!eval::TorchAvailable())
+        throw ConfigError("zerofarm bench needs LibTorch for the bound and the farm");
     }
     farm_section_ = "(b) farm, " + std::to_string(o_.farm.workers) + " workers x " +
                     std::to_string(o_.farm.games_per_worker) + " games, " +
                     std::to_string(o_.farm.Evaluators()) + " evaluator(s) x " +
                     std::to_string(o_.farm.eval_threads) + " thread(s)";
-    table_.Order({kBoundSection, kMachineSection, farm_section_, kWaitSection,
-                  kScalingSection, kHandoffSection, kWriterSection});
+    table_.Order({kBoundSection, kMachineSection, farm_section_, kWaitSection, kScalingSection,
+                  kHandoffSection, kWriterSection});
   }
 
   void EmitMachine() const {
-    Emit(JsonLine().Add("bench", "machine").Add("cpu", CpuModel()).Add("cores", proc::CpusGranted())
-             .Add("loadavg", LoadAverage()).Add("cpu_bf16", eval::CpuHasBf16()).Add("precision", precision_)
-             .Add("gpus", o_.farm.gpus).Add("game", o_.farm.game).Add("blocks", o_.farm.blocks)
-             .Add("filters", o_.farm.filters).Add("simulations", o_.farm.search.simulations)
+    Emit(JsonLine()
+             .Add("bench", "machine")
+             .Add("cpu", CpuModel())
+             .Add("cores", proc::CpusGranted())
+             .Add("loadavg", LoadAverage())
+             .Add("cpu_bf16", eval::CpuHasBf16())
+             .Add("precision", precision_)
+             .Add("gpus", o_.farm.gpus)
+             .Add("game", o_.farm.game)
+             .Add("blocks", o_.farm.blocks)
+             .Add("filters", o_.farm.filters)
+             .Add("simulations", o_.farm.search.simulations)
              .Add("runs", o_.runs));
   }
 
@@ -426,10 +436,12 @@ class Bench {
       bound = MeasureBound(o_, *net_, bound_memory_, run, table_, precision_);
     }
     double machine = std::nan("");
-    if (o_.Has("machine") && !on_gpu_ && !bound.empty()) machine = MeasureMachineBound(o_, BestBatch(bound), run, table_);
+    if (o_.Has("machine") && !on_gpu_ && !bound.empty())
+      machine = MeasureMachineBound(o_, BestBatch(bound), run, table_);
     FarmProbe main_farm;
     if (o_.Has("farm"))
-      main_farm = MeasureFarm(o_, {"adaptive wait", o_.farm.workers, -1}, bound, run, table_, farm_section_, machine);
+      main_farm =
+          MeasureFarm(o_, {"adaptive wait", o_.farm.workers, -1}, bound, run, table_, farm_section_, machine);
     if (o_.Has("wait"))
       for (int w : o_.fixed_waits)
         MeasureFarm(o_, {"fixed wait " + std::to_string(w) + " us", o_.farm.workers, w}, bound, run, table_,
@@ -441,11 +453,13 @@ class Bench {
   }
 
   void PrintTable() const {
-    std::cout << "\nzerofarm bench: " << o_.farm.game << ", " << o_.farm.blocks << " blocks x " << o_.farm.filters
-              << " filters, " << o_.farm.search.simulations << " simulations, " << precision_
-              << (on_gpu_ ? " on " + std::to_string(o_.farm.gpus) + " GPU evaluator(s)" : std::string(" on the CPU"))
-              << "; " << CpuModel() << ", " << proc::CpusGranted() << " cores, load average now " << LoadAverage()
-              << "; " << o_.runs << " run(s)\n";
+    std::cout << "\nzerofarm bench: " << o_.farm.game << ", " << o_.farm.blocks << " blocks x "
+              << o_.farm.filters << " filters, " << o_.farm.search.simulations << " simulations, "
+              << precision_
+              << (on_gpu_ ? " on " + std::to_string(o_.farm.gpus) + " GPU evaluator(s)"
+                          : std::string(" on the CPU"))
+              << "; " << CpuModel() << ", " << proc::CpusGranted() << " cores, load average now "
+              << LoadAverage() << "; " << o_.runs << " run(s)\n";
     table_.Print(std::cout);
     std::cout << "\n";
   }
@@ -481,10 +495,11 @@ void Bench::PrintTargets() const {
     Target("farm_efficiency", table_.Get(farm_section_, "adaptive wait", "efficiency").median, 0.90, true,
            "(farm leaf evals/s / evaluator alone at the farm's mean batch)");
   if (o_.Has("farm") && o_.Has("machine") && o_.Has("bound") && !on_gpu_)
-    Target("machine_efficiency", table_.Get(farm_section_, "adaptive wait", "machine efficiency").median, 0.85,
-           true,
-           "(farm leaf evals/s / the machine bound: " + std::to_string(o_.farm.Evaluators()) + " evaluator(s) x " +
-               std::to_string(o_.farm.eval_threads) + " thread(s) at once at the best batch)");
+    Target("machine_efficiency", table_.Get(farm_section_, "adaptive wait", "machine efficiency").median,
+           0.85, true,
+           "(farm leaf evals/s / the machine bound: " + std::to_string(o_.farm.Evaluators()) +
+               " evaluator(s) x " + std::to_string(o_.farm.eval_threads) +
+               " thread(s) at once at the best batch)");
   if (o_.Has("handoff")) {
     double worst = std::nan("");
     for (int b : o_.handoff_batches)

@@ -14,8 +14,8 @@
 #include <iomanip>
 #include <iterator>
 
-#include "zerofarm/io/safe_files.h"
 #include "zerofarm/core/error.h"
+#include "zerofarm/io/safe_files.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/roles.h"
 

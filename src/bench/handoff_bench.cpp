@@ -43,7 +43,8 @@ bool Exited(proc::ChildProcess& child) {
   return child.TryReap(&status);
 }
 
-HandoffResult Finish(HandoffTransport t, uint32_t batch, uint64_t leaves, uint64_t t0, bool ok, proc::ChildProcess& child) {
+HandoffResult Finish(HandoffTransport t, uint32_t batch, uint64_t leaves, uint64_t t0, bool ok,
+                     proc::ChildProcess& child) {
   HandoffResult r;
   r.transport = t;
   r.batch = batch;
@@ -56,8 +57,8 @@ HandoffResult Finish(HandoffTransport t, uint32_t batch, uint64_t leaves, uint64
   }
   if (!ok) throw Error(std::string("hand-off bench: wrong results over ") + TransportName(t));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw Error(std::string("hand-off bench: the ") + TransportName(t) + " child failed: " +
-                proc::DescribeWaitStatus(status));
+    throw Error(std::string("hand-off bench: the ") + TransportName(t) +
+                " child failed: " + proc::DescribeWaitStatus(status));
   return r;
 }
 

@@ -1,8 +1,9 @@
-// zerofarm tune (the command line is read by src/cli/tune.cpp): short real farms (`zerofarm run` children) over ring slots,
-// games per worker, max batch and the wait policy, one setting at a time
-// around the defaults; prints the table, recommends settings, writes
-// OUT/tune.csv and draws OUT/tune.png (throughput and leaf latency against
-// ring size) with tools/plot_tune.py (Python, matplotlib).
+// zerofarm tune (the command line is read by src/cli/tune.cpp): short real farms (`zerofarm run` children)
+// over ring slots, games per worker, max batch and the wait policy, one setting at a time around the
+// defaults; prints the table, recommends settings, writes OUT/tune.csv and draws OUT/tune.png (throughput and
+// leaf latency against ring size) with tools/plot_tune.py (Python, matplotlib).
+#include "zerofarm/bench/tune.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,7 +16,6 @@
 #include <map>
 #include <utility>
 
-#include "zerofarm/bench/tune.h"
 #include "zerofarm/bench/bench_util.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
@@ -124,11 +124,18 @@ class Prober {
   FarmProbe Measure(const Setting& s) {
     auto it = done_.find(s.Key(l_));
     if (it != done_.end()) return it->second;
-    std::vector<std::string> args = {"--config", base_config_, "--gpus", "0",
-                                     "--workers", std::to_string(o_.farm.workers),
-                                     "--games-per-worker", std::to_string(s.games_per_worker),
-                                     "--ring-slots", std::to_string(s.ring_slots),
-                                     "--max-batch", std::to_string(s.max_batch)};
+    std::vector<std::string> args = {"--config",
+                                     base_config_,
+                                     "--gpus",
+                                     "0",
+                                     "--workers",
+                                     std::to_string(o_.farm.workers),
+                                     "--games-per-worker",
+                                     std::to_string(s.games_per_worker),
+                                     "--ring-slots",
+                                     std::to_string(s.ring_slots),
+                                     "--max-batch",
+                                     std::to_string(s.max_batch)};
     if (o_.farm.allow_foreign_dir) args.push_back("--allow-foreign-dir");  // command line only
     if (s.fixed_wait_us >= 0) {
       args.push_back("--fixed-wait");
@@ -192,20 +199,20 @@ Setting PickBest(const Sweeps& sweeps, const std::vector<Row>& rows, const Setti
 
 void WriteCsv(const std::string& csv, const std::vector<Row>& rows, int workers) {
   std::ofstream os(csv);
-  os << "sweep,value,workers,games_per_worker,ring_slots,max_batch,wait,evals_per_s,positions_per_s,mean_batch,"
-        "latency_p50_us,latency_p99_us,evaluator_busy,ok\n";
+  os << "sweep,value,workers,games_per_worker,ring_slots,max_batch,wait,evals_per_s,positions_per_s,"
+        "mean_batch,latency_p50_us,latency_p99_us,evaluator_busy,ok\n";
   for (const Row& row : rows)
     os << row.sweep << "," << row.value << "," << workers << "," << row.s.games_per_worker << ","
-       << row.effective_ring << "," << row.s.max_batch << "," << row.s.Wait() << "," << row.p.evals_per_s << ","
-       << row.p.positions_per_s << "," << row.p.mean_batch << "," << row.p.latency_p50_us << ","
+       << row.effective_ring << "," << row.s.max_batch << "," << row.s.Wait() << "," << row.p.evals_per_s
+       << "," << row.p.positions_per_s << "," << row.p.mean_batch << "," << row.p.latency_p50_us << ","
        << row.p.latency_p99_us << "," << row.p.evaluator_busy << "," << (row.p.ok ? 1 : 0) << "\n";
   if (!os) throw Error("cannot write " + csv);
 }
 
 void PrintTable(const TuneOptions& o, const std::string& net, const std::vector<Row>& rows) {
   const proc::FarmConfig& f = o.farm;
-  std::cout << "zerofarm tune: " << f.game << ", " << net << ", " << (f.search.gumbel ? "gumbel" : "puct") << " "
-            << f.search.simulations << " simulations, " << f.workers << " workers, " << o.seconds
+  std::cout << "zerofarm tune: " << f.game << ", " << net << ", " << (f.search.gumbel ? "gumbel" : "puct")
+            << " " << f.search.simulations << " simulations, " << f.workers << " workers, " << o.seconds
             << " s per run; " << CpuModel() << ", load average " << LoadAverage() << "\n\n";
   std::cout << std::left << std::setw(18) << "sweep" << std::setw(14) << "value" << std::setw(8) << "K"
             << std::setw(8) << "ring" << std::setw(8) << "batch" << std::setw(16) << "wait" << std::right
@@ -255,7 +262,8 @@ int RunTune(const TuneOptions& o) {
   const Setting best = PickBest(sweeps, rows, base, k, l);
   if (!o.quick && !prober.Measured(best))
     rows.push_back(Row{"recommended", "combined", best,
-                       best.ring_slots > 0 ? best.ring_slots : best.games_per_worker * l, prober.Measure(best)});
+                       best.ring_slots > 0 ? best.ring_slots : best.games_per_worker * l,
+                       prober.Measure(best)});
 
   const std::string csv = o.out + "/tune.csv";
   WriteCsv(csv, rows, f.workers);

@@ -1,11 +1,12 @@
 // zerofarm bench: reads the command line into bench::BenchOptions and runs
 // bench::RunBench (src/bench/bench.cpp), which prints the results.
+#include "zerofarm/bench/bench.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
 #include "commands.h"
-#include "zerofarm/bench/bench.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/proc/roles.h"
@@ -29,25 +30,25 @@ std::vector<int> ParseInts(const std::string& s) {
 
 void AddBenchOptions(cxxopts::Options& options, const std::string& parts) {
   AddTableOptions(options, proc::kBench);
-  options.add_options("bench")
-      ("runs", "Repeat every measurement this many times (interleaved)", cxxopts::value<int>()->default_value("3"))
-      ("quick", "Small sizes and short runs (a few seconds; for tests)")
-      ("parts", "Comma-separated parts: bound, machine, farm, wait, scaling, handoff, writer",
-       cxxopts::value<std::string>()->default_value(parts))
-       ("bound-seconds", "Seconds per batch size of the bound", cxxopts::value<double>()->default_value("0.5"))
-       ("start-at", "Start the bound at this wall-clock second (for the machine bound's children)",
-        cxxopts::value<double>()->default_value("0"))
-      ("farm-seconds", "Length of each farm run", cxxopts::value<double>()->default_value("20"))
-      ("fixed-waits", "Fixed --max-wait-us settings shown beside the adaptive wait",
-       cxxopts::value<std::string>()->default_value("0,500,2000,10000"))
-      ("bound-batches", "Batch sizes of the evaluator-alone bound",
-       cxxopts::value<std::string>()->default_value("1,2,4,8,16,32,64,128,256,512,1024"))
-      ("handoff-batches", "Batch sizes of the hand-off benchmark",
-       cxxopts::value<std::string>()->default_value("1,4,16,64,256"))
-      ("handoff-spins-us", "Extra leaf-ring columns of the hand-off benchmark, one per spin budget (us)",
-       cxxopts::value<std::string>()->default_value(""))
-      ("writer-positions", "Positions written per compression setting",
-       cxxopts::value<uint64_t>()->default_value("300000"));
+  options.add_options("bench")("runs", "Repeat every measurement this many times (interleaved)",
+                               cxxopts::value<int>()->default_value("3"))(
+      "quick", "Small sizes and short runs (a few seconds; for tests)")(
+      "parts", "Comma-separated parts: bound, machine, farm, wait, scaling, handoff, writer",
+      cxxopts::value<std::string>()->default_value(parts))(
+      "bound-seconds", "Seconds per batch size of the bound", cxxopts::value<double>()->default_value("0.5"))(
+      "start-at", "Start the bound at this wall-clock second (for the machine bound's children)",
+      cxxopts::value<double>()->default_value("0"))("farm-seconds", "Length of each farm run",
+                                                    cxxopts::value<double>()->default_value("20"))(
+      "fixed-waits", "Fixed --max-wait-us settings shown beside the adaptive wait",
+      cxxopts::value<std::string>()->default_value("0,500,2000,10000"))(
+      "bound-batches", "Batch sizes of the evaluator-alone bound",
+      cxxopts::value<std::string>()->default_value("1,2,4,8,16,32,64,128,256,512,1024"))(
+      "handoff-batches", "Batch sizes of the hand-off benchmark",
+      cxxopts::value<std::string>()->default_value("1,4,16,64,256"))(
+      "handoff-spins-us", "Extra leaf-ring columns of the hand-off benchmark, one per spin budget (us)",
+      cxxopts::value<std::string>()->default_value(""))("writer-positions",
+                                                        "Positions written per compression setting",
+                                                        cxxopts::value<uint64_t>()->default_value("300000"));
 }
 
 // The value of a list option, or `quick_value` under --quick when it was not given.
@@ -67,7 +68,8 @@ bench::BenchOptions ReadBenchOptions(const cxxopts::ParseResult& r) {
   o.farm.ResolveGpus();  // -1: the GPUs granted, as `zerofarm run` does; the bound runs on GPU 0 then
   o.bound_seconds = r["bound-seconds"].as<double>();
   o.start_at = r["start-at"].as<double>();
-  if (o.farm.gpus > 0 && !eval::CudaBuilt()) throw ConfigError("--gpus: this zerofarm was built without CUDA");
+  if (o.farm.gpus > 0 && !eval::CudaBuilt())
+    throw ConfigError("--gpus: this zerofarm was built without CUDA");
   o.farm_seconds = quick && !r.count("farm-seconds") ? 3 : r["farm-seconds"].as<double>();
   o.fixed_waits = IntsOption(r, "fixed-waits", quick, "0");
   o.bound_batches = IntsOption(r, "bound-batches", quick, "1,8,64");
@@ -82,7 +84,8 @@ bench::BenchOptions ReadBenchOptions(const cxxopts::ParseResult& r) {
     o.machine_start_s = 2;  // a late child only shortens the overlap
     o.handoff_seconds = 0.05;
   }
-  const int cores = proc::CpusGranted();  // the affinity mask: `taskset -c 0-3 zerofarm bench` is a 4-core host
+  const int cores =
+      proc::CpusGranted();  // the affinity mask: `taskset -c 0-3 zerofarm bench` is a 4-core host
   for (int p = 1; p < cores; p *= 2) o.scaling_workers.push_back(p);
   o.scaling_workers.push_back(std::max(cores, 1));
   return o;
@@ -111,9 +114,10 @@ void CheckBenchOptions(bench::BenchOptions& o) {
 }  // namespace
 
 int BenchCommand(int argc, char** argv) {
-  cxxopts::Options options("zerofarm bench",
-                           "Measures the farm against its bound: the evaluator alone, the farm, the leaf hand-off, "
-                           "the writer. One JSON line per result, then a table.");
+  cxxopts::Options options(
+      "zerofarm bench",
+      "Measures the farm against its bound: the evaluator alone, the farm, the leaf hand-off, "
+      "the writer. One JSON line per result, then a table.");
   AddBenchOptions(options, bench::BenchOptions{}.parts);
   cxxopts::ParseResult r;
   int code = 0;

@@ -102,8 +102,8 @@ void DrawPosition(const io::ShardReader& shard, const io::ShardGame& g, int ply)
 // What inspect adds up over the shards it reads.
 struct Totals {
   uint64_t games = 0, positions = 0;
-  std::map<int, uint64_t> results;             // by winner (-1: draw)
-  std::map<std::string, HostTotals> hosts;     // by host id
+  std::map<int, uint64_t> results;          // by winner (-1: draw)
+  std::map<std::string, HostTotals> hosts;  // by host id
 };
 
 void AddToTotals(const io::ShardReader& shard, const std::vector<io::ShardGame>& games, Totals& t) {
@@ -133,9 +133,9 @@ void ListShard(const std::string& path, const io::ShardReader& shard, const std:
             << "x" << m.width << " -> " << m.actions << " actions, " << games.size() << " games, "
             << shard.Positions() << " positions, model versions " << m.model_version_min << ".."
             << m.model_version_max << ", zerofarm " << m.zerofarm_version << ", host " << m.host
-            << (m.host_id.empty() ? "" : " (host id " + m.host_id + ", epoch " + std::to_string(m.epoch) + ")")
-            << ", created "
-            << m.created << "\n";
+            << (m.host_id.empty() ? ""
+                                  : " (host id " + m.host_id + ", epoch " + std::to_string(m.epoch) + ")")
+            << ", created " << m.created << "\n";
   auto game = game::MakeGame(m.game);
   if (list > 0 && !games.empty()) std::cout << "  " << MoveConvention(*game) << "\n";
   int shown = 0;
@@ -154,8 +154,8 @@ void ListShard(const std::string& path, const io::ShardReader& shard, const std:
 void PrintTotals(const Totals& t, size_t shards, const std::string& run_id) {
   if (t.hosts.size() > 1 || !run_id.empty()) {
     for (const auto& [name, h] : t.hosts)
-      std::cout << "host " << name << ": " << h.shards << " shard(s), " << h.games << " games, " << h.positions
-                << " positions\n";
+      std::cout << "host " << name << ": " << h.shards << " shard(s), " << h.games << " games, "
+                << h.positions << " positions\n";
   }
   if (!run_id.empty()) std::cout << "run " << run_id << ": " << t.hosts.size() << " host(s)\n";
   auto count = [&](int winner) {
