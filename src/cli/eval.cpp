@@ -10,7 +10,6 @@
 #include <sstream>
 #include <vector>
 
-#include "bench_util.h"
 #include "commands.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/log.h"

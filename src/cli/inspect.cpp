@@ -99,6 +99,74 @@ void DrawPosition(const io::ShardReader& shard, const io::ShardGame& g, int ply)
   }
 }
 
+// What inspect adds up over the shards it reads.
+struct Totals {
+  uint64_t games = 0, positions = 0;
+  std::map<int, uint64_t> results;          // by winner (-1: draw)
+  std::map<std::string, HostTotals> hosts;  // by host id
+};
+
+void AddToTotals(const io::ShardReader& shard, const std::vector<io::ShardGame>& games, Totals& t) {
+  const io::ShardMeta& m = shard.meta();
+  t.games += games.size();
+  t.positions += shard.Positions();
+  HostTotals& host = t.hosts[m.host_id.empty() ? std::string("(no host id)") : m.host_id];
+  host.shards += 1;
+  host.games += games.size();
+  host.positions += shard.Positions();
+}
+
+// A host directory copied in from another run would mix two runs' data
+// (and game ids): refuse it. Shards without a host id predate hosts.
+void CheckSameRun(const std::string& path, const io::ShardMeta& m, const std::string& run_id,
+                  const std::string& run_id_file) {
+  if (!run_id.empty() && !m.host_id.empty() && m.run_id != run_id)
+    throw Error(path + " belongs to run " + m.run_id + ", not to this run (" + run_id + ", " + run_id_file +
+                "): host directory " + m.host_id + " comes from another run");
+}
+
+// The shard's attributes, then its first `list` games with their moves and final board.
+void ListShard(const std::string& path, const io::ShardReader& shard, const std::vector<io::ShardGame>& games,
+               int list, Totals& t) {
+  const io::ShardMeta& m = shard.meta();
+  std::cout << path << ": schema " << m.schema_version << ", " << m.game << " " << m.planes << "x" << m.height
+            << "x" << m.width << " -> " << m.actions << " actions, " << games.size() << " games, "
+            << shard.Positions() << " positions, model versions " << m.model_version_min << ".."
+            << m.model_version_max << ", zerofarm " << m.zerofarm_version << ", host " << m.host
+            << (m.host_id.empty() ? ""
+                                  : " (host id " + m.host_id + ", epoch " + std::to_string(m.epoch) + ")")
+            << ", created " << m.created << "\n";
+  auto game = game::MakeGame(m.game);
+  if (list > 0 && !games.empty()) std::cout << "  " << MoveConvention(*game) << "\n";
+  int shown = 0;
+  for (const auto& g : games) {
+    t.results[g.result] += 1;
+    if (shown++ >= list) continue;
+    std::vector<int> moves(g.moves.begin(), g.moves.end());
+    std::cout << "  game " << GameIdText(g.game_id) << "  " << g.length << " plies  " << ResultText(g.result)
+              << "\n    moves: " << game->FormatMoves(moves) << "\n    final board:\n";
+    DrawFinalBoard(*game, g);
+  }
+  if (shown > list) std::cout << "  ... " << shown - list << " more games\n";
+}
+
+// Per host (for a run, or shards of several hosts), the run, and the total.
+void PrintTotals(const Totals& t, size_t shards, const std::string& run_id) {
+  if (t.hosts.size() > 1 || !run_id.empty()) {
+    for (const auto& [name, h] : t.hosts)
+      std::cout << "host " << name << ": " << h.shards << " shard(s), " << h.games << " games, "
+                << h.positions << " positions\n";
+  }
+  if (!run_id.empty()) std::cout << "run " << run_id << ": " << t.hosts.size() << " host(s)\n";
+  auto count = [&](int winner) {
+    auto it = t.results.find(winner);
+    return it == t.results.end() ? uint64_t{0} : it->second;
+  };
+  std::cout << "total: " << shards << " shard(s), " << t.games << " games, " << t.positions
+            << " positions; results: " << count(0) << " first-player wins, " << count(1)
+            << " second-player wins, " << count(-1) << " draws\n";
+}
+
 }  // namespace
 
 int InspectCommand(int argc, char** argv) {
@@ -118,69 +186,31 @@ int InspectCommand(int argc, char** argv) {
   const int list = r["games"].as<int>();
   if (list < 0) throw ConfigError("--games must be >= 0");
 
-  uint64_t total_games = 0, total_positions = 0;
-  std::map<int, uint64_t> results;
+  Totals totals;
   bool drawn = false;
   const auto shards = ShardsOf(r["path"].as<std::string>());
   std::string run_id_file;
   const std::string run_id = RunIdFor(r["path"].as<std::string>(), &run_id_file);
-  std::map<std::string, HostTotals> hosts;
   for (const auto& path : shards) {
     io::ShardReader shard(path);  // one clear line for a file that is not a shard
-    const io::ShardMeta& m = shard.meta();
-    // A host directory copied in from another run would mix two runs' data
-    // (and game ids): refuse it. Shards without a host id predate hosts.
-    if (!run_id.empty() && !m.host_id.empty() && m.run_id != run_id)
-      throw Error(path + " belongs to run " + m.run_id + ", not to this run (" + run_id + ", " + run_id_file +
-                  "): host directory " + m.host_id + " comes from another run");
+    CheckSameRun(path, shard.meta(), run_id, run_id_file);
     const auto games = shard.ReadGames();
-    total_games += games.size();
-    total_positions += shard.Positions();
-    HostTotals& host = hosts[m.host_id.empty() ? std::string("(no host id)") : m.host_id];
-    host.shards += 1;
-    host.games += games.size();
-    host.positions += shard.Positions();
-    if (r.count("game-id")) {
-      for (const auto& g : games)
-        if (g.game_id == r["game-id"].as<uint64_t>()) {
-          DrawPosition(shard, g, r["ply"].as<int>());
-          drawn = true;
-        }
+    AddToTotals(shard, games, totals);
+    if (!r.count("game-id")) {
+      ListShard(path, shard, games, list, totals);
       continue;
     }
-    std::cout << path << ": schema " << m.schema_version << ", " << m.game << " " << m.planes << "x" << m.height
-              << "x" << m.width << " -> " << m.actions << " actions, " << games.size() << " games, "
-              << shard.Positions() << " positions, model versions " << m.model_version_min << ".."
-              << m.model_version_max << ", zerofarm " << m.zerofarm_version << ", host " << m.host
-              << (m.host_id.empty() ? "" : " (host id " + m.host_id + ", epoch " + std::to_string(m.epoch) + ")")
-              << ", created "
-              << m.created << "\n";
-    auto game = game::MakeGame(m.game);
-    if (list > 0 && !games.empty()) std::cout << "  " << MoveConvention(*game) << "\n";
-    int shown = 0;
-    for (const auto& g : games) {
-      results[g.result] += 1;
-      if (shown++ >= list) continue;
-      std::vector<int> moves(g.moves.begin(), g.moves.end());
-      std::cout << "  game " << GameIdText(g.game_id) << "  " << g.length << " plies  " << ResultText(g.result)
-                << "\n    moves: " << game->FormatMoves(moves) << "\n    final board:\n";
-      DrawFinalBoard(*game, g);
-    }
-    if (shown > list) std::cout << "  ... " << shown - list << " more games\n";
+    for (const auto& g : games)
+      if (g.game_id == r["game-id"].as<uint64_t>()) {
+        DrawPosition(shard, g, r["ply"].as<int>());
+        drawn = true;
+      }
   }
   if (r.count("game-id")) {
     if (!drawn) throw Error("no game with id " + std::to_string(r["game-id"].as<uint64_t>()));
     return 0;
   }
-  if (hosts.size() > 1 || !run_id.empty()) {
-    for (const auto& [name, h] : hosts)
-      std::cout << "host " << name << ": " << h.shards << " shard(s), " << h.games << " games, " << h.positions
-                << " positions\n";
-  }
-  if (!run_id.empty()) std::cout << "run " << run_id << ": " << hosts.size() << " host(s)\n";
-  std::cout << "total: " << shards.size() << " shard(s), " << total_games << " games, " << total_positions
-            << " positions; results: " << results[0] << " first-player wins, " << results[1]
-            << " second-player wins, " << results[-1] << " draws\n";
+  PrintTotals(totals, shards.size(), run_id);
   return 0;
 }
 

@@ -23,7 +23,6 @@
 #include <future>
 #include <thread>
 
-#include "bench_util.h"
 #include "commands.h"
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"

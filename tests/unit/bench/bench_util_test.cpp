@@ -1,10 +1,10 @@
 // The arithmetic behind `zerofarm bench`'s farm efficiency (bench_util.h).
-#include "bench_util.h"
+#include "zerofarm/bench/bench_util.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 
-namespace zerofarm::cli {
+namespace zerofarm::bench {
 namespace {
 
 TEST_CASE("BoundAt interpolates the bound in log2 of the batch and clamps at the ends", "[cli][bench]") {
@@ -34,9 +34,9 @@ TEST_CASE("BoundAt interpolates the bound in log2 of the batch and clamps at the
 }
 
 }  // namespace
-}  // namespace zerofarm::cli
+}  // namespace zerofarm::bench
 
-namespace zerofarm::cli {
+namespace zerofarm::bench {
 namespace {
 
 // Issue 24 point 8: JSON lines go through nlohmann-json; 64-bit game ids and
@@ -60,4 +60,4 @@ TEST_CASE("JsonLine keeps 64-bit ids and counts above 2^53 exact", "[cli][json]"
 }
 
 }  // namespace
-}  // namespace zerofarm::cli
+}  // namespace zerofarm::bench

@@ -1,4 +1,4 @@
-#include "bench_util.h"
+#include "zerofarm/bench/bench_util.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -14,12 +14,12 @@
 #include <iomanip>
 #include <iterator>
 
-#include "zerofarm/io/safe_files.h"
 #include "zerofarm/core/error.h"
+#include "zerofarm/io/safe_files.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/roles.h"
 
-namespace zerofarm::cli {
+namespace zerofarm::bench {
 namespace {
 
 constexpr double kStartSeconds = 3;  // added to every farm run for the evaluator's start
@@ -275,4 +275,4 @@ double PeakBound(const std::map<int, double>& bound) {
   return best;
 }
 
-}  // namespace zerofarm::cli
+}  // namespace zerofarm::bench

@@ -22,7 +22,7 @@
 
 #include "zerofarm/shm/spin_wait.h"
 
-namespace zerofarm::proc {
+namespace zerofarm::bench {
 
 enum class HandoffTransport { kLeafRing, kPipe, kBoostSpsc };
 const char* TransportName(HandoffTransport t);
@@ -46,4 +46,4 @@ struct HandoffResult {
 HandoffResult MeasureHandoff(HandoffTransport transport, uint32_t batch, double seconds,
                              uint64_t spin_ns = shm::DefaultSpinBudgetNs());
 
-}  // namespace zerofarm::proc
+}  // namespace zerofarm::bench

@@ -1,7 +1,7 @@
 // `zerofarm bench` part (c): the cross-process leaf hand-off, three ways.
 // Processes: this one (the worker side) and one fork()ed child (the
 // evaluator side) per measurement; both single-threaded.
-#include "zerofarm/proc/handoff_bench.h"
+#include "zerofarm/bench/handoff_bench.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -19,7 +19,7 @@
 #include "zerofarm/shm/layout.h"
 #include "zerofarm/shm/segment.h"
 
-namespace zerofarm::proc {
+namespace zerofarm::bench {
 namespace {
 
 constexpr uint32_t kFeatureBytes = 126;  // Connect Four: 3 planes x 6 x 7
@@ -38,12 +38,13 @@ void FillLeaf(uint8_t* features, uint64_t seq) {
 float ExpectedValue(uint64_t seq) { return static_cast<float>(seq & 0x7f) + static_cast<uint8_t>(seq >> 7); }
 
 // True once the child has exited (it is then reaped; Finish reports it).
-bool Exited(ChildProcess& child) {
+bool Exited(proc::ChildProcess& child) {
   int status = 0;
   return child.TryReap(&status);
 }
 
-HandoffResult Finish(HandoffTransport t, uint32_t batch, uint64_t leaves, uint64_t t0, bool ok, ChildProcess& child) {
+HandoffResult Finish(HandoffTransport t, uint32_t batch, uint64_t leaves, uint64_t t0, bool ok,
+                     proc::ChildProcess& child) {
   HandoffResult r;
   r.transport = t;
   r.batch = batch;
@@ -56,8 +57,8 @@ HandoffResult Finish(HandoffTransport t, uint32_t batch, uint64_t leaves, uint64
   }
   if (!ok) throw Error(std::string("hand-off bench: wrong results over ") + TransportName(t));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw Error(std::string("hand-off bench: the ") + TransportName(t) + " child failed: " +
-                DescribeWaitStatus(status));
+    throw Error(std::string("hand-off bench: the ") + TransportName(t) +
+                " child failed: " + proc::DescribeWaitStatus(status));
   return r;
 }
 
@@ -72,7 +73,7 @@ HandoffResult LeafRingHandoff(uint32_t batch, double seconds, uint64_t spin_ns) 
   shm::ShmSegment segment = shm::ShmSegment::Create("handoff", layout.total_bytes);
   shm::InitSegment(segment, layout, 1);
   const shm::SegmentMap map(segment.data(), segment.size());
-  ChildProcess child = ChildProcess::Fork("zf-bench-eval", [&]() {
+  proc::ChildProcess child = proc::ChildProcess::Fork("zf-bench-eval", [&]() {
     shm::LeafRingConsumer ring = map.MakeLeafConsumer(0);
     shm::Doorbell bell = map.EvaluatorDoorbell(0);
     shm::SpinPolicy spin(spin_ns);  // as the farm's evaluator waits (evaluator.cpp)
@@ -178,7 +179,7 @@ constexpr size_t kResultBytes = (kActions + 1) * sizeof(float);
 
 HandoffResult PipeHandoff(uint32_t batch, double seconds) {
   Pipe down, up;  // features to the child, results back
-  ChildProcess child = ChildProcess::Fork("zf-bench-eval", [&]() {
+  proc::ChildProcess child = proc::ChildProcess::Fork("zf-bench-eval", [&]() {
     down.Close(1);
     up.Close(0);
     std::vector<uint8_t> in(static_cast<size_t>(batch) * kFeatureBytes);
@@ -246,7 +247,7 @@ void Backoff(uint32_t& spins) {
 HandoffResult SpscHandoff(uint32_t batch, double seconds) {
   shm::ShmSegment segment = shm::ShmSegment::Create("spsc", sizeof(SpscShared));
   auto* q = new (segment.data()) SpscShared();
-  ChildProcess child = ChildProcess::Fork("zf-bench-eval", [&]() {
+  proc::ChildProcess child = proc::ChildProcess::Fork("zf-bench-eval", [&]() {
     LeafMsg in[kMaxBatch];
     ResultMsg out[kMaxBatch];
     uint32_t spins = 0;
@@ -323,4 +324,4 @@ HandoffResult MeasureHandoff(HandoffTransport transport, uint32_t batch, double 
   return {};
 }
 
-}  // namespace zerofarm::proc
+}  // namespace zerofarm::bench

@@ -1,5 +1,5 @@
 #pragma once
-// Shared by `zerofarm bench` and `zerofarm tune` (private to src/cli): run a
+// Shared by `zerofarm bench` and `zerofarm tune` (module bench): run a
 // short real farm as a child `zerofarm run` and read its figures; JSON lines;
 // min/median/max.
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace zerofarm::cli {
+namespace zerofarm::bench {
 
 // What one farm run reached. Rates are over its steady part: from the first
 // metrics row with evaluated leaves to the last (so the evaluator's start-up
@@ -90,4 +90,4 @@ std::string FormatStats(const Stats& s, int digits);
 std::string CpuModel();
 std::string LoadAverage();
 
-}  // namespace zerofarm::cli
+}  // namespace zerofarm::bench

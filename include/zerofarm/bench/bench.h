@@ -1,0 +1,41 @@
+#pragma once
+// `zerofarm bench` (bench.cpp): how close the farm comes to its limit, in one
+// run, on one net: (a) the evaluator alone, (a') the machine bound, (b) a real
+// farm against them, (c) the cross-process leaf hand-off, (d) the writer. The
+// command line is read by src/cli/bench.cpp; the work is here.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "zerofarm/proc/farm_config.h"
+
+namespace zerofarm::bench {
+
+// The settings of one bench, as the command line resolved them (game, net,
+// search, workers, E x T and precision in `farm`, already validated).
+struct BenchOptions {
+  proc::FarmConfig farm;  // game, net, search, workers, precision
+  int runs = 3;
+  double farm_seconds = 20;
+  double bound_seconds = 0.5;    // per batch size
+  double machine_seconds = 3;    // the machine bound's window
+  double machine_start_s = 5;    // the machine bound's children load LibTorch in this time
+  double start_at = 0;           // wall-clock second at which the bound starts (machine bound children)
+  double handoff_seconds = 0.3;  // per transport and batch
+  uint64_t writer_positions = 300'000;
+  std::vector<int> bound_batches, handoff_batches, fixed_waits, deflate_levels, scaling_workers;
+  std::vector<int> handoff_spins_us;  // extra leaf-ring columns, one per spin budget
+  std::string parts = "bound,machine,farm,wait,scaling,handoff,writer";
+  bool Has(const std::string& part) const {
+    return ("," + parts + ",").find("," + part + ",") != std::string::npos;
+  }
+};
+
+// Runs every part of `o.parts` `o.runs` times, interleaved; prints one JSON
+// line per result on stdout as it comes, then the table of min / median / max
+// over the runs and the targets. Returns kExitOk. Throws ConfigError when a
+// part needs LibTorch and this binary has none; Error on a failed fork, mmap
+// or file.
+int RunBench(const BenchOptions& o);
+
+}  // namespace zerofarm::bench
