@@ -17,7 +17,7 @@ namespace {
 void Touch(const std::string& path) { std::ofstream(path) << "x"; }
 }  // namespace
 
-TEST_CASE("run directory: every path of a run and of its host", "[io]") {
+TEST_CASE("run directory: every path of a run and of its host and the model file names", "[io]") {
   const io::RunDir run("R", "h1");
   CHECK(run.Root() == "R");
   CHECK(run.ShardsDir() == "R/shards");
@@ -48,9 +48,7 @@ TEST_CASE("run directory: every path of a run and of its host", "[io]") {
   CHECK(moved.ModelsDir() == "/m");
   CHECK(moved.ModelPath(1) == "/m/model-1.h5");
   CHECK(moved.HostDir() == "R/shards/h1");
-}
-
-TEST_CASE("run directory: model file names and their version numbers", "[io]") {
+  // Model files: model-VERSION.h5, and no other name is a model.
   CHECK(io::RunDir::ModelFileName(0) == "model-0.h5");
   CHECK(io::RunDir::ModelNumber(io::RunDir::ModelFileName(42)) == 42);
   CHECK(io::RunDir::ModelNumber("model-007.h5") == 7);
@@ -59,58 +57,56 @@ TEST_CASE("run directory: model file names and their version numbers", "[io]") {
     CHECK(io::RunDir::ModelNumber(other) == -1);
 }
 
-TEST_CASE("run directory: the newest model is the highest version, not the newest file or name", "[io]") {
+// One test case on disk, in sections (each test case costs CTest a process start).
+TEST_CASE("run directory: on disk", "[io]") {
   testing::ScratchDir dir("zf-run-dir");
-  const io::RunDir run(dir.path());
-  CHECK(run.NewestModel() == std::pair<int64_t, std::string>{-1, ""});  // no models directory yet
-  std::filesystem::create_directories(run.ModelsDir());
-  CHECK(run.NewestModel().first == -1);
-  for (const char* name : {"model-2.h5", "model-10.h5", "model-9.h5", "model-11.h5.tmp", "weights.h5"})
-    Touch(run.ModelsDir() + "/" + std::string(name));
-  CHECK(run.NewestModel() == std::pair<int64_t, std::string>{10, run.ModelPath(10)});
-  CHECK(io::RunDir::NewestModelIn(run.ModelsDir()).first == 10);
-}
-
-TEST_CASE("run directory: readers find the shards and the run id from the run, shards or host directory",
-          "[io]") {
-  testing::ScratchDir dir("zf-run-dir");
-  const io::RunDir run(dir.path(), "h1");
-  CHECK(io::RunDir::ShardsRootOf(dir.path()) == dir.path());  // no shards/: the directory itself
-  std::string where;
-  CHECK(io::RunDir::RunIdAbove(dir.path(), &where).empty());
-  std::filesystem::create_directories(run.HostDir());
-  io::WriteTextFileAtomically(run.RunIdFile(), "abc123\n");
-  CHECK(io::RunDir::ShardsRootOf(dir.path()) == run.ShardsDir());
-  CHECK(io::RunDir::ShardsRootOf(run.HostDir()) == run.HostDir());
-  for (const std::string& start : {dir.path(), run.ShardsDir(), run.HostDir(), run.HostDir() + "/"}) {
-    where.clear();
-    CHECK(io::RunDir::RunIdAbove(start, &where) == "abc123");
-    CHECK(std::filesystem::equivalent(where, run.RunIdFile()));
+  SECTION("the newest model is the highest version, not the newest file or name") {
+    const io::RunDir run(dir.path());
+    CHECK(run.NewestModel() == std::pair<int64_t, std::string>{-1, ""});  // no models directory yet
+    std::filesystem::create_directories(run.ModelsDir());
+    CHECK(run.NewestModel().first == -1);
+    for (const char* name : {"model-2.h5", "model-10.h5", "model-9.h5", "model-11.h5.tmp", "weights.h5"})
+      Touch(run.ModelsDir() + "/" + std::string(name));
+    CHECK(run.NewestModel() == std::pair<int64_t, std::string>{10, run.ModelPath(10)});
+    CHECK(io::RunDir::NewestModelIn(run.ModelsDir()).first == 10);
   }
-}
-
-TEST_CASE("run directory: made, locked, claimed and counted by a host's supervisor", "[io]") {
-  testing::ScratchDir dir("zf-run-dir");
-  const io::RunDir a(dir / "run", "a"), b(dir / "run", "b");
-  a.MakeDirectories(false);
-  for (const std::string& d : {a.Root(), a.ShardsDir(), a.HostDir(), a.HostIndexDir(), a.ModelsDir()})
-    CHECK(std::filesystem::is_directory(d));
-  {
-    const io::RunDir::HostLock lock = a.LockHostDir();
-    CHECK_THROWS_AS(a.LockHostDir(), ConfigError);  // another open file: flock refuses it
-    CHECK(io::ReadTextFile(a.LockFile()) == std::to_string(getpid()));
+  SECTION("readers find the shards and the run id from the run, shards or host directory") {
+    const io::RunDir run(dir.path(), "h1");
+    CHECK(io::RunDir::ShardsRootOf(dir.path()) == dir.path());  // no shards/: the directory itself
+    std::string where;
+    CHECK(io::RunDir::RunIdAbove(dir.path(), &where).empty());
+    std::filesystem::create_directories(run.HostDir());
+    io::WriteTextFileAtomically(run.RunIdFile(), "abc123\n");
+    CHECK(io::RunDir::ShardsRootOf(dir.path()) == run.ShardsDir());
+    CHECK(io::RunDir::ShardsRootOf(run.HostDir()) == run.HostDir());
+    for (const std::string& start : {dir.path(), run.ShardsDir(), run.HostDir(), run.HostDir() + "/"}) {
+      where.clear();
+      CHECK(io::RunDir::RunIdAbove(start, &where) == "abc123");
+      CHECK(std::filesystem::equivalent(where, run.RunIdFile()));
+    }
   }
-  const io::RunDir::HostLock again = a.LockHostDir();  // released with its owner
-  // One run id for all hosts: the first makes it, the others read it.
-  const std::string id = a.ReadOrMakeRunId(0x1234);
-  CHECK(id == "0000000000001234");
-  CHECK(b.ReadOrMakeRunId(0x5678) == id);
-  a.ClaimHostIndex(3);
-  a.ClaimHostIndex(3);  // the same host again: a restart
-  CHECK_THROWS_AS(b.ClaimHostIndex(3), ConfigError);
-  b.ClaimHostIndex(4);
-  CHECK(a.NextEpoch(3) == 0);
-  CHECK(a.NextEpoch(3) == 1);
-  CHECK(a.NextEpoch(3) == 2);
-  CHECK_THROWS_AS(a.NextEpoch(3), Error);
+  SECTION("made, locked, claimed and counted by a host's supervisor") {
+    const io::RunDir a(dir / "run", "a"), b(dir / "run", "b");
+    a.MakeDirectories(false);
+    for (const std::string& d : {a.Root(), a.ShardsDir(), a.HostDir(), a.HostIndexDir(), a.ModelsDir()})
+      CHECK(std::filesystem::is_directory(d));
+    {
+      const io::RunDir::HostLock lock = a.LockHostDir();
+      CHECK_THROWS_AS(a.LockHostDir(), ConfigError);  // another open file: flock refuses it
+      CHECK(io::ReadTextFile(a.LockFile()) == std::to_string(getpid()));
+    }
+    const io::RunDir::HostLock again = a.LockHostDir();  // released with its owner
+    // One run id for all hosts: the first makes it, the others read it.
+    const std::string id = a.ReadOrMakeRunId(0x1234);
+    CHECK(id == "0000000000001234");
+    CHECK(b.ReadOrMakeRunId(0x5678) == id);
+    a.ClaimHostIndex(3);
+    a.ClaimHostIndex(3);  // the same host again: a restart
+    CHECK_THROWS_AS(b.ClaimHostIndex(3), ConfigError);
+    b.ClaimHostIndex(4);
+    CHECK(a.NextEpoch(3) == 0);
+    CHECK(a.NextEpoch(3) == 1);
+    CHECK(a.NextEpoch(3) == 2);
+    CHECK_THROWS_AS(a.NextEpoch(3), Error);
+  }
 }
