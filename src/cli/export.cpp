@@ -16,6 +16,7 @@
 #include "zerofarm/game/game.h"
 #include "zerofarm/io/game_records.h"
 #include "zerofarm/io/h5.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/shard.h"
 
 namespace zerofarm::cli {
@@ -28,7 +29,7 @@ std::vector<std::string> ShardFiles(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw ConfigError(path + ": No such file or directory");
   if (!fs::is_directory(path, ec)) return {path};
-  const std::string root = fs::is_directory(path + "/shards", ec) ? path + "/shards" : path;
+  const std::string root = io::RunDir::ShardsRootOf(path);
   std::vector<std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(root, ec))
     if (e.is_regular_file() && e.path().extension() == ".h5") out.push_back(e.path().string());

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/game/game.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/proc/farm_config.h"
 
@@ -22,32 +23,12 @@ std::vector<std::string> ShardsOf(const std::string& path) {
   if (!fs::exists(path)) throw Error(path + ": no such file or directory");
   if (!fs::is_directory(path)) return {path};
   std::vector<std::string> out;
-  // A run directory: only its shards (RUN/models holds weights files, also *.h5).
-  const std::string root = fs::is_directory(path + "/shards") ? path + "/shards" : path;
+  const std::string root = io::RunDir::ShardsRootOf(path);  // a run directory: only its shards
   for (const auto& e : fs::recursive_directory_iterator(root))
     if (e.is_regular_file() && e.path().extension() == ".h5") out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
   if (out.empty()) throw Error(path + ": no *.h5 shards in it");
   return out;
-}
-
-// The run id of the run directory `path` belongs to (RUN/run_id, looked for
-// in PATH, PATH/.. and PATH/../.., so RUN, RUN/shards and RUN/shards/HOST all
-// find it), or "" when there is none (a single shard, a legacy run).
-std::string RunIdFor(const std::string& path, std::string* where) {
-  namespace fs = std::filesystem;
-  if (!fs::is_directory(path)) return "";
-  fs::path dir = fs::absolute(path).lexically_normal();
-  if (dir.filename().empty()) dir = dir.parent_path();  // "RUN/" -> "RUN"
-  for (int up = 0; up < 3 && !dir.empty(); ++up, dir = dir.parent_path()) {
-    std::ifstream in(dir / "run_id");
-    std::string id;
-    if (in >> id) {
-      *where = (dir / "run_id").string();
-      return id;
-    }
-  }
-  return "";
 }
 
 struct HostTotals {
@@ -190,7 +171,7 @@ int InspectCommand(int argc, char** argv) {
   bool drawn = false;
   const auto shards = ShardsOf(r["path"].as<std::string>());
   std::string run_id_file;
-  const std::string run_id = RunIdFor(r["path"].as<std::string>(), &run_id_file);
+  const std::string run_id = io::RunDir::RunIdAbove(r["path"].as<std::string>(), &run_id_file);
   for (const auto& path : shards) {
     io::ShardReader shard(path);  // one clear line for a file that is not a shard
     CheckSameRun(path, shard.meta(), run_id, run_id_file);

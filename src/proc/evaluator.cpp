@@ -103,7 +103,7 @@ int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::
                << (blas.empty() ? "none loaded" : blas) << "; wait "
                << (config.adaptive_wait ? "adaptive, at most " : "fixed ") << config.max_wait_us << " us";
   shm::EvaluatorBlock& block = map.Evaluator(index);
-  ModelWatcher models(ModelsDir(config));
+  ModelWatcher models(RunDirOf(config).ModelsDir());
   // Between batches: swap in the newest model of the models directory. A file
   // that cannot be used is refused with one line; the old weights stay.
   auto maybe_reload = [&](bool at_start) {

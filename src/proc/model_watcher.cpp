@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <set>
 #include <utility>
@@ -12,18 +11,6 @@
 #include "zerofarm/core/clock.h"
 
 namespace zerofarm::proc {
-
-int64_t ModelNumber(const std::string& name) {
-  const std::string prefix = "model-", suffix = ".h5";
-  if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
-      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return -1;
-  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  if (digits.empty() || digits.size() > 15) return -1;
-  for (char c : digits)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return -1;
-  return std::stoll(digits);
-}
 
 std::optional<ModelWatcher::FileState> ModelWatcher::StateOf(const std::string& path) {
   struct stat st;
@@ -44,7 +31,7 @@ std::optional<std::string> ModelWatcher::Poll(bool force) {
   std::vector<std::pair<int64_t, std::string>> candidates;
   std::set<std::string> present;
   for (const auto& e : std::filesystem::directory_iterator(dir_, ec)) {
-    const int64_t n = ModelNumber(e.path().filename().string());
+    const int64_t n = io::RunDir::ModelNumber(e.path().filename().string());
     if (n < 0) continue;
     present.insert(e.path().string());
     if (n > loaded_) candidates.emplace_back(n, e.path().string());
@@ -65,7 +52,7 @@ std::optional<std::string> ModelWatcher::Poll(bool force) {
 }
 
 void ModelWatcher::Loaded(const std::string& path) {
-  loaded_ = std::max(loaded_, ModelNumber(std::filesystem::path(path).filename().string()));
+  loaded_ = std::max(loaded_, io::RunDir::ModelNumber(std::filesystem::path(path).filename().string()));
   refused_.erase(path);
 }
 

@@ -16,6 +16,8 @@
 #include <optional>
 #include <string>
 
+#include "zerofarm/io/run_dir.h"
+
 namespace zerofarm::proc {
 
 class ModelWatcher {
@@ -50,7 +52,8 @@ class ModelWatcher {
   double last_look_ = -1e9;
 };
 
-// N of "model-N.h5", or -1 for any other name.
-int64_t ModelNumber(const std::string& filename);
+// io::RunDir::ModelNumber under its old name, only for proc/train.cpp until
+// the merge of issue 26 points it at io::RunDir (then delete this).
+inline int64_t ModelNumber(const std::string& filename) { return io::RunDir::ModelNumber(filename); }
 
 }  // namespace zerofarm::proc

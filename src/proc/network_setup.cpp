@@ -52,10 +52,6 @@ eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu) {
   return options;
 }
 
-std::string ModelsDir(const FarmConfig& config) {
-  return config.models.empty() ? config.out + "/models" : config.models;
-}
-
 std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config,
                                                   bool on_gpu) {
   const eval::TorchOptions options = TorchOptionsFor(config, on_gpu);
@@ -90,7 +86,6 @@ std::string FarmBinary() {
   return access(farm.c_str(), X_OK) == 0 ? farm : SelfBinary();
 }
 
-std::string ShardDir(const FarmConfig& config) { return config.out + "/shards/" + config.host_id; }
-std::string ConfigPath(const FarmConfig& config) { return ShardDir(config) + "/config.txt"; }
+io::RunDir RunDirOf(const FarmConfig& config) { return io::RunDir(config.out, config.host_id, config.models); }
 
 }  // namespace zerofarm::proc

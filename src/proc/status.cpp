@@ -228,10 +228,10 @@ StatusReporter::StatusReporter(const shm::SegmentMap& map, const FarmConfig& con
   window_.push_back(first_);
   // One metrics.csv per run; an earlier run's (in a continued directory)
   // keeps its own file, metrics-EPOCH.csv.
-  const std::string path = ShardDir(config) + "/metrics.csv";
+  const std::string path = RunDirOf(config).MetricsCsv();
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && config.epoch > 0)
-    std::filesystem::rename(path, ShardDir(config) + "/metrics-" + std::to_string(config.epoch - 1) + ".csv", ec);
+    std::filesystem::rename(path, RunDirOf(config).RotatedMetricsCsv(config.epoch - 1), ec);
   csv_ = io::OpenFreshStream(path);  // issue 21: never through a planted link
   if (!csv_) {
     ZF_LOG(WARN) << "cannot write " << path << "; no metrics file for this run";
@@ -385,7 +385,7 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   metric("zerofarm_model_version", "gauge", "Newest model version an evaluator of this host runs.");
   m << "zerofarm_model_version{host=\"" << config_.host_id << "\"} " << now.model_max << "\n";
   single("zerofarm_written_bytes_total", "counter", "Bytes of HDF5 shards written.", now.bytes);
-  const std::string path = ShardDir(config_) + "/metrics.prom", tmp = path + ".tmp";
+  const std::string path = RunDirOf(config_).MetricsProm(), tmp = path + ".tmp";
   if (std::FILE* f = io::OpenFreshStream(tmp)) {  // issue 21: never through a planted link
     const std::string text = m.str();
     const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
@@ -406,7 +406,7 @@ void StatusReporter::PrintSummary(const std::string& stop_reason) {
       "restarts %llu (%llu hung); host %s, model version %u..%u\n",
       stop_reason.c_str(), secs, static_cast<unsigned long long>(t.games),
       static_cast<unsigned long long>(t.games_written), static_cast<unsigned long long>(t.shards),
-      static_cast<unsigned long long>(t.positions_written), t.bytes / 1e6, ShardDir(config_).c_str(),
+      static_cast<unsigned long long>(t.positions_written), t.bytes / 1e6, RunDirOf(config_).HostDir().c_str(),
       static_cast<unsigned long long>(t.dropped), secs > 0 ? t.games / secs : 0, secs > 0 ? t.positions / secs : 0,
       secs > 0 ? t.leaves / secs : 0, t.batches ? static_cast<double>(t.leaves) / t.batches : 0,
       LatencyQuantileUs(t, first_, 0.5), LatencyQuantileUs(t, first_, 0.99),

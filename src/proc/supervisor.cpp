@@ -12,7 +12,6 @@
 // evaluators, then the writer, which drains every finished game into shards.
 #include <signal.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,10 +22,8 @@
 #include <fstream>
 #include <functional>
 #include <optional>
-#include <sstream>
 #include <thread>
 
-#include "run_dir.h"
 #include "status.h"
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
@@ -41,7 +38,7 @@
 #include "zerofarm/proc/gpu_plan.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/h5.h"
-#include "zerofarm/io/safe_files.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/eval_cache.h"
 #include "zerofarm/shm/layout.h"
@@ -126,38 +123,6 @@ void RemoveStaleSegments() {
   }
 }
 
-// Holds HOSTDIR/.zerofarm.lock (flock) for the supervisor's lifetime, so two
-// supervisors never write into one host directory. The lock dies with the process.
-class RunDirLock {
- public:
-  explicit RunDirLock(const std::string& dir) {
-    const std::string path = dir + "/.zerofarm.lock";
-    fd_ = io::OpenRunFile(path, O_RDWR | O_CREAT);  // issue 21: never through a planted link
-    if (fd_ < 0 && (errno == ELOOP || errno == EINVAL))
-      throw ConfigError(path + " is a link or not a regular file; refusing to use it");
-    if (fd_ < 0) throw Error(ErrnoMessage("cannot open " + path, errno));
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      char pid[32] = {0};
-      ssize_t n = pread(fd_, pid, sizeof pid - 1, 0);
-      (void)n;
-      close(fd_);
-      throw ConfigError("another zerofarm run (pid " + std::string(pid) + ") is writing into " + dir +
-                        " (two hosts with one --host-id?)");
-    }
-    const std::string me = std::to_string(getpid());
-    if (ftruncate(fd_, 0) != 0 || pwrite(fd_, me.data(), me.size(), 0) < 0) {
-    }
-  }
-  ~RunDirLock() {
-    if (fd_ >= 0) close(fd_);
-  }
-  RunDirLock(const RunDirLock&) = delete;
-  RunDirLock& operator=(const RunDirLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
-
 // A shard NAME.h5.tmp a killed supervisor left (issue #21): complete and
 // fsynced if it was killed between the fsync and the rename. Finished
 // (renamed to NAME.h5, never over an existing file) when it opens, every
@@ -175,7 +140,7 @@ int64_t FinishTmpShard(const FarmConfig& config, const std::string& tmp) {
     const std::string final_name = tmp.substr(0, tmp.size() - 4);
     if (link(tmp.c_str(), final_name.c_str()) != 0) return -1;  // EEXIST: never replace a shard
     unlink(tmp.c_str());
-    const int dir = open(ShardDir(config).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int dir = open(RunDirOf(config).HostDir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir >= 0) {
       fsync(dir);
       close(dir);
@@ -193,7 +158,7 @@ std::string PrepareOutput(const FarmConfig& config) {
   std::error_code ec;
   int finished = 0, removed = 0;
   int64_t games = 0;
-  for (const auto& e : std::filesystem::directory_iterator(ShardDir(config))) {
+  for (const auto& e : std::filesystem::directory_iterator(RunDirOf(config).HostDir())) {
     const std::string path = e.path().string(), name = e.path().filename().string();
     if (e.path().extension() != ".tmp") continue;
     if (name.size() > 7 && name.compare(name.size() - 7, 7, ".h5.tmp") == 0) {
@@ -212,81 +177,6 @@ std::string PrepareOutput(const FarmConfig& config) {
   return "an earlier run of this host left " + std::to_string(finished + removed) + " shard .tmp file(s): " +
          std::to_string(finished) + " complete, renamed into place (" + std::to_string(games) + " games), " +
          std::to_string(removed) + " incomplete, removed (their games are lost)";
-}
-
-// OUT/run_id: the id of the run directory, shared by all its hosts. The first
-// host to start makes it (a private temporary file, then link(2), which fails
-// with EEXIST if another host was first, also on NFS); the others read it.
-// `host` names the temporary file (pids alone may repeat across hosts).
-std::string RunIdOf(const std::string& dir, uint64_t random, const std::string& host) {
-  const std::string path = dir + "/run_id";
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    const std::optional<std::string> text = io::ReadRunFile(path);  // issue 21: no link followed
-    std::istringstream in(text.value_or(""));
-    std::string id;
-    if (in >> id && !id.empty()) return id;
-    if (text) {  // being written by nobody: link() makes it whole; an empty one is damage
-      if (attempt > 0) throw ConfigError(path + " is empty: remove it or use a new run directory");
-    } else {
-      char hex[17];
-      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(random));
-      const std::string tmp = path + "." + host + "." + std::to_string(getpid()) + ".tmp";
-      io::WriteNewFile(tmp, std::string(hex) + "\n");  // issue 21: fresh file; removed on failure
-      const int rc = link(tmp.c_str(), path.c_str());
-      const int err = errno;
-      std::remove(tmp.c_str());
-      if (rc == 0) return hex;
-      if (err != EEXIST) throw Error(ErrnoMessage("cannot create " + path, err));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  throw Error("cannot read " + path);
-}
-
-// Claims host index `index` for `host` in OUT/host-index/N (O_EXCL create);
-// the same host claiming again (a restart, a requeue) is fine. ConfigError
-// when another host of the run holds it: then two hosts would share game ids.
-void ClaimHostIndex(const std::string& dir, uint32_t index, const std::string& host) {
-  const std::string claims = dir + "/host-index";
-  std::error_code ec;
-  std::filesystem::create_directories(claims, ec);
-  if (ec) throw Error("cannot create " + claims + ": " + ec.message());
-  const std::string path = claims + "/" + std::to_string(index);
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    const std::string text = host + "\n";
-    const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    const int err = errno;
-    close(fd);
-    if (!ok) {
-      std::remove(path.c_str());
-      if (err == ENOSPC || err == EDQUOT) throw io::NoSpaceError(ErrnoMessage("cannot write " + path, err));
-      throw Error("cannot write " + path);
-    }
-    return;
-  }
-  if (errno != EEXIST) throw Error(ErrnoMessage("cannot create " + path, errno));
-  std::string owner;
-  for (int attempt = 0; attempt < 50 && owner.empty(); ++attempt) {  // its creator may be mid-write
-    std::istringstream in(io::ReadRunFile(path).value_or(""));  // issue 21: no link followed
-    in >> owner;
-    if (owner.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (owner != host)
-    throw ConfigError("host index " + std::to_string(index) + " of --host-id " + host + " is taken by host '" +
-                      owner + "' of this run (" + path + "); give this host another --host-id (a number below "
-                      "65536 is used as the index itself)");
-}
-
-// Counts the runs that wrote into `dir` (OUT/epoch), under the run lock.
-uint32_t NextEpoch(const std::string& dir) {
-  uint32_t epoch = 0;
-  std::istringstream in(io::ReadRunFile(dir + "/epoch").value_or(""));  // issue 21: no link followed
-  if (in >> epoch) ++epoch;
-  if (epoch >= kMaxEpochs)
-    throw Error(dir + ": more than " + std::to_string(kMaxEpochs - 1) + " runs of this host wrote into it");
-  io::WriteTextFileAtomically(dir + "/epoch", std::to_string(epoch) + "\n");
-  return epoch;
 }
 
 uint32_t GameQueueDepth(const FarmConfig& config, size_t game_slot_bytes) {
@@ -385,15 +275,16 @@ int RunFarm(const FarmConfig& requested) {
       throw ConfigError(std::string("--weights: ") + e.what());
     }
   }
-  MakeRunDirectories(config);  // issue 21: made and checked (run_dir.h)
-  if (access(ShardDir(config).c_str(), W_OK) != 0)
-    throw Error(ErrnoMessage("the host directory " + ShardDir(config) + " is not writable", errno));
-  RunDirLock lock(ShardDir(config));
+  const io::RunDir run_dir = RunDirOf(config);
+  run_dir.MakeDirectories(config.allow_foreign_dir);  // issue 21: made and checked (io/run_dir.h)
+  if (access(run_dir.HostDir().c_str(), W_OK) != 0)
+    throw Error(ErrnoMessage("the host directory " + run_dir.HostDir() + " is not writable", errno));
+  const io::RunDir::HostLock lock = run_dir.LockHostDir();
   uint64_t id_state = config.seed ^ MonotonicNs() ^ (static_cast<uint64_t>(getpid()) << 32);
-  config.run_id = RunIdOf(config.out, SplitMix64(id_state), config.host_id);
+  config.run_id = run_dir.ReadOrMakeRunId(SplitMix64(id_state));
   config.host_index = HostIndexOf(config.host_id);
-  ClaimHostIndex(config.out, config.host_index, config.host_id);
-  config.epoch = NextEpoch(ShardDir(config));
+  run_dir.ClaimHostIndex(config.host_index);
+  config.epoch = run_dir.NextEpoch(kMaxEpochs);
   SetLogHost(config.host_id);  // every log line of this host's processes names it
   const std::string start_note = PrepareOutput(config);
   RemoveStaleSegments();
@@ -416,7 +307,7 @@ int RunFarm(const FarmConfig& requested) {
   // inherited by the forked workers, gone with the last process.
   shm::EvalCacheMemory cache_memory;
   if (config.eval_cache > 0) cache_memory = shm::EvalCacheMemory(config.eval_cache, game->ActionCount());
-  io::WriteTextFileAtomically(ConfigPath(config), config.ToText());
+  io::WriteTextFileAtomically(run_dir.ConfigFile(), config.ToText());
   ZF_LOG(INFO) << "run " << config.run_id << ", host " << config.host_id << " (index " << config.host_index
                << ", epoch " << config.epoch << "), segment id " << std::hex << run_id << std::dec << ": " << config.game << ", " << config.workers
                << " workers x " << config.games_per_worker << " games, " << config.Evaluators()
@@ -470,7 +361,7 @@ int RunFarm(const FarmConfig& requested) {
       const std::string devices = config.gpus > 0 ? gpu_devices[e] : "";
       c.process = ChildProcess::Exec(c.role, network_binary,
                                      {"zf-eval-" + std::to_string(e), "__evaluator", "--shm", segment.name(),
-                                      "--index", std::to_string(e), "--config", ConfigPath(config)},
+                                      "--index", std::to_string(e), "--config", RunDirOf(config).ConfigFile()},
                                      {"CUDA_VISIBLE_DEVICES=" + devices});
     } else {
       c.process = ChildProcess::Fork(

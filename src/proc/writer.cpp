@@ -93,7 +93,7 @@ int WriteShards(const FarmConfig& config, const shm::SegmentMap& map) {
   const uint32_t workers = map.params().num_workers;
   shm::ProcessSlot& me = map.WriterProcess();
   shm::WriterBlock& stats = map.Writer();
-  const std::string dir = ShardDir(config);
+  const std::string dir = RunDirOf(config).HostDir();
 
   io::ShardMeta meta = io::ShardMetaForGame(*game);
   meta.search = config.search.Describe();

@@ -13,6 +13,7 @@
 #include "zerofarm/eval/evaluator.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/game.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/proc/farm_config.h"
 
 namespace zerofarm::shm {
@@ -47,8 +48,6 @@ eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config);
 eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path);
 // LibTorch settings of this run's evaluators.
 eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu);
-// The directory evaluators watch for new weights: --models, else OUT/models.
-std::string ModelsDir(const FarmConfig& config);
 // on_gpu: CUDA device 0 of this process (an evaluator of a --gpus run).
 std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config,
                                                   bool on_gpu = false);
@@ -72,11 +71,8 @@ std::string NetworkBinary();
 // it is there, else this one.
 std::string FarmBinary();
 
-// Where this host's files go (config.host_id must be resolved). The host
-// directory OUT/shards/HOST_ID holds its shards, config.txt, epoch,
-// metrics.csv, metrics.prom and .zerofarm.lock; OUT/run_id, OUT/host-index/
-// and OUT/models are shared by the hosts of the run (docs/schema.md).
-std::string ShardDir(const FarmConfig& config);   // OUT/shards/HOST_ID
-std::string ConfigPath(const FarmConfig& config); // OUT/shards/HOST_ID/config.txt
+// This run's directory (io/run_dir.h: every path of a run): --out, the host
+// id (config.host_id must be resolved for the host's paths) and --models.
+io::RunDir RunDirOf(const FarmConfig& config);
 
 }  // namespace zerofarm::proc
