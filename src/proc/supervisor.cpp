@@ -409,8 +409,8 @@ int RunFarm(const FarmConfig& requested) {
   const shm::Layout layout = shm::ComputeLayout(params);
   shm::ShmSegment segment = shm::ShmSegment::Create("run", layout.total_bytes);
   uint64_t seed_state = config.seed ^ MonotonicNs() ^ (static_cast<uint64_t>(getpid()) << 32);
-  const uint64_t run_id = SplitMix64(seed_state);
-  shm::InitSegment(segment, layout, run_id);
+  const uint64_t segment_id = SplitMix64(seed_state);
+  shm::InitSegment(segment, layout, segment_id);
   shm::SegmentMap map(segment.data(), segment.size());
   // The workers' shared evaluation cache (--eval-cache; docs/search.md):
   // inherited by the forked workers, gone with the last process.
@@ -418,7 +418,7 @@ int RunFarm(const FarmConfig& requested) {
   if (config.eval_cache > 0) cache_memory = shm::EvalCacheMemory(config.eval_cache, game->ActionCount());
   io::WriteTextFileAtomically(ConfigPath(config), config.ToText());
   ZF_LOG(INFO) << "run " << config.run_id << ", host " << config.host_id << " (index " << config.host_index
-               << ", epoch " << config.epoch << "), segment id " << std::hex << run_id << std::dec << ": " << config.game << ", " << config.workers
+               << ", epoch " << config.epoch << "), segment id " << std::hex << segment_id << std::dec << ": " << config.game << ", " << config.workers
                << " workers x " << config.games_per_worker << " games, " << config.Evaluators()
                << (config.OnGpu() ? " GPU" : config.gpus > 0 ? " simulated-GPU (CPU)" : " CPU") << " evaluator(s), segment " << segment.name() << " ("
                << layout.total_bytes / 1024 << " KiB), output " << config.out;
