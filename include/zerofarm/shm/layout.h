@@ -2,7 +2,7 @@
 // The layout of the run's one shared-memory segment, computed purely from the
 // configuration numbers, and its versioned header at offset 0.
 //
-//   offset 0      SegmentHeader (magic "ZFSHM001", version, sizes, run id,
+//   offset 0      SegmentHeader (magic "ZFSHM001", version, sizes, segment id,
 //                 stop flag, supervisor heartbeat, writer doorbell, Layout)
 //   64-aligned    ProcessSlot [workers + evaluators + 1]  heartbeats and pids
 //   64-aligned    EvaluatorBlock [evaluators]  doorbell + statistics
