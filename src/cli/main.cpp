@@ -46,7 +46,7 @@ bool RunsNetwork(const std::string& command) {
   return false;
 }
 
-// A build has two binaries (proc/roles.h): `zerofarm` links no LibTorch, so the
+// A build has two binaries (proc/binaries.h): `zerofarm` links no LibTorch, so the
 // supervisor and the workers and writer it forks never load it; zerofarm-torch
 // links it. Each hands the other's commands over by exec, same pid and
 // arguments. Returns only when this binary runs `command` itself.
