@@ -1,5 +1,6 @@
 // zerofarm __evaluator: the evaluator role, exec'd by the supervisor with
-// CUDA_VISIBLE_DEVICES already set. Not for users; no help text beyond this.
+// CUDA_VISIBLE_DEVICES already set. Not for users; its argv is built and parsed
+// in proc/evaluator_command.h.
 #include <unistd.h>
 
 #include "commands.h"
@@ -7,22 +8,16 @@
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/core/log.h"
 #include "zerofarm/proc/child_process.h"
+#include "zerofarm/proc/evaluator_command.h"
 #include "zerofarm/proc/roles.h"
 
 namespace zerofarm::cli {
 
 int EvaluatorRole(int argc, char** argv) {
-  cxxopts::Options options("zerofarm __evaluator", "internal: an evaluator process of a farm");
-  options.add_options()("shm", "segment name", cxxopts::value<std::string>())(
-      "index", "evaluator index", cxxopts::value<uint32_t>())("config", "config file", cxxopts::value<std::string>());
-  cxxopts::ParseResult r;
-  int code = 0;
-  if (!ParseArgs(options, argc, argv, &r, &code)) return code;
-  const uint32_t index = r["index"].as<uint32_t>();
-  const std::string role = "eval-" + std::to_string(index);
-  proc::BecomeChild(role, getppid());
+  const proc::EvaluatorArgs args = proc::ParseEvaluatorArgs(argc, argv);  // ConfigError: exit 2 (Main)
+  proc::BecomeChild(proc::ChildRole{proc::ChildRole::Kind::kEvaluator, args.index}.Name(), getppid());
   try {
-    return proc::RunEvaluatorProcess(r["shm"].as<std::string>(), index, r["config"].as<std::string>());
+    return proc::RunEvaluatorProcess(args.segment_name, args.index, args.config_path);
   } catch (const ConfigError& e) {
     ZF_LOG(ERROR) << e.what();
     return kExitUsage;

@@ -14,6 +14,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/h5.h"
 #include "zerofarm/proc/child_process.h"
+#include "zerofarm/proc/evaluator_command.h"
 #include "zerofarm/proc/roles.h"
 
 namespace zerofarm::cli {
@@ -40,12 +41,12 @@ void Usage(std::ostream& os) {
 
 // The commands that run a network, and so need LibTorch.
 bool RunsNetwork(const std::string& command) {
-  for (const char* c : {"selfplay", "train", "eval", "loop", "bench", "gtp", "__evaluator"})
+  for (const char* c : {"selfplay", "train", "eval", "loop", "bench", "gtp", proc::kEvaluatorCommand})
     if (command == c) return true;
   return false;
 }
 
-// A build has two binaries (proc/roles.h): `zerofarm` links no LibTorch, so the
+// A build has two binaries (proc/binaries.h): `zerofarm` links no LibTorch, so the
 // supervisor and the workers and writer it forks never load it; zerofarm-torch
 // links it. Each hands the other's commands over by exec, same pid and
 // arguments. Returns only when this binary runs `command` itself.
@@ -81,7 +82,7 @@ int Main(int argc, char** argv) {
     if (command == "export") return ExportCommand(argc - 1, argv + 1);
     if (command == "gtp") return GtpCommand(argc - 1, argv + 1);
     if (command == "config") return ConfigCommand(argc - 1, argv + 1);
-    if (command == "__evaluator") return EvaluatorRole(argc - 1, argv + 1);
+    if (command == proc::kEvaluatorCommand) return EvaluatorRole(argc - 1, argv + 1);
     if (command == "version" || command == "--version") {
       std::cout << "zerofarm " << ZF_VERSION_STRING << "\n";
       return kExitOk;

@@ -1,6 +1,7 @@
-// zf-eval-N: one evaluator process of the farm, started by fork + exec of the
-// zerofarm binary (`zerofarm __evaluator`), with CUDA_VISIBLE_DEVICES set by
-// the supervisor before exec, so before any CUDA call.
+// zf-eval-N: one evaluator process of the farm, started by fork + exec of
+// zerofarm-torch, the binary that links LibTorch (zerofarm itself in a build
+// without LibTorch), with CUDA_VISIBLE_DEVICES set by the supervisor before
+// exec, so before any CUDA call. Its argv: proc/evaluator_command.h.
 //
 // Threads: the main thread batches and runs the network; LibTorch's intra-op
 // pool (1 thread by default on CPU: the cores belong to the workers).
@@ -83,168 +84,239 @@ class NonFiniteCheck {
   bool seen_ = false, logged_ = false;
 };
 
-int ServeRings(const FarmConfig& config, const shm::SegmentMap& map, const shm::ShmView& view, uint32_t index) {
-  const auto game = game::MakeGame(config.game);
+// One evaluator's state: its network, its rings, its batching policy, and
+// what the loop's steps share. Lives in the evaluator process; the loop runs
+// on its main thread.
+class RingServer {
+ public:
+  RingServer(const FarmConfig& config, const shm::SegmentMap& map, const shm::ShmView& view, uint32_t index);
+  // The evaluator's loop; returns its exit code.
+  int Run();
+
+ private:
+  void LogStart() const;
+  void MaybeReload(bool at_start);
+  bool AnyReady();
+  void Gather();
+  bool DropCorruptRing();
+  void WaitForMoreLeaves();
+  bool RingsFull() const;
+  void EvaluateBatch();
+
+  const FarmConfig& config_;
+  const shm::SegmentMap& map_;
+  const shm::ShmView& view_;
+  const uint32_t index_;
+  const std::unique_ptr<game::Game> game_;
+  const bool on_gpu_;
+  shm::ProcessSlot& me_;
+  shm::EvaluatorBlock& block_;
+  std::unique_ptr<eval::Evaluator> net_;
+  ModelWatcher models_;
+  shm::Doorbell bell_;
+  std::vector<shm::LeafRingConsumer> rings_;
+  const uint64_t max_batch_;
+  const uint64_t max_wait_ns_;
+  const pid_t supervisor_;
+  AdaptiveBatchPolicy policy_;
+  // Spin briefly before each futex sleep (shm/spin_wait.h): one policy per wait,
+  // since a wait for the first leaf and one for more leaves win differently.
+  shm::SpinPolicy idle_spin_, batch_spin_;
+  NonFiniteCheck nonfinite_;
+
+  std::vector<eval::LeafChunk> chunks_;
+  std::vector<shm::LeafRun> runs_;
+  size_t start_ring_ = 0;
+  uint64_t batch_ = 0;
+};
+
+std::unique_ptr<game::Game> CheckedGame(const FarmConfig& config, const shm::SegmentMap& map) {
+  auto game = game::MakeGame(config.game);
   if (map.params().feature_bytes != static_cast<uint32_t>(game->Shape().FeatureBytes()) ||
       map.params().actions != static_cast<uint32_t>(game->ActionCount()))
     throw Error("the segment's leaf shape does not match " + config.game);
-  const bool on_gpu = config.OnGpu();
-  shm::ProcessSlot& me = map.EvaluatorProcess(index);
-  me.Beat(MonotonicNs(), config.BusyAllowanceNs());  // building the net (LibTorch, CUDA) may take long
-  std::unique_ptr<eval::Evaluator> net = MakeEvaluatorFor(*game, config, on_gpu);
+  return game;
+}
+
+RingServer::RingServer(const FarmConfig& config, const shm::SegmentMap& map, const shm::ShmView& view,
+                       uint32_t index)
+    : config_(config),
+      map_(map),
+      view_(view),
+      index_(index),
+      game_(CheckedGame(config, map)),
+      on_gpu_(config.OnGpu()),
+      me_(map.EvaluatorProcess(index)),
+      block_(map.Evaluator(index)),
+      models_(RunDirOf(config).ModelsDir()),
+      bell_(map.EvaluatorDoorbell(index)),
+      max_batch_(static_cast<uint64_t>(config.max_batch)),
+      max_wait_ns_(static_cast<uint64_t>(config.max_wait_us) * 1000),
+      supervisor_(getppid()),
+      nonfinite_(block_) {
+  me_.Beat(MonotonicNs(), config.BusyAllowanceNs());  // building the net (LibTorch, CUDA) may take long
+  net_ = MakeEvaluatorFor(*game_, config, on_gpu_);
   // A GPU evaluator pins the whole segment: the rings' copies are DMAs.
-  net->RegisterHostMemory(view.data(), view.size());
+  net_->RegisterHostMemory(view.data(), view.size());
+  LogStart();
+  MaybeReload(true);
+  // relaxed: read by the status line only.
+  block_.model_version.store(net_->ModelVersion(), std::memory_order_relaxed);
+  bell_.CancelSleep();  // a predecessor killed in its sleep left the flag set
+  for (uint32_t w : map.WorkersOf(index)) rings_.push_back(map.MakeLeafConsumer(w));
+}
+
+void RingServer::LogStart() const {
   const std::string blas = eval::LoadedBlas();
   std::string served, devices = "unset";
-  for (uint32_t w : map.WorkersOf(index)) served += (served.empty() ? "" : ",") + std::to_string(w);
+  for (uint32_t w : map_.WorkersOf(index_)) served += (served.empty() ? "" : ",") + std::to_string(w);
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) devices = v;
   ZF_LOG(INFO) << "serving workers " << served << " (CUDA_VISIBLE_DEVICES=" << devices << ") of evaluator "
-               << index << " with " << net->Describe() << "; BLAS "
+               << index_ << " with " << net_->Describe() << "; BLAS "
                << (blas.empty() ? "none loaded" : blas) << "; wait "
-               << (config.adaptive_wait ? "adaptive, at most " : "fixed ") << config.max_wait_us << " us";
-  shm::EvaluatorBlock& block = map.Evaluator(index);
-  ModelWatcher models(RunDirOf(config).ModelsDir());
-  // Between batches: swap in the newest model of the models directory. A file
-  // that cannot be used is refused with one line; the old weights stay.
-  auto maybe_reload = [&](bool at_start) {
-    const std::optional<std::string> path = models.Poll(at_start);
-    if (!path) return;
-    me.Beat(MonotonicNs(), config.BusyAllowanceNs());  // a load may take long (issue #21)
-    try {
-      eval::WeightSet weights = LoadWeightsFor(*game, *path);
-      if (weights.version <= net->ModelVersion()) {
-        models.Refused(*path);  // issue 21: not offered again unless it changes
-        if (!at_start)
-          ZF_LOG(WARN) << "not loading " << *path << ": its model version " << weights.version
-                       << " is not newer than " << net->ModelVersion();
-        return;
-      }
-      auto fresh = eval::MakeTorchEvaluator(weights, TorchOptionsFor(config, on_gpu));
-      net.reset();  // unpins the segment before the new network pins it
-      net = std::move(fresh);
-      net->RegisterHostMemory(view.data(), view.size());
-      // relaxed: read by the status line only.
-      block.model_version.store(net->ModelVersion(), std::memory_order_relaxed);
-      models.Loaded(*path);
-      ZF_LOG(INFO) << "loaded model version " << net->ModelVersion() << " from " << *path;
-    } catch (const std::exception& e) {
-      // issue 21: retried once the file changes (a copy still in progress), never blocks a later one.
-      models.Refused(*path);
-      ZF_LOG(ERROR) << "refused " << *path << "; keeping model version " << net->ModelVersion() << ": " << e.what();
-    }
-  };
-  maybe_reload(true);
-  // relaxed: read by the status line only.
-  block.model_version.store(net->ModelVersion(), std::memory_order_relaxed);
-  shm::Doorbell bell = map.EvaluatorDoorbell(index);
-  bell.CancelSleep();  // a predecessor killed in its sleep left the flag set
-  std::vector<shm::LeafRingConsumer> rings;
-  for (uint32_t w : map.WorkersOf(index)) rings.push_back(map.MakeLeafConsumer(w));
-  const uint64_t max_batch = static_cast<uint64_t>(config.max_batch);
-  const uint64_t max_wait_ns = static_cast<uint64_t>(config.max_wait_us) * 1000;
-  const pid_t supervisor = getppid();
-  const bool adaptive = config.adaptive_wait;
-  AdaptiveBatchPolicy policy;
-  // Spin briefly before each futex sleep (shm/spin_wait.h): one policy per wait,
-  // since a wait for the first leaf and one for more leaves win differently.
-  shm::SpinPolicy idle_spin, batch_spin;
+               << (config_.adaptive_wait ? "adaptive, at most " : "fixed ") << config_.max_wait_us << " us";
+}
 
-  std::vector<eval::LeafChunk> chunks;
-  std::vector<shm::LeafRun> runs;
-  auto any_ready = [&]() {
-    for (auto& r : rings)
-      if (r.Available() > 0) return true;
-    return false;
-  };
-  // Takes ready leaves from every ring, round-robin start, up to the batch limit.
-  size_t start_ring = 0;
-  uint64_t batch = 0;
-  auto gather = [&]() {
-    for (size_t i = 0; i < rings.size() && batch < max_batch; ++i) {
-      auto& ring = rings[(start_ring + i) % rings.size()];
-      const shm::LeafRuns taken = ring.Take(max_batch - batch);
-      for (uint32_t r = 0; r < taken.num_runs; ++r) runs.push_back(taken.runs[r]);
-      batch += taken.total;
+// Between batches: swap in the newest model of the models directory. A file
+// that cannot be used is refused with one line; the old weights stay.
+void RingServer::MaybeReload(bool at_start) {
+  const std::optional<std::string> path = models_.Poll(at_start);
+  if (!path) return;
+  me_.Beat(MonotonicNs(), config_.BusyAllowanceNs());  // a load may take long (issue #21)
+  try {
+    eval::WeightSet weights = LoadWeightsFor(*game_, *path);
+    if (weights.version <= net_->ModelVersion()) {
+      models_.Refused(*path);  // issue 21: not offered again unless it changes
+      if (!at_start)
+        ZF_LOG(WARN) << "not loading " << *path << ": its model version " << weights.version
+                     << " is not newer than " << net_->ModelVersion();
+      return;
     }
-    start_ring = (start_ring + 1) % rings.size();
-  };
+    auto fresh = eval::MakeTorchEvaluator(weights, TorchOptionsFor(config_, on_gpu_));
+    net_.reset();  // unpins the segment before the new network pins it
+    net_ = std::move(fresh);
+    net_->RegisterHostMemory(view_.data(), view_.size());
+    // relaxed: read by the status line only.
+    block_.model_version.store(net_->ModelVersion(), std::memory_order_relaxed);
+    models_.Loaded(*path);
+    ZF_LOG(INFO) << "loaded model version " << net_->ModelVersion() << " from " << *path;
+  } catch (const std::exception& e) {
+    // issue 21: retried once the file changes (a copy still in progress), never blocks a later one.
+    models_.Refused(*path);
+    ZF_LOG(ERROR) << "refused " << *path << "; keeping model version " << net_->ModelVersion() << ": " << e.what();
+  }
+}
 
+bool RingServer::AnyReady() {
+  for (auto& r : rings_)
+    if (r.Available() > 0) return true;
+  return false;
+}
+
+// Takes ready leaves from every ring, round-robin start, up to the batch limit.
+void RingServer::Gather() {
+  for (size_t i = 0; i < rings_.size() && batch_ < max_batch_; ++i) {
+    auto& ring = rings_[(start_ring_ + i) % rings_.size()];
+    const shm::LeafRuns taken = ring.Take(max_batch_ - batch_);
+    for (uint32_t r = 0; r < taken.num_runs; ++r) runs_.push_back(taken.runs[r]);
+    batch_ += taken.total;
+  }
+  start_ring_ = (start_ring_ + 1) % rings_.size();
+}
+
+// Stops serving the first ring with impossible counters, if any; false when
+// no ring is left.
+bool RingServer::DropCorruptRing() {
+  for (size_t i = 0; i < rings_.size(); ++i)
+    if (rings_[i].Corrupt()) {
+      ZF_LOG(ERROR) << "the ring of worker " << map_.WorkersOf(index_)[i]
+                    << " has impossible counters; no longer serving it";
+      rings_.erase(rings_.begin() + static_cast<long>(i));
+      return !rings_.empty();
+    }
+  return true;
+}
+
+int RingServer::Run() {
   uint64_t last_beat = 0;
-  NonFiniteCheck nonfinite(block);
   while (true) {
     const uint64_t now = MonotonicNs();
     if (now - last_beat > 50'000'000) {
-      me.Beat(now);
+      me_.Beat(now);
       last_beat = now;
     }
-    if (map.StopRequested() != 0) return kExitOk;
-    maybe_reload(false);
-    runs.clear();
-    batch = 0;
-    gather();
-    for (size_t i = 0; i < rings.size(); ++i)
-      if (rings[i].Corrupt()) {
-        ZF_LOG(ERROR) << "the ring of worker " << map.WorkersOf(index)[i]
-                      << " has impossible counters; no longer serving it";
-        rings.erase(rings.begin() + static_cast<long>(i));
-        if (rings.empty()) return kExitFailure;
-        break;
-      }
-    if (batch == 0) {
-      bell.SpinThenSleepUnless(any_ready, idle_spin, kIdleWaitNs);
-      if (getppid() != supervisor) return kExitPeerGone;
+    if (map_.StopRequested() != 0) return kExitOk;
+    MaybeReload(false);
+    runs_.clear();
+    batch_ = 0;
+    Gather();
+    if (!DropCorruptRing()) return kExitFailure;
+    if (batch_ == 0) {
+      bell_.SpinThenSleepUnless([this]() { return AnyReady(); }, idle_spin_, kIdleWaitNs);
+      if (getppid() != supervisor_) return kExitPeerGone;
       continue;
     }
-    // Wait a little for more leaves, asleep, never past the deadline. The
-    // adaptive policy waits only while the next leaf is expected sooner than
-    // it is worth (batch_policy.h) and stops once leaves stop arriving.
-    const uint64_t wait_start = MonotonicNs();
-    const uint64_t deadline = wait_start + max_wait_ns;
-    uint64_t last_arrival = wait_start;
-    auto rings_full = [&]() {  // no worker can send more until we answer
-      for (auto& r : rings)
-        if (r.Taken() - r.Done() < r.Slots()) return false;
-      return true;
-    };
-    while (batch < max_batch && !rings_full()) {
-      const uint64_t t = MonotonicNs();
-      uint64_t until = deadline;
-      if (adaptive) {
-        if (!policy.WorthWaiting(batch)) break;
-        until = std::min(deadline, last_arrival + policy.ArrivalTimeoutNs());
-      }
-      if (t >= until) break;
-      bell.SpinThenSleepUnless(any_ready, batch_spin, until - t);
-      const uint64_t before = batch;
-      gather();
-      const uint64_t after = MonotonicNs();
-      if (batch > before) {
-        policy.ObserveArrival(batch - before, after - last_arrival);
-        last_arrival = after;
-      } else if (after >= until) {
-        break;
-      }
-    }
-    // Evaluate in place.
-    chunks.clear();
-    for (const auto& run : runs) {
-      // Bounds were checked when the segment was validated; a run never wraps.
-      ZF_CHECK(run.count > 0 && run.count <= max_batch);
-      chunks.push_back(eval::LeafChunk{run.features, run.policy, run.value, static_cast<int>(run.count)});
-    }
-    const uint64_t t0 = MonotonicNs();
-    const uint32_t version = net->ModelVersion();
-    // The first batch of a model may take long (LibTorch's lazy set-up, cuDNN).
-    if (nonfinite.NewModel(version)) me.Beat(t0, config.BusyAllowanceNs());
-    net->Evaluate(chunks.data(), static_cast<int>(chunks.size()));
-    nonfinite.Check(runs, map.params().actions, version, batch);
-    for (const auto& run : runs)
-      for (uint32_t i = 0; i < run.count; ++i) run.model_version[i] = version;
-    for (auto& ring : rings) ring.CompleteAllTaken();
-    const uint64_t compute_ns = MonotonicNs() - t0;
-    policy.ObserveBatch(batch, compute_ns);
-    shm::RecordBatch(block, batch, compute_ns);
+    WaitForMoreLeaves();
+    EvaluateBatch();
   }
+}
+
+bool RingServer::RingsFull() const {  // no worker can send more until we answer
+  for (auto& r : rings_)
+    if (r.Taken() - r.Done() < r.Slots()) return false;
+  return true;
+}
+
+// Wait a little for more leaves, asleep, never past the deadline. The
+// adaptive policy waits only while the next leaf is expected sooner than
+// it is worth (batch_policy.h) and stops once leaves stop arriving.
+void RingServer::WaitForMoreLeaves() {
+  const uint64_t wait_start = MonotonicNs();
+  const uint64_t deadline = wait_start + max_wait_ns_;
+  uint64_t last_arrival = wait_start;
+  while (batch_ < max_batch_ && !RingsFull()) {
+    const uint64_t t = MonotonicNs();
+    uint64_t until = deadline;
+    if (config_.adaptive_wait) {
+      if (!policy_.WorthWaiting(batch_)) break;
+      until = std::min(deadline, last_arrival + policy_.ArrivalTimeoutNs());
+    }
+    if (t >= until) break;
+    bell_.SpinThenSleepUnless([this]() { return AnyReady(); }, batch_spin_, until - t);
+    const uint64_t before = batch_;
+    Gather();
+    const uint64_t after = MonotonicNs();
+    if (batch_ > before) {
+      policy_.ObserveArrival(batch_ - before, after - last_arrival);
+      last_arrival = after;
+    } else if (after >= until) {
+      break;
+    }
+  }
+}
+
+// Evaluate in place: the network reads the features where the workers wrote
+// them and writes policy and value into the same slots; then each ring's
+// completion is published.
+void RingServer::EvaluateBatch() {
+  chunks_.clear();
+  for (const auto& run : runs_) {
+    // Bounds were checked when the segment was validated; a run never wraps.
+    ZF_CHECK(run.count > 0 && run.count <= max_batch_);
+    chunks_.push_back(eval::LeafChunk{run.features, run.policy, run.value, static_cast<int>(run.count)});
+  }
+  const uint64_t t0 = MonotonicNs();
+  const uint32_t version = net_->ModelVersion();
+  // The first batch of a model may take long (LibTorch's lazy set-up, cuDNN).
+  if (nonfinite_.NewModel(version)) me_.Beat(t0, config_.BusyAllowanceNs());
+  net_->Evaluate(chunks_.data(), static_cast<int>(chunks_.size()));
+  nonfinite_.Check(runs_, map_.params().actions, version, batch_);
+  for (const auto& run : runs_)
+    for (uint32_t i = 0; i < run.count; ++i) run.model_version[i] = version;
+  for (auto& ring : rings_) ring.CompleteAllTaken();
+  const uint64_t compute_ns = MonotonicNs() - t0;
+  policy_.ObserveBatch(batch_, compute_ns);
+  shm::RecordBatch(block_, batch_, compute_ns);
 }
 
 }  // namespace
@@ -255,7 +327,7 @@ int RunEvaluatorProcess(const std::string& segment_name, uint32_t index, const s
   shm::SegmentMap map(view.data(), view.size());
   if (index >= map.params().num_evaluators)
     throw Error("evaluator index " + std::to_string(index) + " out of range");
-  return ServeRings(config, map, view, index);
+  return RingServer(config, map, view, index).Run();
 }
 
 }  // namespace zerofarm::proc

@@ -1,17 +1,13 @@
 #include "zerofarm/proc/farm_config.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
-#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
-#include <optional>
 #include <sstream>
 
 #include "zerofarm/core/error.h"
@@ -78,75 +74,6 @@ uint64_t MemAvailableBytes() {
   while (in >> key >> kib >> unit)
     if (key == "MemAvailable:") return kib * 1024;
   return 0;
-}
-
-namespace {
-// A non-negative decimal integer from the environment, if `name` holds one.
-std::optional<long> EnvNumber(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  if (*end != '\0' || n < 0) return std::nullopt;
-  return n;
-}
-}  // namespace
-
-int CpusGranted() {
-  if (const auto n = EnvNumber("SLURM_CPUS_PER_TASK"); n && *n > 0) return static_cast<int>(std::min(*n, 4096L));
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  return online > 0 ? static_cast<int>(online) : 1;
-}
-
-std::string DefaultHostId() {
-  const auto task = EnvNumber("SLURM_ARRAY_TASK_ID");
-  const auto procid = EnvNumber("SLURM_PROCID");
-  const auto ntasks = EnvNumber("SLURM_NTASKS");
-  if (task) {
-    if (ntasks && *ntasks > 1 && procid) return std::to_string(*task * *ntasks + *procid);
-    return std::to_string(*task);
-  }
-  if (EnvNumber("SLURM_JOB_ID") && procid) return std::to_string(*procid);
-  char name[HOST_NAME_MAX + 1] = {};
-  if (gethostname(name, sizeof name - 1) != 0 || !name[0]) return "localhost";
-  std::string id = name;
-  for (char& ch : id)
-    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-')) ch = '_';
-  return id.substr(0, 64);
-}
-
-void CheckHostId(const std::string& id) {
-  bool ok = !id.empty() && id.size() <= 64 && id != "." && id != "..";
-  for (char ch : id)
-    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-')) ok = false;
-  if (!ok)
-    throw ConfigError("--host-id must be 1..64 characters of letters, digits, '.', '_' or '-', got '" + PrintableText(id) + "'");
-}
-
-uint32_t HostIndexOf(const std::string& id) {
-  const bool digits = !id.empty() && id.size() <= 5 && std::all_of(id.begin(), id.end(), [](char ch) {
-                        return std::isdigit(static_cast<unsigned char>(ch));
-                      });
-  if (digits && (id == "0" || id[0] != '0')) {
-    const unsigned long n = std::stoul(id);
-    if (n < (1ul << kGameIdHostBits)) return static_cast<uint32_t>(n);
-  }
-  uint32_t h = 2166136261u;  // FNV-1a, 32 bits, folded to 16
-  for (unsigned char ch : id) h = (h ^ ch) * 16777619u;
-  return (h >> 16) ^ (h & 0xFFFFu);
-}
-
-uint64_t MakeGameId(uint32_t host_index, uint32_t epoch, uint32_t worker, uint64_t sequence) {
-  if (host_index >= (1u << kGameIdHostBits) || epoch >= kMaxEpochs || worker >= (1u << kGameIdWorkerBits) ||
-      sequence >= kMaxGameSequence)
-    throw Error("game id out of range: host " + std::to_string(host_index) + ", epoch " + std::to_string(epoch) +
-                ", worker " + std::to_string(worker) + ", sequence " + std::to_string(sequence));
-  return (static_cast<uint64_t>(host_index) << (kGameIdEpochBits + kGameIdWorkerBits + kGameIdSequenceBits)) |
-         (static_cast<uint64_t>(epoch) << (kGameIdWorkerBits + kGameIdSequenceBits)) |
-         (static_cast<uint64_t>(worker) << kGameIdSequenceBits) | sequence;
 }
 
 void FarmConfig::Validate() const {

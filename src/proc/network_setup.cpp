@@ -1,7 +1,3 @@
-#include <unistd.h>
-
-#include <filesystem>
-
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/log.h"
 #include "zerofarm/eval/cpu_features.h"
@@ -60,30 +56,6 @@ std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const 
   if (eval::TorchAvailable()) return eval::MakeTorchEvaluator(eval::RandomWeights(net, config.seed), options);
   ZF_LOG(WARN) << "built without LibTorch: using the random evaluator";
   return eval::MakeRandomEvaluator(net, config.seed);
-}
-
-std::string SelfBinary() {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw Error("cannot read /proc/self/exe: " + ec.message());
-  return self.string();
-}
-
-std::string SiblingBinary(const std::string& name) {
-  return (std::filesystem::path(SelfBinary()).parent_path() / name).string();
-}
-
-std::string NetworkBinary() {
-  if (eval::TorchAvailable() || !eval::TorchBuilt()) return SelfBinary();
-  const std::string torch = SiblingBinary(eval::kTorchBinary);
-  if (access(torch.c_str(), X_OK) != 0)
-    throw Error(ErrnoMessage("needs " + torch + " (the binary with LibTorch, built beside " + kFarmBinary + ")", errno));
-  return torch;
-}
-
-std::string FarmBinary() {
-  const std::string farm = SiblingBinary(kFarmBinary);
-  return access(farm.c_str(), X_OK) == 0 ? farm : SelfBinary();
 }
 
 io::RunDir RunDirOf(const FarmConfig& config) { return io::RunDir(config.out, config.host_id, config.models); }

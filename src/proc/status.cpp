@@ -296,36 +296,41 @@ std::string StatusReporter::StatusText(const FarmSnapshot& now) {
   return line;
 }
 
-void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
-  const FarmSnapshot& b = last_metrics_;
-  const double dt = now.t - b.t;
-  if (dt <= 0) return;
-  const double evaluators = static_cast<double>(now.eval_leaves.size());
-  const double p50 = LatencyQuantileUs(now, b, 0.5), p90 = LatencyQuantileUs(now, b, 0.9),
-               p99 = LatencyQuantileUs(now, b, 0.99);
-  const double busy = (now.busy_ns - b.busy_ns) * 1e-9 / dt / evaluators;
-  if (csv_) {
-    std::fprintf(csv_, "%.3f,%llu,%llu,%llu,%llu,%.3f,%.3f,%.1f,%.3f,%.4f,%.1f,%.1f,%.1f,%llu,%llu,%llu,%llu,%llu,%llu",
-                 now.t - first_.t,
-                 static_cast<unsigned long long>(now.games), static_cast<unsigned long long>(now.positions),
-                 static_cast<unsigned long long>(now.leaves), static_cast<unsigned long long>(now.batches),
-                 Rate(now.games, b.games, dt), Rate(now.positions, b.positions, dt), Rate(now.leaves, b.leaves, dt),
-                 now.batches > b.batches ? static_cast<double>(now.leaves - b.leaves) / (now.batches - b.batches) : 0.0,
-                 busy, p50, p90, p99, static_cast<unsigned long long>(now.restarts()),
-                 static_cast<unsigned long long>(now.restarts_worker),
-                 static_cast<unsigned long long>(now.restarts_evaluator),
-                 static_cast<unsigned long long>(now.restarts_writer), static_cast<unsigned long long>(now.shards),
-                 static_cast<unsigned long long>(now.bytes));
-    for (double o : now.ring_occupancy) std::fprintf(csv_, ",%.4f", o);
-    for (size_t e = 0; e < now.eval_leaves.size(); ++e)
-      std::fprintf(csv_, ",%.1f", Rate(now.eval_leaves[e], b.eval_leaves[e], dt));
-    for (uint64_t h : now.batch_hist) std::fprintf(csv_, ",%llu", static_cast<unsigned long long>(h));
-    std::fprintf(csv_, ",%llu,%llu,%llu\n", static_cast<unsigned long long>(now.hangs()),
-                 static_cast<unsigned long long>(now.nonfinite_leaves),
-                 static_cast<unsigned long long>(now.dropped_nonfinite));
-    std::fflush(csv_);
-  }
+namespace {
 
+// Figures of the interval between two metrics samples.
+struct IntervalFigures {
+  double busy = 0;             // mean share of the interval the evaluators ran the network
+  double p50 = 0, p90 = 0, p99 = 0;  // leaf latency quantiles, microseconds
+};
+
+// One row of metrics.csv: totals at `now`, rates over the interval since `b`;
+// `start_t`: the first sample's time.
+void AppendCsvRow(std::FILE* csv, const FarmSnapshot& now, const FarmSnapshot& b, double start_t, double dt,
+                  const IntervalFigures& f) {
+  std::fprintf(csv, "%.3f,%llu,%llu,%llu,%llu,%.3f,%.3f,%.1f,%.3f,%.4f,%.1f,%.1f,%.1f,%llu,%llu,%llu,%llu,%llu,%llu",
+               now.t - start_t,
+               static_cast<unsigned long long>(now.games), static_cast<unsigned long long>(now.positions),
+               static_cast<unsigned long long>(now.leaves), static_cast<unsigned long long>(now.batches),
+               Rate(now.games, b.games, dt), Rate(now.positions, b.positions, dt), Rate(now.leaves, b.leaves, dt),
+               now.batches > b.batches ? static_cast<double>(now.leaves - b.leaves) / (now.batches - b.batches) : 0.0,
+               f.busy, f.p50, f.p90, f.p99, static_cast<unsigned long long>(now.restarts()),
+               static_cast<unsigned long long>(now.restarts_worker),
+               static_cast<unsigned long long>(now.restarts_evaluator),
+               static_cast<unsigned long long>(now.restarts_writer), static_cast<unsigned long long>(now.shards),
+               static_cast<unsigned long long>(now.bytes));
+  for (double o : now.ring_occupancy) std::fprintf(csv, ",%.4f", o);
+  for (size_t e = 0; e < now.eval_leaves.size(); ++e)
+    std::fprintf(csv, ",%.1f", Rate(now.eval_leaves[e], b.eval_leaves[e], dt));
+  for (uint64_t h : now.batch_hist) std::fprintf(csv, ",%llu", static_cast<unsigned long long>(h));
+  std::fprintf(csv, ",%llu,%llu,%llu\n", static_cast<unsigned long long>(now.hangs()),
+               static_cast<unsigned long long>(now.nonfinite_leaves),
+               static_cast<unsigned long long>(now.dropped_nonfinite));
+  std::fflush(csv);
+}
+
+// metrics.prom's text: every counter and gauge at `now`, with the interval's figures.
+std::string PrometheusText(const FarmSnapshot& now, const IntervalFigures& f, const std::string& host_id) {
   // The Prometheus textfile: counters with _total, units in the names.
   std::ostringstream m;
   auto metric = [&](const char* name, const char* type, const char* help) {
@@ -346,7 +351,7 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   metric("zerofarm_evaluator_busy_seconds_total", "counter", "Time evaluators spent running the network.");
   for (size_t e = 0; e < now.eval_busy_ns.size(); ++e)
     m << "zerofarm_evaluator_busy_seconds_total{evaluator=\"" << e << "\"} " << now.eval_busy_ns[e] * 1e-9 << "\n";
-  single("zerofarm_evaluator_busy_ratio", "gauge", "Share of the last interval evaluators ran the network.", busy);
+  single("zerofarm_evaluator_busy_ratio", "gauge", "Share of the last interval evaluators ran the network.", f.busy);
   metric("zerofarm_batch_size", "histogram", "Leaves per network call.");
   uint64_t cumulative = 0;
   for (uint32_t i = 0; i < shm::kBatchHistogramBuckets; ++i) {
@@ -356,9 +361,9 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   m << "zerofarm_batch_size_bucket{le=\"+Inf\"} " << cumulative << "\nzerofarm_batch_size_count " << now.batches
     << "\nzerofarm_batch_size_sum " << now.leaves << "\n";
   metric("zerofarm_leaf_latency_seconds", "summary", "Leaf written by a worker to its result read, last interval.");
-  m << "zerofarm_leaf_latency_seconds{quantile=\"0.5\"} " << p50 * 1e-6 << "\n"
-    << "zerofarm_leaf_latency_seconds{quantile=\"0.9\"} " << p90 * 1e-6 << "\n"
-    << "zerofarm_leaf_latency_seconds{quantile=\"0.99\"} " << p99 * 1e-6 << "\n";
+  m << "zerofarm_leaf_latency_seconds{quantile=\"0.5\"} " << f.p50 * 1e-6 << "\n"
+    << "zerofarm_leaf_latency_seconds{quantile=\"0.9\"} " << f.p90 * 1e-6 << "\n"
+    << "zerofarm_leaf_latency_seconds{quantile=\"0.99\"} " << f.p99 * 1e-6 << "\n";
   metric("zerofarm_ring_occupancy_ratio", "gauge", "Leaves in flight / ring slots, per worker.");
   for (size_t w = 0; w < now.ring_occupancy.size(); ++w)
     m << "zerofarm_ring_occupancy_ratio{worker=\"" << w << "\"} " << now.ring_occupancy[w] << "\n";
@@ -383,14 +388,30 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   single("zerofarm_eval_cache_hit_ratio", "gauge", "Cache hits / lookups since the start.", (now.cache_lookups ? static_cast<double>(now.cache_hits) / now.cache_lookups : 0.0));
   single("zerofarm_shards_written_total", "counter", "HDF5 shards written.", now.shards);
   metric("zerofarm_model_version", "gauge", "Newest model version an evaluator of this host runs.");
-  m << "zerofarm_model_version{host=\"" << config_.host_id << "\"} " << now.model_max << "\n";
+  m << "zerofarm_model_version{host=\"" << host_id << "\"} " << now.model_max << "\n";
   single("zerofarm_written_bytes_total", "counter", "Bytes of HDF5 shards written.", now.bytes);
+  return m.str();
+}
+
+}  // namespace
+
+void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
+  const FarmSnapshot& b = last_metrics_;
+  const double dt = now.t - b.t;
+  if (dt <= 0) return;
+  const double evaluators = static_cast<double>(now.eval_leaves.size());
+  IntervalFigures f;
+  f.p50 = LatencyQuantileUs(now, b, 0.5);
+  f.p90 = LatencyQuantileUs(now, b, 0.9);
+  f.p99 = LatencyQuantileUs(now, b, 0.99);
+  f.busy = (now.busy_ns - b.busy_ns) * 1e-9 / dt / evaluators;
+  if (csv_) AppendCsvRow(csv_, now, b, first_.t, dt, f);
+  const std::string text = PrometheusText(now, f, config_.host_id);
   const std::string path = RunDirOf(config_).MetricsProm(), tmp = path + ".tmp";
-  if (std::FILE* f = io::OpenFreshStream(tmp)) {  // issue 21: never through a planted link
-    const std::string text = m.str();
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::FILE* file = io::OpenFreshStream(tmp)) {  // issue 21: never through a planted link
+    const bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
     // A full disk must not leave a half-written file behind, not even this one.
-    if (std::fclose(f) == 0 && ok) std::rename(tmp.c_str(), path.c_str());
+    if (std::fclose(file) == 0 && ok) std::rename(tmp.c_str(), path.c_str());
     else std::remove(tmp.c_str());
   }
 }

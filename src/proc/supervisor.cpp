@@ -34,6 +34,7 @@
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/proc/child_process.h"
+#include "zerofarm/proc/evaluator_command.h"
 #include "zerofarm/proc/game_codec.h"
 #include "zerofarm/proc/gpu_plan.h"
 #include "zerofarm/io/files.h"
@@ -64,12 +65,17 @@ constexpr int kRestartLimit = 10;
 constexpr double kRestartWindowS = 30.0;
 
 struct Child {
-  std::string role;          // "worker-3", "eval-0", "writer"
+  ChildRole role;            // what it is: the supervisor tells children apart by this
+  std::string name;          // role.Name(): "worker-3", "eval-0", "writer" (logs)
   uint32_t slot = 0;         // ProcessSlot index
   ChildProcess process;
   bool finished = false;     // exited 0 on its own (a worker whose budget is spent)
   std::vector<double> failures;  // times of recent abnormal exits
   uint64_t started_ns = 0;   // MonotonicNs() of the current process's start
+
+  Child(ChildRole r, uint32_t s) : role(r), name(r.Name()), slot(s) {}
+  bool IsWorker() const { return role.kind == ChildRole::Kind::kWorker; }
+  bool IsWriter() const { return role.kind == ChildRole::Kind::kWriter; }
 };
 
 // ---- hung children (issue #21) ---------------------------------------------------
@@ -94,7 +100,7 @@ void KillHungChildren(std::vector<Child>& children, const shm::SegmentMap& map, 
   for (auto& c : children) {
     double age = 0;
     if (!Hung(c, map, config, now, &age)) continue;
-    ZF_LOG(ERROR) << c.role << " (pid " << c.process.pid() << ") is hung: no heartbeat for " << age
+    ZF_LOG(ERROR) << c.name << " (pid " << c.process.pid() << ") is hung: no heartbeat for " << age
                   << " s (--hang-timeout " << config.hang_timeout << "); killing it";
     c.process.Signal(SIGKILL);
     map.Process(c.slot).hangs.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
@@ -244,6 +250,268 @@ int ModelsNonFinite(const shm::SegmentMap& map) {
   return n;
 }
 
+// How this run's evaluators are started, decided before any child exists:
+// each one's CUDA_VISIBLE_DEVICES (gpu_plan.h) and the binary it runs.
+struct EvaluatorLaunch {
+  std::vector<std::string> gpu_devices;  // by evaluator index; empty without --gpus
+  std::string binary;                    // NetworkBinary()
+};
+
+EvaluatorLaunch PlanEvaluators(const FarmConfig& config) {
+  if (config.OnGpu() && !eval::CudaBuilt())
+    throw ConfigError("--gpus " + std::to_string(config.gpus) +
+                      ": this zerofarm was built without CUDA (use --gpus 0 for the CPU evaluator)");
+  EvaluatorLaunch launch;
+  if (config.gpus > 0)
+    launch.gpu_devices = EvaluatorDevices(config.gpus, VisibleGpus(ReadGpuEnvironment()), config.share_gpus,
+                                          config.simulate_gpus);
+  // The evaluators run in the binary with LibTorch (this one has none): found
+  // now, before any child exists.
+  launch.binary = NetworkBinary();
+  return launch;
+}
+
+// Fail at start with one line: read and check the --weights file here (HDF5
+// only, no LibTorch), before any child exists.
+void CheckWeights(const FarmConfig& config, const game::Game& game) {
+  if (config.weights.empty()) return;
+  try {
+    LoadWeightsFor(game, config.weights);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const Error& e) {
+    throw ConfigError(std::string("--weights: ") + e.what());
+  }
+}
+
+shm::LayoutParams LayoutParamsFor(const FarmConfig& config, const game::Game& game) {
+  shm::LayoutParams params;
+  params.num_workers = static_cast<uint32_t>(config.workers);
+  params.num_evaluators = static_cast<uint32_t>(config.Evaluators());
+  params.ring_slots = static_cast<uint32_t>(config.EffectiveRingSlots());
+  params.feature_bytes = static_cast<uint32_t>(game.Shape().FeatureBytes());
+  params.actions = static_cast<uint32_t>(game.ActionCount());
+  params.game_slot_bytes = static_cast<uint32_t>(MaxGameMessageBytes(game));
+  params.game_queue_depth = GameQueueDepth(config, params.game_slot_bytes);
+  return params;
+}
+
+void LogStart(const FarmConfig& config, const shm::ShmSegment& segment, const shm::Layout& layout,
+              uint64_t segment_id) {
+  ZF_LOG(INFO) << "run " << config.run_id << ", host " << config.host_id << " (index " << config.host_index
+               << ", epoch " << config.epoch << "), segment id " << std::hex << segment_id << std::dec << ": " << config.game << ", " << config.workers
+               << " workers x " << config.games_per_worker << " games, " << config.Evaluators()
+               << (config.OnGpu() ? " GPU" : config.gpus > 0 ? " simulated-GPU (CPU)" : " CPU") << " evaluator(s), segment " << segment.name() << " ("
+               << layout.total_bytes / 1024 << " KiB), output " << config.out;
+  std::string one_line = config.ToText();
+  std::replace(one_line.begin(), one_line.end(), '\n', ' ');
+  ZF_LOG(INFO) << "effective config: " << one_line;
+}
+
+void InstallSignalHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+// The farm's children and what starting, restarting and stopping them needs.
+// Lives in the supervisor for the whole run; single-threaded.
+class Farm {
+ public:
+  Farm(const FarmConfig& config, const shm::SegmentMap& map, std::string segment_name, EvaluatorLaunch launch,
+       const shm::EvalCacheMemory* cache)
+      : config_(config), map_(map), segment_name_(std::move(segment_name)), launch_(std::move(launch)),
+        cache_(cache), workers_(map.params().num_workers) {
+    const uint32_t evaluators = map.params().num_evaluators;
+    children_.emplace_back(ChildRole{ChildRole::Kind::kWriter, 0}, workers_ + evaluators);
+    for (uint32_t e = 0; e < evaluators; ++e)
+      children_.emplace_back(ChildRole{ChildRole::Kind::kEvaluator, e}, workers_ + e);
+    for (uint32_t w = 0; w < workers_; ++w) children_.emplace_back(ChildRole{ChildRole::Kind::kWorker, w}, w);
+  }
+  // On any early exit (an exception), stops what still runs all at once, not
+  // one ChildProcess destructor after another.
+  ~Farm() {
+    std::vector<ChildProcess*> running;
+    for (auto& c : children_)
+      if (c.process.running()) {
+        c.process.Signal(SIGTERM);
+        running.push_back(&c.process);
+      }
+    WaitAll(running, 2000);
+  }
+  Farm(const Farm&) = delete;
+  Farm& operator=(const Farm&) = delete;
+
+  void StartAll() {
+    for (auto& c : children_) Start(c);
+  }
+  void Beat() const {
+    // relaxed: a timestamp for children to compare with a deadline.
+    map_.header().supervisor_heartbeat_ns.store(MonotonicNs(), std::memory_order_relaxed);
+  }
+  std::string Supervise(StatusReporter& status, int* exit_code);
+  int Stop();
+
+ private:
+  void Start(Child& c);
+  std::string ReapChildren(int* exit_code);
+  void ForgetLostWork(const Child& c, pid_t pid);
+  std::string StopReasonOfDeath(Child& c, int st, int* exit_code);
+  void Restart(Child& c);
+  std::string StopRequested(const StatusReporter& status, double started) const;
+
+  const FarmConfig& config_;
+  const shm::SegmentMap& map_;
+  const std::string segment_name_;
+  const EvaluatorLaunch launch_;
+  const shm::EvalCacheMemory* const cache_;  // nullptr: --eval-cache 0
+  const uint32_t workers_;
+  std::vector<Child> children_;
+};
+
+void Farm::Start(Child& c) {
+  // A predecessor's promise (a heartbeat in the future) is not the new
+  // process's: it starts with none. relaxed: the slot has no process now.
+  map_.Process(c.slot).heartbeat_ns.store(0, std::memory_order_relaxed);
+  switch (c.role.kind) {
+    case ChildRole::Kind::kWriter:
+      c.process = ChildProcess::Fork(c.name, [&]() { return RunWriter(config_, map_); });
+      break;
+    case ChildRole::Kind::kEvaluator: {
+      const uint32_t e = c.role.index;
+      // The GPU is chosen before exec, so before any CUDA call in the child.
+      const std::string devices = config_.gpus > 0 ? launch_.gpu_devices[e] : "";
+      c.process = ChildProcess::Exec(c.name, launch_.binary,
+                                     EvaluatorArgv({segment_name_, e, RunDirOf(config_).ConfigFile()}),
+                                     {"CUDA_VISIBLE_DEVICES=" + devices});
+      break;
+    }
+    case ChildRole::Kind::kWorker:
+      c.process = ChildProcess::Fork(c.name, [&]() { return RunWorker(config_, map_, c.slot, cache_); });
+      break;
+  }
+  c.started_ns = MonotonicNs();
+  // relaxed: a liveness hint for peers; nothing is published through it.
+  map_.Process(c.slot).pid.store(static_cast<uint32_t>(c.process.pid()), std::memory_order_relaxed);
+}
+
+// Until a reason to stop: reaps and restarts children, kills hung ones,
+// checks the stop conditions and draws the status line every 20 ms.
+// Returns the stop reason; *exit_code is raised when a child's failure stops the run.
+std::string Farm::Supervise(StatusReporter& status, int* exit_code) {
+  const double started = MonotonicSeconds();
+  std::string stop_reason;
+  while (stop_reason.empty()) {
+    Beat();
+    KillHungChildren(children_, map_, config_);
+    stop_reason = ReapChildren(exit_code);
+    if (!stop_reason.empty()) break;
+    stop_reason = StopRequested(status, started);
+    status.Tick(false);
+    if (stop_reason.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return stop_reason;
+}
+
+// Reaps the children that exited: a worker done with its games is finished,
+// any other exit is a death, restarted unless it stops the run. Returns the
+// stop reason, or "".
+std::string Farm::ReapChildren(int* exit_code) {
+  for (auto& c : children_) {
+    int st = 0;
+    const pid_t pid = c.process.pid();
+    if (!c.process.running() || !c.process.TryReap(&st)) continue;
+    const bool clean = WIFEXITED(st) && WEXITSTATUS(st) == kExitOk;
+    if (clean && c.IsWorker()) {
+      c.finished = true;
+      continue;
+    }
+    ZF_LOG(ERROR) << c.name << " (pid " << pid << ") died: " << DescribeWaitStatus(st);
+    if (c.IsWorker()) ForgetLostWork(c, pid);
+    std::string stop_reason = StopReasonOfDeath(c, st, exit_code);
+    if (!stop_reason.empty()) return stop_reason;
+    Restart(c);
+  }
+  return "";
+}
+
+// A dead worker's games in flight are lost (counted), and the cache entries
+// it left mid-write are only lost capacity until freed here.
+void Farm::ForgetLostWork(const Child& c, pid_t pid) {
+  ZF_LOG(WARN) << c.name << " lost " << AccountLostGames(c.slot, map_, config_) << " games in flight";
+  if (cache_ == nullptr) return;
+  const uint64_t freed = shm::EvalCache(*cache_).ReclaimFrom(pid);
+  if (freed > 0) ZF_LOG(WARN) << c.name << " left " << freed << " cache entries mid-write; reclaimed";
+}
+
+// A child that reported a failure (bad config, full disk, run-time error)
+// stops the run, and so does a crash loop (kRestartLimit deaths within
+// kRestartWindowS). Returns the stop reason, or "" when it is restarted.
+std::string Farm::StopReasonOfDeath(Child& c, int st, int* exit_code) {
+  if (WIFEXITED(st) && (WEXITSTATUS(st) == kExitUsage || WEXITSTATUS(st) == kExitNoSpace ||
+                        WEXITSTATUS(st) == kExitFailure)) {
+    *exit_code = WEXITSTATUS(st) == kExitNoSpace ? kExitNoSpace : kExitFailure;
+    return c.name + " failed (" + DescribeWaitStatus(st) + "); see its log line above";
+  }
+  const double now = MonotonicSeconds();
+  c.failures.push_back(now);
+  while (!c.failures.empty() && now - c.failures.front() > kRestartWindowS) c.failures.erase(c.failures.begin());
+  if (static_cast<int>(c.failures.size()) >= kRestartLimit) {
+    *exit_code = kExitFailure;
+    return c.name + " died " + std::to_string(kRestartLimit) + " times in " +
+           std::to_string(static_cast<int>(kRestartWindowS)) + " s; giving up";
+  }
+  return "";
+}
+
+void Farm::Restart(Child& c) {
+  // Back off a little more after each recent failure (0, 100, 200 ... ms).
+  std::this_thread::sleep_for(std::chrono::milliseconds(100 * (c.failures.size() - 1)));
+  map_.Process(c.slot).restarts.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
+  Start(c);
+  ZF_LOG(WARN) << "restarted " << c.name << " as pid " << c.process.pid();
+}
+
+// A signal, --duration, --games, or every worker finished; else "".
+std::string Farm::StopRequested(const StatusReporter& status, double started) const {
+  if (const int sig = g_signal.load(std::memory_order_relaxed)) return std::string("signal ") + strsignal(sig);
+  if (config_.duration > 0 && MonotonicSeconds() - started >= config_.duration) return "duration reached";
+  if (config_.games > 0 && status.GamesFinished() >= static_cast<uint64_t>(config_.games))
+    return "game budget reached";
+  for (const auto& c : children_)
+    if (c.IsWorker() && !c.finished) return "";
+  return "every worker finished";
+}
+
+// The orderly stop: workers and evaluators first, waited for all at once;
+// then the writer drains every finished game (one that dies or hangs while
+// draining is restarted and drains again, within the crash-loop bound).
+// Returns the exit code the stop adds.
+int Farm::Stop() {
+  map_.RequestStop(kStopWorkers);
+  std::vector<ChildProcess*> others;
+  for (auto& c : children_)
+    if (!c.IsWriter()) others.push_back(&c.process);
+  const std::vector<int> ends = WaitAll(others, 10000, [this]() { Beat(); });
+  for (size_t i = 0, k = 0; i < children_.size(); ++i) {
+    if (children_[i].IsWriter()) continue;
+    const int st = ends[k++];
+    if (children_[i].IsWorker() && st != -1 && !(WIFEXITED(st) && WEXITSTATUS(st) == kExitOk))
+      ZF_LOG(WARN) << children_[i].name << " lost " << AccountLostGames(children_[i].slot, map_, config_)
+                   << " games in flight";
+  }
+  map_.RequestStop(kStopWriter);
+  int exit_code = kExitOk;
+  for (auto& c : children_)
+    if (c.IsWriter())
+      exit_code = std::max(exit_code, DrainWriter(c, [this](Child& w) { Start(w); }, map_, config_,
+                                                  [this]() { Beat(); }));
+  return exit_code;
+}
+
 }  // namespace
 
 int RunFarm(const FarmConfig& requested) {
@@ -253,28 +521,8 @@ int RunFarm(const FarmConfig& requested) {
   SetLogRole("supervisor");
   SetProcessTitle("zf-supervisor");
   const auto game = game::MakeGame(config.game);
-  if (config.OnGpu() && !eval::CudaBuilt())
-    throw ConfigError("--gpus " + std::to_string(config.gpus) +
-                      ": this zerofarm was built without CUDA (use --gpus 0 for the CPU evaluator)");
-  // CUDA_VISIBLE_DEVICES of each evaluator (gpu_plan.h), decided before any child exists.
-  const std::vector<std::string> gpu_devices =
-      config.gpus > 0 ? EvaluatorDevices(config.gpus, VisibleGpus(ReadGpuEnvironment()), config.share_gpus,
-                                         config.simulate_gpus)
-                      : std::vector<std::string>{};
-  // The evaluators run in the binary with LibTorch (this one has none): found
-  // now, before any child exists.
-  const std::string network_binary = NetworkBinary();
-  if (!config.weights.empty()) {
-    // Fail at start with one line: read and check the file here (HDF5 only,
-    // no LibTorch), before any child exists.
-    try {
-      LoadWeightsFor(*game, config.weights);
-    } catch (const ConfigError&) {
-      throw;
-    } catch (const Error& e) {
-      throw ConfigError(std::string("--weights: ") + e.what());
-    }
-  }
+  const EvaluatorLaunch launch = PlanEvaluators(config);
+  CheckWeights(config, *game);
   const io::RunDir run_dir = RunDirOf(config);
   run_dir.MakeDirectories(config.allow_foreign_dir);  // issue 21: made and checked (io/run_dir.h)
   if (access(run_dir.HostDir().c_str(), W_OK) != 0)
@@ -289,177 +537,30 @@ int RunFarm(const FarmConfig& requested) {
   const std::string start_note = PrepareOutput(config);
   RemoveStaleSegments();
 
-  shm::LayoutParams params;
-  params.num_workers = static_cast<uint32_t>(config.workers);
-  params.num_evaluators = static_cast<uint32_t>(config.Evaluators());
-  params.ring_slots = static_cast<uint32_t>(config.EffectiveRingSlots());
-  params.feature_bytes = static_cast<uint32_t>(game->Shape().FeatureBytes());
-  params.actions = static_cast<uint32_t>(game->ActionCount());
-  params.game_slot_bytes = static_cast<uint32_t>(MaxGameMessageBytes(*game));
-  params.game_queue_depth = GameQueueDepth(config, params.game_slot_bytes);
-  const shm::Layout layout = shm::ComputeLayout(params);
+  const shm::Layout layout = shm::ComputeLayout(LayoutParamsFor(config, *game));
   shm::ShmSegment segment = shm::ShmSegment::Create("run", layout.total_bytes);
   uint64_t seed_state = config.seed ^ MonotonicNs() ^ (static_cast<uint64_t>(getpid()) << 32);
-  const uint64_t run_id = SplitMix64(seed_state);
-  shm::InitSegment(segment, layout, run_id);
+  const uint64_t segment_id = SplitMix64(seed_state);
+  shm::InitSegment(segment, layout, segment_id);
   shm::SegmentMap map(segment.data(), segment.size());
   // The workers' shared evaluation cache (--eval-cache; docs/search.md):
   // inherited by the forked workers, gone with the last process.
   shm::EvalCacheMemory cache_memory;
   if (config.eval_cache > 0) cache_memory = shm::EvalCacheMemory(config.eval_cache, game->ActionCount());
   io::WriteTextFileAtomically(run_dir.ConfigFile(), config.ToText());
-  ZF_LOG(INFO) << "run " << config.run_id << ", host " << config.host_id << " (index " << config.host_index
-               << ", epoch " << config.epoch << "), segment id " << std::hex << run_id << std::dec << ": " << config.game << ", " << config.workers
-               << " workers x " << config.games_per_worker << " games, " << config.Evaluators()
-               << (config.OnGpu() ? " GPU" : config.gpus > 0 ? " simulated-GPU (CPU)" : " CPU") << " evaluator(s), segment " << segment.name() << " ("
-               << layout.total_bytes / 1024 << " KiB), output " << config.out;
-  std::string one_line = config.ToText();
-  std::replace(one_line.begin(), one_line.end(), '\n', ' ');
-  ZF_LOG(INFO) << "effective config: " << one_line;
+  LogStart(config, segment, layout, segment_id);
+  InstallSignalHandlers();
 
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
-  // ---- children ------------------------------------------------------------
-  const uint32_t workers = params.num_workers, evaluators = params.num_evaluators;
   // Before any child: on a terminal, every process's log lines go through it (issue 24).
   TerminalRelay terminal(config.status_line && isatty(STDERR_FILENO));
-  std::vector<Child> children;
-  // On any early exit (an exception), stop what still runs all at once, not
-  // one ChildProcess destructor after another.
-  struct StopAllOnExit {
-    std::vector<Child>& children;
-    ~StopAllOnExit() {
-      std::vector<ChildProcess*> running;
-      for (auto& c : children)
-        if (c.process.running()) {
-          c.process.Signal(SIGTERM);
-          running.push_back(&c.process);
-        }
-      WaitAll(running, 2000);
-    }
-  } stop_all_on_exit{children};
-  children.push_back(Child{"writer", workers + evaluators, {}, false, {}});
-  for (uint32_t e = 0; e < evaluators; ++e)
-    children.push_back(Child{"eval-" + std::to_string(e), workers + e, {}, false, {}});
-  for (uint32_t w = 0; w < workers; ++w)
-    children.push_back(Child{"worker-" + std::to_string(w), w, {}, false, {}});
-
-  std::function<void(Child&)> start = [&](Child& c) {
-    // A predecessor's promise (a heartbeat in the future) is not the new
-    // process's: it starts with none. relaxed: the slot has no process now.
-    map.Process(c.slot).heartbeat_ns.store(0, std::memory_order_relaxed);
-    if (c.role == "writer") {
-      c.process = ChildProcess::Fork(c.role, [&]() { return RunWriter(config, map); });
-    } else if (c.role.rfind("eval-", 0) == 0) {
-      const uint32_t e = c.slot - workers;
-      // The GPU is chosen before exec, so before any CUDA call in the child.
-      const std::string devices = config.gpus > 0 ? gpu_devices[e] : "";
-      c.process = ChildProcess::Exec(c.role, network_binary,
-                                     {"zf-eval-" + std::to_string(e), "__evaluator", "--shm", segment.name(),
-                                      "--index", std::to_string(e), "--config", RunDirOf(config).ConfigFile()},
-                                     {"CUDA_VISIBLE_DEVICES=" + devices});
-    } else {
-      c.process = ChildProcess::Fork(
-          c.role, [&]() { return RunWorker(config, map, c.slot, cache_memory.valid() ? &cache_memory : nullptr); });
-    }
-    c.started_ns = MonotonicNs();
-    // relaxed: a liveness hint for peers; nothing is published through it.
-    map.Process(c.slot).pid.store(static_cast<uint32_t>(c.process.pid()), std::memory_order_relaxed);
-  };
-  for (auto& c : children) start(c);
-
-  // ---- the loop --------------------------------------------------------------
+  Farm farm(config, map, segment.name(), launch, cache_memory.valid() ? &cache_memory : nullptr);
+  farm.StartAll();
   StatusReporter status(map, config, &terminal);
   status.SetStartNote(start_note);
-  const double started = MonotonicSeconds();
-  std::string stop_reason;
   int exit_code = kExitOk;
-  // relaxed: a timestamp for children to compare with a deadline.
-  auto beat = [&]() { map.header().supervisor_heartbeat_ns.store(MonotonicNs(), std::memory_order_relaxed); };
-  while (stop_reason.empty()) {
-    beat();
-    KillHungChildren(children, map, config);
-    for (auto& c : children) {
-      int st = 0;
-      const pid_t pid = c.process.pid();
-      if (!c.process.running() || !c.process.TryReap(&st)) continue;
-      const bool clean = WIFEXITED(st) && WEXITSTATUS(st) == kExitOk;
-      if (clean && c.role.rfind("worker-", 0) == 0) {
-        c.finished = true;
-        continue;
-      }
-      ZF_LOG(ERROR) << c.role << " (pid " << pid << ") died: " << DescribeWaitStatus(st);
-      if (c.slot < workers) {
-        ZF_LOG(WARN) << c.role << " lost " << AccountLostGames(c.slot, map, config) << " games in flight";
-        if (cache_memory.valid()) {
-          // Entries it left mid-write are only lost capacity until freed here.
-          const uint64_t freed = shm::EvalCache(cache_memory).ReclaimFrom(pid);
-          if (freed > 0) ZF_LOG(WARN) << c.role << " left " << freed << " cache entries mid-write; reclaimed";
-        }
-      }
-      if (WIFEXITED(st) && (WEXITSTATUS(st) == kExitUsage || WEXITSTATUS(st) == kExitNoSpace ||
-                            WEXITSTATUS(st) == kExitFailure)) {
-        stop_reason = c.role + " failed (" + DescribeWaitStatus(st) + "); see its log line above";
-        exit_code = WEXITSTATUS(st) == kExitNoSpace ? kExitNoSpace : kExitFailure;
-        break;
-      }
-      const double now = MonotonicSeconds();
-      c.failures.push_back(now);
-      while (!c.failures.empty() && now - c.failures.front() > kRestartWindowS) c.failures.erase(c.failures.begin());
-      if (static_cast<int>(c.failures.size()) >= kRestartLimit) {
-        stop_reason = c.role + " died " + std::to_string(kRestartLimit) + " times in " +
-                      std::to_string(static_cast<int>(kRestartWindowS)) + " s; giving up";
-        exit_code = kExitFailure;
-        break;
-      }
-      // Back off a little more after each recent failure (0, 100, 200 ... ms).
-      std::this_thread::sleep_for(std::chrono::milliseconds(100 * (c.failures.size() - 1)));
-      map.Process(c.slot).restarts.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
-      start(c);
-      ZF_LOG(WARN) << "restarted " << c.role << " as pid " << c.process.pid();
-    }
-    if (!stop_reason.empty()) break;
-    if (const int sig = g_signal.load(std::memory_order_relaxed)) {
-      stop_reason = std::string("signal ") + strsignal(sig);
-    } else if (config.duration > 0 && MonotonicSeconds() - started >= config.duration) {
-      stop_reason = "duration reached";
-    } else if (config.games > 0 && status.GamesFinished() >= static_cast<uint64_t>(config.games)) {
-      stop_reason = "game budget reached";
-    } else {
-      bool all_done = true;
-      for (const auto& c : children)
-        if (c.role.rfind("worker-", 0) == 0 && !c.finished) all_done = false;
-      if (all_done) stop_reason = "every worker finished";
-    }
-    status.Tick(false);
-    if (stop_reason.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const std::string stop_reason = farm.Supervise(status, &exit_code);
   ZF_LOG(INFO) << "stopping: " << stop_reason;
-
-  // ---- orderly stop -----------------------------------------------------------
-  // Workers and evaluators first, waited for all at once.
-  map.RequestStop(kStopWorkers);
-  std::vector<ChildProcess*> others;
-  for (auto& c : children)
-    if (c.role != "writer") others.push_back(&c.process);
-  const std::vector<int> ends = WaitAll(others, 10000, beat);
-  for (size_t i = 0, k = 0; i < children.size(); ++i) {
-    if (children[i].role == "writer") continue;
-    const int st = ends[k++];
-    if (children[i].slot < workers && st != -1 && !(WIFEXITED(st) && WEXITSTATUS(st) == kExitOk))
-      ZF_LOG(WARN) << children[i].role << " lost " << AccountLostGames(children[i].slot, map, config)
-                   << " games in flight";
-  }
-  // Then the writer drains every finished game; one that dies or hangs while
-  // draining is restarted and drains again (within the crash-loop bound).
-  map.RequestStop(kStopWriter);
-  for (auto& c : children)
-    if (c.role == "writer") exit_code = std::max(exit_code, DrainWriter(c, start, map, config, beat));
+  exit_code = std::max(exit_code, farm.Stop());
   if (const int bad = ModelsNonFinite(map); bad > 0 && exit_code == kExitOk) {
     ZF_LOG(ERROR) << bad << " evaluator(s) stopped with a model that produces NaN or Inf; exit code 1";
     exit_code = kExitFailure;

@@ -72,275 +72,383 @@ bool FiniteResult(const shm::LeafResult& r, uint32_t actions) {
 // is picked up by the evaluator within a second. Never a spin.
 constexpr uint64_t kNonFinitePauseNs = 1'000'000'000;
 
-}  // namespace
+// One worker's state: its K games, its ring and queue, and what the loop's
+// steps share. Lives in the worker process; single-threaded.
+class Worker {
+ public:
+  Worker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker,
+         const shm::EvalCacheMemory* cache_memory);
+  // The worker's loop; returns its exit code.
+  int Run();
 
-int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker,
-              const shm::EvalCacheMemory* cache_memory) {
-  const auto game = game::MakeGame(config.game);
-  shm::SegmentHeader& header = map.header();
-  shm::WorkerBlock& stats = map.Worker(worker);
-  shm::ProcessSlot& me = map.WorkerProcess(worker);
-  shm::LeafRingProducer ring = map.MakeLeafProducer(worker);
-  shm::MessageQueueProducer queue = map.MakeGameProducer(worker);
-  const pid_t supervisor = getppid();
-  const int k = config.games_per_worker;
-  const int per_game = config.search.leaves_per_round;
-  ZF_CHECK(ring.FeatureBytes() == static_cast<uint32_t>(game->Shape().FeatureBytes()));
+ private:
+  bool ClaimGame();
+  uint64_t InFlightGames() const;
+  void PublishInFlight();
+  void PublishThreshold();
+  void DropNonFinite(int g);
+  bool BackUpResults();
+  bool StartGame(int g);
+  bool WriteLeaves(int g, uint64_t free_slots, uint64_t* burst);
+  bool AnswerFromCache(mcts::SelfPlayGame& sp, const mcts::LeafRequest& leaf, const game::CanonicalHash& key);
+  void FinishGame(int g);
+  bool NewLeaves();
+  bool QueueFinishedGames();
+  void CountQueued(const mcts::GameRecord& r);
+  void WaitForWork();
+  int StopAndDrop();
+
+  const FarmConfig& config_;
+  const uint32_t worker_;
+  const std::unique_ptr<game::Game> game_;
+  const shm::SegmentMap& map_;
+  shm::SegmentHeader& header_;
+  shm::WorkerBlock& stats_;
+  shm::ProcessSlot& me_;
+  shm::LeafRingProducer ring_;
+  shm::MessageQueueProducer queue_;
+  const pid_t supervisor_;
+  const pid_t self_;
+  const int k_;
+  const int per_game_;
   // New games start with this worker's current search settings: the
   // resignation threshold moves with the measured false-resignation rate.
-  mcts::SearchConfig search = config.search;
-  auto publish_threshold = [&]() {
-    uint32_t bits;
-    std::memcpy(&bits, &search.resign_threshold, sizeof bits);
-    // relaxed: a statistic for the status line; nothing is published by it.
-    stats.resign_threshold_bits.store(bits, std::memory_order_relaxed);
-  };
-  publish_threshold();
+  mcts::SearchConfig search_;
   // The shared evaluation cache: leaves are looked up under the newest model
   // version this worker has seen, and results stored under their own.
-  std::optional<shm::EvalCache> cache;
-  if (cache_memory) cache.emplace(*cache_memory);
+  std::optional<shm::EvalCache> cache_;
   // Keyed by the canonical form over the game's symmetries, so a position and
   // its mirror images share an entry (policies stored in canonical orientation).
-  const game::SymmetryTables symmetries(*game);
-  std::vector<uint8_t> scratch_features(static_cast<size_t>(game->Shape().FeatureBytes()));
-  std::vector<float> cached_logits(static_cast<size_t>(game->ActionCount()));
-  std::vector<float> oriented_logits(cached_logits.size());
-  uint32_t newest_version = 0;
-  const pid_t self = getpid();
+  const game::SymmetryTables symmetries_;
+  std::vector<uint8_t> scratch_features_;
+  std::vector<float> cached_logits_;
+  std::vector<float> oriented_logits_;
+  uint32_t newest_version_ = 0;
 
-  if (ring.Ghosts().size() > 0)
-    ZF_LOG(INFO) << "resuming ring with " << ring.Ghosts().size() << " leaves of a previous worker in flight";
+  std::vector<std::unique_ptr<mcts::SelfPlayGame>> games_;
+  std::vector<SlotOwner> owners_;
+  std::vector<uint64_t> published_ns_;  // when each slot's leaf went out
+  std::deque<mcts::GameRecord> outbox_;  // finished, not yet in the queue
+  std::vector<mcts::LeafRequest> leaves_;
+  std::vector<uint8_t> message_;
+  bool budget_left_ = true;
+  uint64_t last_beat_ = 0;
+  uint64_t paused_until_ = 0;  // no new games before (see kNonFinitePauseNs)
+};
 
-  std::vector<std::unique_ptr<mcts::SelfPlayGame>> games(k);
-  std::vector<SlotOwner> owners(ring.Slots());
-  std::vector<uint64_t> published_ns(ring.Slots());  // when each slot's leaf went out
-  std::deque<mcts::GameRecord> outbox;  // finished, not yet in the queue
-  std::vector<mcts::LeafRequest> leaves;
-  std::vector<uint8_t> message;
-  bool budget_left = true;
-  uint64_t last_beat = 0;
+Worker::Worker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker,
+               const shm::EvalCacheMemory* cache_memory)
+    : config_(config),
+      worker_(worker),
+      game_(game::MakeGame(config.game)),
+      map_(map),
+      header_(map.header()),
+      stats_(map.Worker(worker)),
+      me_(map.WorkerProcess(worker)),
+      ring_(map.MakeLeafProducer(worker)),
+      queue_(map.MakeGameProducer(worker)),
+      supervisor_(getppid()),
+      self_(getpid()),
+      k_(config.games_per_worker),
+      per_game_(config.search.leaves_per_round),
+      search_(config.search),
+      symmetries_(*game_),
+      scratch_features_(static_cast<size_t>(game_->Shape().FeatureBytes())),
+      cached_logits_(static_cast<size_t>(game_->ActionCount())),
+      oriented_logits_(cached_logits_.size()),
+      games_(k_),
+      owners_(ring_.Slots()),
+      published_ns_(ring_.Slots()) {
+  ZF_CHECK(ring_.FeatureBytes() == static_cast<uint32_t>(game_->Shape().FeatureBytes()));
+  PublishThreshold();
+  if (cache_memory) cache_.emplace(*cache_memory);
+  if (ring_.Ghosts().size() > 0)
+    ZF_LOG(INFO) << "resuming ring with " << ring_.Ghosts().size() << " leaves of a previous worker in flight";
+  PublishInFlight();
+}
 
-  // Claims one game of the run's budget (--games); false once it is spent.
-  uint64_t paused_until = 0;  // no new games before (see kNonFinitePauseNs)
-  auto claim_game = [&]() {
-    if (!budget_left || MonotonicNs() < paused_until) return false;
-    if (config.games == 0) return true;
-    // Claims only below the budget, so a game given back (a dropped one) can
-    // be claimed again. relaxed: a counter; no data is published through it.
-    uint64_t claimed = header.games_claimed.load(std::memory_order_relaxed);
-    while (claimed < static_cast<uint64_t>(config.games))
-      if (header.games_claimed.compare_exchange_weak(claimed, claimed + 1, std::memory_order_relaxed)) return true;
-    budget_left = false;
-    return false;
-  };
-  // Games this worker would lose if it died now: playing, or finished but
-  // not yet in the queue. Kept exact, so the supervisor can count a dead
-  // worker's losses and return them to the budget.
-  auto in_flight_games = [&]() {
-    uint64_t n = outbox.size();
-    for (const auto& g : games) n += g != nullptr;
-    return n;
-  };
-  auto publish_in_flight = [&]() {
-    // relaxed: a statistic; the supervisor reads it after this process died
-    // (waitpid orders it) or for the status line.
-    stats.games_in_flight.store(in_flight_games(), std::memory_order_relaxed);
-  };
-  publish_in_flight();
-  // A game whose leaf came back NaN or Inf: dropped, counted, given back to
-  // the --games budget; its other leaves in flight are ignored (game_id).
-  auto drop_nonfinite = [&](int g) {
-    games[g].reset();
-    // relaxed: statistics and a counter; nothing is published through them.
-    stats.games_dropped.fetch_add(1, std::memory_order_relaxed);
-    stats.games_dropped_nonfinite.fetch_add(1, std::memory_order_relaxed);
-    if (config.games > 0) header.games_claimed.fetch_sub(1, std::memory_order_relaxed);
-    paused_until = MonotonicNs() + kNonFinitePauseNs;
-    publish_in_flight();
-  };
+void Worker::PublishThreshold() {
+  uint32_t bits;
+  std::memcpy(&bits, &search_.resign_threshold, sizeof bits);
+  // relaxed: a statistic for the status line; nothing is published by it.
+  stats_.resign_threshold_bits.store(bits, std::memory_order_relaxed);
+}
 
+// Claims one game of the run's budget (--games); false once it is spent.
+bool Worker::ClaimGame() {
+  if (!budget_left_ || MonotonicNs() < paused_until_) return false;
+  if (config_.games == 0) return true;
+  // Claims only below the budget, so a game given back (a dropped one) can
+  // be claimed again. relaxed: a counter; no data is published through it.
+  uint64_t claimed = header_.games_claimed.load(std::memory_order_relaxed);
+  while (claimed < static_cast<uint64_t>(config_.games))
+    if (header_.games_claimed.compare_exchange_weak(claimed, claimed + 1, std::memory_order_relaxed)) return true;
+  budget_left_ = false;
+  return false;
+}
+
+// Games this worker would lose if it died now: playing, or finished but
+// not yet in the queue. Kept exact, so the supervisor can count a dead
+// worker's losses and return them to the budget.
+uint64_t Worker::InFlightGames() const {
+  uint64_t n = outbox_.size();
+  for (const auto& g : games_) n += g != nullptr;
+  return n;
+}
+
+void Worker::PublishInFlight() {
+  // relaxed: a statistic; the supervisor reads it after this process died
+  // (waitpid orders it) or for the status line.
+  stats_.games_in_flight.store(InFlightGames(), std::memory_order_relaxed);
+}
+
+// A game whose leaf came back NaN or Inf: dropped, counted, given back to
+// the --games budget; its other leaves in flight are ignored (game_id).
+void Worker::DropNonFinite(int g) {
+  games_[g].reset();
+  // relaxed: statistics and a counter; nothing is published through them.
+  stats_.games_dropped.fetch_add(1, std::memory_order_relaxed);
+  stats_.games_dropped_nonfinite.fetch_add(1, std::memory_order_relaxed);
+  if (config_.games > 0) header_.games_claimed.fetch_sub(1, std::memory_order_relaxed);
+  paused_until_ = MonotonicNs() + kNonFinitePauseNs;
+  PublishInFlight();
+}
+
+int Worker::Run() {
   while (true) {
     const uint64_t now = MonotonicNs();
-    if (now - last_beat > 50'000'000) {
-      me.Beat(now);
-      last_beat = now;
+    if (now - last_beat_ > 50'000'000) {
+      me_.Beat(now);
+      last_beat_ = now;
     }
-    if (map.StopRequested() != 0) break;
-
-    bool progressed = false;
-    // 1. Results: back them up.
-    const uint64_t done = ring.PollCompleted();
-    const uint64_t results_ns = done > ring.Consumed() ? MonotonicNs() : 0;
-    for (uint64_t seq = ring.Consumed(); seq < done; ++seq) {
-      if (ring.IsGhost(seq)) continue;  // a leaf of the worker we replaced
-      // relaxed: a statistic for the supervisor's metrics.
-      stats.latency_hist[shm::LatencyBucket(results_ns - published_ns[seq % ring.Slots()])].fetch_add(
-          1, std::memory_order_relaxed);
-      const SlotOwner& o = owners[seq % ring.Slots()];
-      const shm::LeafResult r = ring.Result(seq);
-      if (!games[o.game] || games[o.game]->game_id() != o.game_id) continue;  // its game was dropped
-      if (!FiniteResult(r, ring.Actions())) {
-        drop_nonfinite(o.game);
-        progressed = true;
-        continue;
-      }
-      newest_version = std::max(newest_version, r.model_version);
-      if (cache) {
-        const float* canonical = r.policy;
-        if (o.symmetry != 0) {
-          symmetries.TransformPolicy(o.symmetry, r.policy, oriented_logits.data());
-          canonical = oriented_logits.data();
-        }
-        cache->Insert(shm::EvalCache::MakeKey(o.feature_hash, r.model_version), canonical, r.value, r.model_version,
-                      self);
-      }
-      games[o.game]->OnResult(o.token, r.policy, r.value, r.model_version);
-      progressed = true;
-    }
-    ring.Consume(done);
-
-    // 2. New leaves, written in place; one publish for the whole burst.
-    uint64_t burst = 0;
-    const uint64_t free_slots = ring.FreeSlots();
-    for (int g = 0; g < k; ++g) {
-      if (!games[g]) {
-        if (!claim_game()) continue;
-        const uint64_t sequence = queue.NextSequence();
-        if (sequence >= kMaxGameSequence) {  // the id's sequence field is spent: stop as if the budget were
-          ZF_LOG(WARN) << "worker " << worker << " played " << kMaxGameSequence << " games this epoch; it stops";
-          budget_left = false;
-          continue;
-        }
-        const uint64_t id = MakeGameId(config.host_index, config.epoch, worker, sequence);
-        games[g] = std::make_unique<mcts::SelfPlayGame>(*game, search, id,
-                                                        MixSeed(config.seed, id), static_cast<int>(worker));
-        publish_in_flight();
-      }
-      mcts::SelfPlayGame& sp = *games[g];
-      const int room = std::min<int64_t>(per_game - sp.InFlight(), free_slots - burst);
-      if (room > 0) {
-        leaves.clear();
-        sp.NextLeaves(room, &leaves);
-        uint64_t lookups = 0, hits = 0;
-        for (const auto& leaf : leaves) {
-          const uint64_t seq = ring.Head() + burst;
-          uint8_t* features = ring.SlotFeatures(seq);
-          leaf.state->EncodeFeatures(features);
-          game::CanonicalHash key;
-          if (cache) {
-            key = game::HashCanonical(symmetries, features, scratch_features.data());
-            float value;
-            uint32_t version;
-            ++lookups;
-            if (cache->Lookup(shm::EvalCache::MakeKey(key.hash, newest_version), cached_logits.data(), &value,
-                              &version)) {
-              // Answered here: the slot stays free for the next leaf.
-              ++hits;
-              const float* logits = cached_logits.data();
-              if (key.symmetry != 0) {
-                symmetries.UntransformPolicy(key.symmetry, cached_logits.data(), oriented_logits.data());
-                logits = oriented_logits.data();
-              }
-              sp.OnResult(leaf.token, logits, value, version);
-              progressed = true;
-              continue;
-            }
-          }
-          owners[seq % ring.Slots()] = SlotOwner{g, sp.game_id(), leaf.token, key.hash, key.symmetry};
-          ++burst;
-        }
-        if (lookups > 0) {
-          // relaxed: statistics only.
-          stats.cache_lookups.fetch_add(lookups, std::memory_order_relaxed);
-          stats.cache_hits.fetch_add(hits, std::memory_order_relaxed);
-        }
-      }
-      if (sp.Finished()) {
-        outbox.push_back(sp.TakeRecord());
-        const mcts::GameRecord& r = outbox.back();
-        if (search.resign_target > 0.0f && r.would_resign >= 0) {
-          // Stochastic approximation: each measured play-through moves the
-          // threshold by step * (target - false), so it settles where the
-          // false-resignation rate equals the target.
-          constexpr float kStep = 0.02f;
-          search.resign_threshold += kStep * (search.resign_target - (r.FalseResignation() ? 1.0f : 0.0f));
-          search.resign_threshold = std::clamp(search.resign_threshold, -0.999f, 0.999f);
-          publish_threshold();
-        }
-        games[g].reset();
-        progressed = true;
-      }
-    }
-    if (burst > 0) {
-      const uint64_t t = MonotonicNs();
-      for (uint64_t i = 0; i < burst; ++i) published_ns[(ring.Head() + i) % ring.Slots()] = t;
-      ring.Publish(burst);
-      progressed = true;
-    }
-
-    // 3. Finished games to the writer.
-    while (!outbox.empty()) {
-      EncodeGame(outbox.front(), *game, &message);
-      const shm::PushResult pr = queue.TryPush(message.data(), static_cast<uint32_t>(message.size()));
-      ZF_CHECK(pr != shm::PushResult::kTooLarge) << "a game message of " << message.size() << " bytes";
-      if (pr == shm::PushResult::kFull) break;
-      // A game counts as finished once it is in the queue: from there the
-      // writer keeps it even if this worker dies. relaxed: statistics only.
-      stats.games_finished.fetch_add(1, std::memory_order_relaxed);
-      stats.positions.fetch_add(outbox.front().Positions(), std::memory_order_relaxed);
-      CountSearchStats(outbox.front(), stats);
-      outbox.pop_front();
-      publish_in_flight();
-      progressed = true;
-    }
-
-    if (!budget_left && in_flight_games() == 0 && outbox.empty()) {
+    if (map_.StopRequested() != 0) break;
+    bool progressed = BackUpResults();  // 1.
+    progressed |= NewLeaves();          // 2.
+    progressed |= QueueFinishedGames(); // 3.
+    if (!budget_left_ && InFlightGames() == 0 && outbox_.empty()) {
       ZF_LOG(INFO) << "game budget spent; worker done";
       return kExitOk;
     }
     if (progressed) continue;
     // 4. Nothing to do until the evaluator answers or the writer makes room.
-    if (getppid() != supervisor) return kExitPeerGone;
-    if (ring.InFlight() > 0) {
-      // It spins briefly first, then sleeps (shm/spin_wait.h: a wait for a
-      // network batch loses its spins and backs off). On a timeout the loop
-      // re-checks the stop flag and the supervisor; a dead evaluator is the
-      // supervisor's to restart, and its successor evaluates the leaves it had taken.
-      ring.WaitForResults(kWaitNs);
-    } else if (!outbox.empty()) {
-      queue.WaitForSpace(kWaitNs);
-    } else {
-      // No games: the budget is spent (rare, only at the very end) or new
-      // games are paused after a non-finite answer.
-      usleep(MonotonicNs() < paused_until ? 20000 : 1000);
-    }
+    if (getppid() != supervisor_) return kExitPeerGone;
+    WaitForWork();
   }
+  return StopAndDrop();
+}
 
-  // Stopped: push what finished, drop what is in flight, and say how many.
-  uint64_t dropped = 0;
-  for (auto& g : games) dropped += g != nullptr;
-  games.clear();
-  const uint64_t deadline = MonotonicNs() + 5'000'000'000ULL;
-  while (!outbox.empty() && MonotonicNs() < deadline) {
-    EncodeGame(outbox.front(), *game, &message);
-    if (queue.TryPush(message.data(), static_cast<uint32_t>(message.size())) == shm::PushResult::kOk) {
-      stats.games_finished.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
-      stats.positions.fetch_add(outbox.front().Positions(), std::memory_order_relaxed);
-      CountSearchStats(outbox.front(), stats);
-      outbox.pop_front();
-    } else {
-      queue.WaitForSpace(kWaitNs);
+// 1. Results: back them up. Returns whether any came.
+bool Worker::BackUpResults() {
+  bool progressed = false;
+  const uint64_t done = ring_.PollCompleted();
+  const uint64_t results_ns = done > ring_.Consumed() ? MonotonicNs() : 0;
+  for (uint64_t seq = ring_.Consumed(); seq < done; ++seq) {
+    if (ring_.IsGhost(seq)) continue;  // a leaf of the worker we replaced
+    // relaxed: a statistic for the supervisor's metrics.
+    stats_.latency_hist[shm::LatencyBucket(results_ns - published_ns_[seq % ring_.Slots()])].fetch_add(
+        1, std::memory_order_relaxed);
+    const SlotOwner& o = owners_[seq % ring_.Slots()];
+    const shm::LeafResult r = ring_.Result(seq);
+    if (!games_[o.game] || games_[o.game]->game_id() != o.game_id) continue;  // its game was dropped
+    if (!FiniteResult(r, ring_.Actions())) {
+      DropNonFinite(o.game);
+      progressed = true;
+      continue;
+    }
+    newest_version_ = std::max(newest_version_, r.model_version);
+    if (cache_) {
+      const float* canonical = r.policy;
+      if (o.symmetry != 0) {
+        symmetries_.TransformPolicy(o.symmetry, r.policy, oriented_logits_.data());
+        canonical = oriented_logits_.data();
+      }
+      cache_->Insert(shm::EvalCache::MakeKey(o.feature_hash, r.model_version), canonical, r.value, r.model_version,
+                     self_);
+    }
+    games_[o.game]->OnResult(o.token, r.policy, r.value, r.model_version);
+    progressed = true;
+  }
+  ring_.Consume(done);
+  return progressed;
+}
+
+// 2. New leaves, written in place; one publish for the whole burst. Returns
+// whether anything moved.
+bool Worker::NewLeaves() {
+  bool progressed = false;
+  uint64_t burst = 0;
+  const uint64_t free_slots = ring_.FreeSlots();
+  for (int g = 0; g < k_; ++g) {
+    if (!games_[g] && !StartGame(g)) continue;
+    progressed |= WriteLeaves(g, free_slots, &burst);
+    if (games_[g]->Finished()) {
+      FinishGame(g);
+      progressed = true;
     }
   }
-  if (!outbox.empty()) ZF_LOG(WARN) << outbox.size() << " finished games could not be queued before the deadline";
-  dropped += outbox.size();
-  outbox.clear();
+  if (burst > 0) {
+    const uint64_t t = MonotonicNs();
+    for (uint64_t i = 0; i < burst; ++i) published_ns_[(ring_.Head() + i) % ring_.Slots()] = t;
+    ring_.Publish(burst);
+    progressed = true;
+  }
+  return progressed;
+}
+
+// Starts a game in the empty place g when the budget allows; false when not.
+bool Worker::StartGame(int g) {
+  if (!ClaimGame()) return false;
+  const uint64_t sequence = queue_.NextSequence();
+  if (sequence >= kMaxGameSequence) {  // the id's sequence field is spent: stop as if the budget were
+    ZF_LOG(WARN) << "worker " << worker_ << " played " << kMaxGameSequence << " games this epoch; it stops";
+    budget_left_ = false;
+    return false;
+  }
+  const uint64_t id = MakeGameId(config_.host_index, config_.epoch, worker_, sequence);
+  games_[g] = std::make_unique<mcts::SelfPlayGame>(*game_, search_, id, MixSeed(config_.seed, id),
+                                                   static_cast<int>(worker_));
+  PublishInFlight();
+  return true;
+}
+
+// Writes game g's next leaves into the ring's free slots after the burst so
+// far (*burst grows), or answers them from the cache. Returns whether a leaf
+// was answered here.
+bool Worker::WriteLeaves(int g, uint64_t free_slots, uint64_t* burst) {
+  mcts::SelfPlayGame& sp = *games_[g];
+  const int room = std::min<int64_t>(per_game_ - sp.InFlight(), free_slots - *burst);
+  if (room <= 0) return false;
+  bool progressed = false;
+  leaves_.clear();
+  sp.NextLeaves(room, &leaves_);
+  uint64_t lookups = 0, hits = 0;
+  for (const auto& leaf : leaves_) {
+    const uint64_t seq = ring_.Head() + *burst;
+    uint8_t* features = ring_.SlotFeatures(seq);
+    leaf.state->EncodeFeatures(features);
+    game::CanonicalHash key;
+    if (cache_) {
+      key = game::HashCanonical(symmetries_, features, scratch_features_.data());
+      ++lookups;
+      if (AnswerFromCache(sp, leaf, key)) {
+        // Answered here: the slot stays free for the next leaf.
+        ++hits;
+        progressed = true;
+        continue;
+      }
+    }
+    owners_[seq % ring_.Slots()] = SlotOwner{g, sp.game_id(), leaf.token, key.hash, key.symmetry};
+    ++*burst;
+  }
+  if (lookups > 0) {
+    // relaxed: statistics only.
+    stats_.cache_lookups.fetch_add(lookups, std::memory_order_relaxed);
+    stats_.cache_hits.fetch_add(hits, std::memory_order_relaxed);
+  }
+  return progressed;
+}
+
+// A cached answer for `leaf` under the newest model version, given to its game.
+bool Worker::AnswerFromCache(mcts::SelfPlayGame& sp, const mcts::LeafRequest& leaf, const game::CanonicalHash& key) {
+  float value;
+  uint32_t version;
+  if (!cache_->Lookup(shm::EvalCache::MakeKey(key.hash, newest_version_), cached_logits_.data(), &value, &version))
+    return false;
+  const float* logits = cached_logits_.data();
+  if (key.symmetry != 0) {
+    symmetries_.UntransformPolicy(key.symmetry, cached_logits_.data(), oriented_logits_.data());
+    logits = oriented_logits_.data();
+  }
+  sp.OnResult(leaf.token, logits, value, version);
+  return true;
+}
+
+// Game g is over: its record goes to the outbox, its place is free.
+void Worker::FinishGame(int g) {
+  outbox_.push_back(games_[g]->TakeRecord());
+  const mcts::GameRecord& r = outbox_.back();
+  if (search_.resign_target > 0.0f && r.would_resign >= 0) {
+    // Stochastic approximation: each measured play-through moves the
+    // threshold by step * (target - false), so it settles where the
+    // false-resignation rate equals the target.
+    constexpr float kStep = 0.02f;
+    search_.resign_threshold += kStep * (search_.resign_target - (r.FalseResignation() ? 1.0f : 0.0f));
+    search_.resign_threshold = std::clamp(search_.resign_threshold, -0.999f, 0.999f);
+    PublishThreshold();
+  }
+  games_[g].reset();
+}
+
+// A game counts as finished once it is in the queue: from there the
+// writer keeps it even if this worker dies. relaxed: statistics only.
+void Worker::CountQueued(const mcts::GameRecord& r) {
+  stats_.games_finished.fetch_add(1, std::memory_order_relaxed);
+  stats_.positions.fetch_add(r.Positions(), std::memory_order_relaxed);
+  CountSearchStats(r, stats_);
+}
+
+// 3. Finished games to the writer, while its queue has room.
+bool Worker::QueueFinishedGames() {
+  bool progressed = false;
+  while (!outbox_.empty()) {
+    EncodeGame(outbox_.front(), *game_, &message_);
+    const shm::PushResult pr = queue_.TryPush(message_.data(), static_cast<uint32_t>(message_.size()));
+    ZF_CHECK(pr != shm::PushResult::kTooLarge) << "a game message of " << message_.size() << " bytes";
+    if (pr == shm::PushResult::kFull) break;
+    CountQueued(outbox_.front());
+    outbox_.pop_front();
+    PublishInFlight();
+    progressed = true;
+  }
+  return progressed;
+}
+
+void Worker::WaitForWork() {
+  if (ring_.InFlight() > 0) {
+    // It spins briefly first, then sleeps (shm/spin_wait.h: a wait for a
+    // network batch loses its spins and backs off). On a timeout the loop
+    // re-checks the stop flag and the supervisor; a dead evaluator is the
+    // supervisor's to restart, and its successor evaluates the leaves it had taken.
+    ring_.WaitForResults(kWaitNs);
+  } else if (!outbox_.empty()) {
+    queue_.WaitForSpace(kWaitNs);
+  } else {
+    // No games: the budget is spent (rare, only at the very end) or new
+    // games are paused after a non-finite answer.
+    usleep(MonotonicNs() < paused_until_ ? 20000 : 1000);
+  }
+}
+
+// Stopped: push what finished, drop what is in flight, and say how many.
+int Worker::StopAndDrop() {
+  uint64_t dropped = 0;
+  for (auto& g : games_) dropped += g != nullptr;
+  games_.clear();
+  const uint64_t deadline = MonotonicNs() + 5'000'000'000ULL;
+  while (!outbox_.empty() && MonotonicNs() < deadline) {
+    EncodeGame(outbox_.front(), *game_, &message_);
+    if (queue_.TryPush(message_.data(), static_cast<uint32_t>(message_.size())) == shm::PushResult::kOk) {
+      CountQueued(outbox_.front());
+      outbox_.pop_front();
+    } else {
+      queue_.WaitForSpace(kWaitNs);
+    }
+  }
+  if (!outbox_.empty()) ZF_LOG(WARN) << outbox_.size() << " finished games could not be queued before the deadline";
+  dropped += outbox_.size();
+  outbox_.clear();
   // relaxed: statistics only; the supervisor reads them after reaping us.
-  stats.games_dropped.fetch_add(dropped, std::memory_order_relaxed);
-  stats.games_in_flight.store(0, std::memory_order_relaxed);
+  stats_.games_dropped.fetch_add(dropped, std::memory_order_relaxed);
+  stats_.games_in_flight.store(0, std::memory_order_relaxed);
   ZF_LOG(INFO) << "stopped; dropped " << dropped << " games in flight";
   return kExitOk;
+}
+
+}  // namespace
+
+int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t worker,
+              const shm::EvalCacheMemory* cache_memory) {
+  return Worker(config, map, worker, cache_memory).Run();
 }
 
 }  // namespace zerofarm::proc

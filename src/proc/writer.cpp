@@ -36,11 +36,6 @@ constexpr uint64_t kIdleWaitNs = 100'000'000;
 constexpr double kMaxShardAgeSeconds = 300.0;  // a slow farm still writes a shard this often
 constexpr const char* kShardPrefix = "shard";
 
-}  // namespace
-
-namespace {
-int WriteShards(const FarmConfig& config, const shm::SegmentMap& map);
-
 // The last renamed shard (index shard_index - 1) of this supervisor start, if
 // a predecessor renamed it but died before counting it (WriterBlock totals):
 // its games, positions and bytes are added now, so the summary and
@@ -74,41 +69,26 @@ void MaybeDieAfterRename(const shm::SegmentMap& map) {
   ZF_LOG(WARN) << "ZF_FAULT_WRITER_DIE_AFTER_RENAME=" << hook << ": dying between rename and commit on purpose";
   raise(SIGKILL);
 }
-}  // namespace
 
-int RunWriter(const FarmConfig& config, const shm::SegmentMap& map) {
-  try {
-    return WriteShards(config, map);
-  } catch (const io::NoSpaceError& e) {
-    // Restarting cannot help: stop the run. Every renamed shard is complete;
-    // the games not yet written stay uncommitted in shared memory.
-    ZF_LOG(ERROR) << "the output disk is full, the writer stops: " << e.what();
-    return kExitNoSpace;
-  }
-}
-
-namespace {
-int WriteShards(const FarmConfig& config, const shm::SegmentMap& map) {
-  const auto game = game::MakeGame(config.game);
-  const uint32_t workers = map.params().num_workers;
-  shm::ProcessSlot& me = map.WriterProcess();
-  shm::WriterBlock& stats = map.Writer();
-  const std::string dir = RunDirOf(config).HostDir();
-
-  io::ShardMeta meta = io::ShardMetaForGame(*game);
+io::ShardMeta ShardMetaFor(const FarmConfig& config, const game::Game& game) {
+  io::ShardMeta meta = io::ShardMetaForGame(game);
   meta.search = config.search.Describe();
   meta.config = config.ToText();
   meta.run_id = config.run_id;
   meta.host_id = config.host_id;
   meta.epoch = config.epoch;
+  return meta;
+}
+
+io::Compression CompressionFor(const FarmConfig& config) {
   io::Compression compression;
   compression.deflate_level = config.compression;
-  io::ShardWriter writer(dir, kShardPrefix, meta, compression);
-  uint64_t shard_index = io::NextShardIndex(dir, kShardPrefix);
+  return compression;
+}
 
-  map.WriterDoorbell().CancelSleep();  // a predecessor killed in its sleep left the flag set
-  // A predecessor killed while writing leaves NAME.h5.tmp: never complete, and
-  // its games are still uncommitted in the queues. Remove it.
+// A predecessor killed while writing leaves NAME.h5.tmp: never complete, and
+// its games are still uncommitted in the queues. Remove it.
+void RemoveIncompleteShards(const std::string& dir) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) {
@@ -117,103 +97,177 @@ int WriteShards(const FarmConfig& config, const shm::SegmentMap& map) {
       std::filesystem::remove(e.path(), ec);
     }
   }
-  std::vector<shm::MessageQueueConsumer> queues;
-  for (uint32_t w = 0; w < workers; ++w) queues.push_back(map.MakeGameConsumer(w));
+}
 
-  // A shard renamed by a predecessor that died before committing: skip the
-  // games it already holds (each queue's messages up to its worker_commit).
-  std::vector<uint64_t> already_written(workers, 0);
-  if (shard_index > 0) {
-    const std::string last = writer.ShardPath(shard_index - 1);
-    if (std::filesystem::exists(last)) {
-      io::ShardReader reader(last);
-      // Written by this supervisor (same host directory, same epoch): its queues are ours.
-      if (reader.meta().run_id == meta.run_id && reader.meta().host_id == meta.host_id &&
-          reader.meta().epoch == meta.epoch && reader.meta().worker_commit.size() == workers)
-        already_written = reader.meta().worker_commit;
+// The writer's state: its queues, the shard being filled, and what the
+// loop's steps share. Lives in the writer process; single-threaded.
+class ShardLoop {
+ public:
+  ShardLoop(const FarmConfig& config, const shm::SegmentMap& map);
+  // The writer's loop; returns its exit code.
+  int Run();
+
+ private:
+  void SkipGamesOfLastShard();
+  std::vector<uint64_t> GamesInLastShard();
+  void ReadQueues(bool* progressed, bool* queue_pressure);
+  void Flush();
+  void SleepUntilGames();
+
+  const FarmConfig& config_;
+  const shm::SegmentMap& map_;
+  const std::unique_ptr<game::Game> game_;
+  const uint32_t workers_;
+  shm::ProcessSlot& me_;
+  shm::WriterBlock& stats_;
+  const std::string dir_;
+  const io::ShardMeta meta_;
+  io::ShardWriter writer_;
+  uint64_t shard_index_;
+  std::vector<shm::MessageQueueConsumer> queues_;
+  double shard_started_ = 0;
+};
+
+ShardLoop::ShardLoop(const FarmConfig& config, const shm::SegmentMap& map)
+    : config_(config),
+      map_(map),
+      game_(game::MakeGame(config.game)),
+      workers_(map.params().num_workers),
+      me_(map.WriterProcess()),
+      stats_(map.Writer()),
+      dir_(RunDirOf(config).HostDir()),
+      meta_(ShardMetaFor(config, *game_)),
+      writer_(dir_, kShardPrefix, meta_, CompressionFor(config)),
+      shard_index_(io::NextShardIndex(dir_, kShardPrefix)) {
+  map.WriterDoorbell().CancelSleep();  // a predecessor killed in its sleep left the flag set
+  RemoveIncompleteShards(dir_);
+  for (uint32_t w = 0; w < workers_; ++w) queues_.push_back(map.MakeGameConsumer(w));
+  SkipGamesOfLastShard();
+  shard_started_ = MonotonicSeconds();
+}
+
+// A shard renamed by a predecessor that died before committing: skip the
+// games it already holds (each queue's messages up to its worker_commit).
+std::vector<uint64_t> ShardLoop::GamesInLastShard() {
+  std::vector<uint64_t> already_written(workers_, 0);
+  if (shard_index_ == 0) return already_written;
+  const std::string last = writer_.ShardPath(shard_index_ - 1);
+  if (!std::filesystem::exists(last)) return already_written;
+  io::ShardReader reader(last);
+  // Written by this supervisor (same host directory, same epoch): its queues are ours.
+  if (reader.meta().run_id == meta_.run_id && reader.meta().host_id == meta_.host_id &&
+      reader.meta().epoch == meta_.epoch && reader.meta().worker_commit.size() == workers_)
+    already_written = reader.meta().worker_commit;
+  return already_written;
+}
+
+void ShardLoop::SkipGamesOfLastShard() {
+  const std::vector<uint64_t> already_written = GamesInLastShard();
+  CountUncountedShard(writer_, shard_index_, already_written, stats_);
+  for (uint32_t w = 0; w < workers_; ++w) {
+    while (queues_[w].ReadCursor() < already_written[w] && queues_[w].ReadNext()) {
     }
-  }
-  CountUncountedShard(writer, shard_index, already_written, stats);
-  for (uint32_t w = 0; w < workers; ++w) {
-    while (queues[w].ReadCursor() < already_written[w] && queues[w].ReadNext()) {
-    }
-    if (queues[w].ReadCursor() > queues[w].Committed()) {
-      ZF_LOG(INFO) << "worker " << w << ": " << queues[w].ReadCursor() - queues[w].Committed()
+    if (queues_[w].ReadCursor() > queues_[w].Committed()) {
+      ZF_LOG(INFO) << "worker " << w << ": " << queues_[w].ReadCursor() - queues_[w].Committed()
                    << " games were already in the last shard; committing them";
-      queues[w].Commit(queues[w].ReadCursor());
+      queues_[w].Commit(queues_[w].ReadCursor());
     }
   }
+}
 
-  double shard_started = MonotonicSeconds();
-  auto flush = [&]() {
-    if (writer.PendingGames() == 0) return;
-    std::vector<uint64_t> commit(workers);
-    for (uint32_t w = 0; w < workers; ++w) commit[w] = queues[w].ReadCursor();
-    const uint64_t games = writer.PendingGames(), positions = writer.PendingPositions();
-    me.Beat(MonotonicNs(), config.BusyAllowanceNs());  // a big shard on a slow disk may take long
-    const uint64_t index = shard_index++;
-    const std::string path = writer.Flush(index, commit);
-    MaybeDieAfterRename(map);
-    // Renamed -> counted -> committed: a writer killed between any two steps
-    // leaves its successor what it needs to count the shard exactly once
-    // (CountUncountedShard) and to skip its games (worker_commit).
-    std::error_code ec;
-    shm::WriterTotals t = stats.Totals();
-    t.games += games;
-    t.positions += positions;
-    t.shards += 1;
-    t.bytes += std::filesystem::file_size(path, ec);
-    t.next_shard_index = index + 1;
-    stats.Publish(t);
-    for (uint32_t w = 0; w < workers; ++w) queues[w].Commit(commit[w]);
-    ZF_LOG(INFO) << "wrote " << path << " (" << games << " games, " << positions << " positions)";
-    shard_started = MonotonicSeconds();
-  };
+// Writes the pending games as the next shard, then counts and commits them.
+void ShardLoop::Flush() {
+  if (writer_.PendingGames() == 0) return;
+  std::vector<uint64_t> commit(workers_);
+  for (uint32_t w = 0; w < workers_; ++w) commit[w] = queues_[w].ReadCursor();
+  const uint64_t games = writer_.PendingGames(), positions = writer_.PendingPositions();
+  me_.Beat(MonotonicNs(), config_.BusyAllowanceNs());  // a big shard on a slow disk may take long
+  const uint64_t index = shard_index_++;
+  const std::string path = writer_.Flush(index, commit);
+  MaybeDieAfterRename(map_);
+  // Renamed -> counted -> committed: a writer killed between any two steps
+  // leaves its successor what it needs to count the shard exactly once
+  // (CountUncountedShard) and to skip its games (worker_commit).
+  std::error_code ec;
+  shm::WriterTotals t = stats_.Totals();
+  t.games += games;
+  t.positions += positions;
+  t.shards += 1;
+  t.bytes += std::filesystem::file_size(path, ec);
+  t.next_shard_index = index + 1;
+  stats_.Publish(t);
+  for (uint32_t w = 0; w < workers_; ++w) queues_[w].Commit(commit[w]);
+  ZF_LOG(INFO) << "wrote " << path << " (" << games << " games, " << positions << " positions)";
+  shard_started_ = MonotonicSeconds();
+}
 
+// Adds every unread game of every queue to the shard being filled.
+// *queue_pressure: some queue is at least 3/4 full.
+void ShardLoop::ReadQueues(bool* progressed, bool* queue_pressure) {
+  for (uint32_t w = 0; w < workers_; ++w) {
+    while (auto m = queues_[w].ReadNext()) {
+      auto record = DecodeGame(m->data, m->size, *game_);
+      if (!record) {
+        stats_.corrupt_messages.fetch_add(1, std::memory_order_relaxed);
+        ZF_LOG(ERROR) << "worker " << w << ": a malformed game message of " << m->size << " bytes; skipped";
+      } else {
+        writer_.Add(*record);
+      }
+      *progressed = true;
+    }
+    if (queues_[w].Pending() * 4 >= queues_[w].Depth() * 3) *queue_pressure = true;
+  }
+}
+
+void ShardLoop::SleepUntilGames() {
+  map_.WriterDoorbell().SleepUnless(
+      [&]() {
+        for (auto& q : queues_)
+          if (q.Unread() > 0) return true;
+        return false;
+      },
+      kIdleWaitNs);
+}
+
+int ShardLoop::Run() {
   uint64_t last_beat = 0;
   const pid_t supervisor = getppid();
   while (true) {
     const uint64_t now = MonotonicNs();
     if (now - last_beat > 50'000'000) {
-      me.Beat(now);
+      me_.Beat(now);
       last_beat = now;
     }
     bool progressed = false;
     bool queue_pressure = false;
-    for (uint32_t w = 0; w < workers; ++w) {
-      while (auto m = queues[w].ReadNext()) {
-        auto record = DecodeGame(m->data, m->size, *game);
-        if (!record) {
-          stats.corrupt_messages.fetch_add(1, std::memory_order_relaxed);
-          ZF_LOG(ERROR) << "worker " << w << ": a malformed game message of " << m->size << " bytes; skipped";
-        } else {
-          writer.Add(*record);
-        }
-        progressed = true;
-      }
-      if (queues[w].Pending() * 4 >= queues[w].Depth() * 3) queue_pressure = true;
-    }
-    const bool draining = map.StopRequested() == kStopWriter;
-    if (writer.PendingPositions() >= static_cast<uint64_t>(config.shard_positions) || queue_pressure ||
-        (writer.PendingGames() > 0 && MonotonicSeconds() - shard_started > kMaxShardAgeSeconds))
-      flush();
+    ReadQueues(&progressed, &queue_pressure);
+    const bool draining = map_.StopRequested() == kStopWriter;
+    if (writer_.PendingPositions() >= static_cast<uint64_t>(config_.shard_positions) || queue_pressure ||
+        (writer_.PendingGames() > 0 && MonotonicSeconds() - shard_started_ > kMaxShardAgeSeconds))
+      Flush();
     if (draining && !progressed) {
-      flush();
+      Flush();
       ZF_LOG(INFO) << "drained; writer done";
       return kExitOk;
     }
     if (!progressed) {
       if (getppid() != supervisor) return kExitPeerGone;
-      map.WriterDoorbell().SleepUnless(
-          [&]() {
-            for (auto& q : queues)
-              if (q.Unread() > 0) return true;
-            return false;
-          },
-          kIdleWaitNs);
+      SleepUntilGames();
     }
   }
 }
 
 }  // namespace
+
+int RunWriter(const FarmConfig& config, const shm::SegmentMap& map) {
+  try {
+    return ShardLoop(config, map).Run();
+  } catch (const io::NoSpaceError& e) {
+    // Restarting cannot help: stop the run. Every renamed shard is complete;
+    // the games not yet written stay uncommitted in shared memory.
+    ZF_LOG(ERROR) << "the output disk is full, the writer stops: " << e.what();
+    return kExitNoSpace;
+  }
+}
+
 }  // namespace zerofarm::proc

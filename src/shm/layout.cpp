@@ -132,7 +132,7 @@ void RecordBatch(EvaluatorBlock& block, uint64_t size, uint64_t busy_ns) noexcep
   block.batch_size_log2[bucket].fetch_add(1, std::memory_order_relaxed);
 }
 
-void InitSegment(void* base, const Layout& l, uint64_t run_id) {
+void InitSegment(void* base, const Layout& l, uint64_t segment_id) {
   ZF_CHECK(reinterpret_cast<uintptr_t>(base) % kRingAlign == 0) << "segment base not page-aligned";
   ZF_CHECK(ComputeLayout(l.params) == l) << "layout does not match its own params";
   auto* bytes = static_cast<uint8_t*>(base);
@@ -140,7 +140,7 @@ void InitSegment(void* base, const Layout& l, uint64_t run_id) {
   h->layout_version = kLayoutVersion;
   h->header_bytes = sizeof(SegmentHeader);
   h->total_bytes = l.total_bytes;
-  h->run_id = run_id;
+  h->segment_id = segment_id;
   h->owner_uid = static_cast<uint32_t>(::geteuid());
   h->creator_pid = static_cast<uint32_t>(::getpid());
   h->layout = l;
@@ -176,12 +176,12 @@ void InitSegment(void* base, const Layout& l, uint64_t run_id) {
   h->magic = kSegmentMagic;
 }
 
-void InitSegment(ShmSegment& segment, const Layout& layout, uint64_t run_id) {
+void InitSegment(ShmSegment& segment, const Layout& layout, uint64_t segment_id) {
   if (segment.size() < layout.total_bytes) {
     throw Error("shm: segment " + segment.name() + " has " + std::to_string(segment.size()) +
                 " bytes, the layout needs " + std::to_string(layout.total_bytes));
   }
-  InitSegment(segment.data(), layout, run_id);
+  InitSegment(segment.data(), layout, segment_id);
 }
 
 const SegmentHeader& ValidateSegment(const void* base, size_t size) {

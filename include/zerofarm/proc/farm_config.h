@@ -9,6 +9,8 @@
 #include <string>
 
 #include "zerofarm/mcts/search_config.h"
+#include "zerofarm/proc/game_id.h"    // game ids and host indices (declared here before)
+#include "zerofarm/proc/slurm_env.h"  // CPUs granted and host ids (declared here before)
 
 namespace zerofarm::proc {
 
@@ -134,33 +136,6 @@ struct FarmConfig {
   static FarmConfig FromFile(const std::string& path);
 };
 
-// Bits of a game id, high to low: host index 16 | epoch 12 | worker 10 | sequence 26.
-inline constexpr int kGameIdSequenceBits = 26;
-inline constexpr int kGameIdWorkerBits = 10;
-inline constexpr int kGameIdEpochBits = 12;
-inline constexpr int kGameIdHostBits = 16;
-inline constexpr uint32_t kMaxEpochs = 1u << kGameIdEpochBits;
-inline constexpr uint64_t kMaxGameSequence = 1ull << kGameIdSequenceBits;  // games per worker and epoch
-// The id of a game: unique within a run directory, across its hosts and their
-// restarts. Each argument must be below its field's limit (checked).
-uint64_t MakeGameId(uint32_t host_index, uint32_t epoch, uint32_t worker, uint64_t sequence);
-// The fields of a game id: the inverse of MakeGameId (any id splits).
-struct GameIdFields {
-  uint32_t host_index, epoch, worker;
-  uint64_t sequence;
-};
-inline GameIdFields SplitGameId(uint64_t id) {
-  constexpr int kWorkerShift = kGameIdSequenceBits, kEpochShift = kWorkerShift + kGameIdWorkerBits,
-                kHostShift = kEpochShift + kGameIdEpochBits;
-  return {static_cast<uint32_t>(id >> kHostShift),
-          static_cast<uint32_t>((id >> kEpochShift) & ((1u << kGameIdEpochBits) - 1)),
-          static_cast<uint32_t>((id >> kWorkerShift) & ((1u << kGameIdWorkerBits) - 1)),
-          id & (kMaxGameSequence - 1)};
-}
-
-// The CPUs this process may use: SLURM_CPUS_PER_TASK when set (a Slurm task),
-// else the size of its CPU affinity mask (taskset, cgroups), else the cores online.
-int CpusGranted();
 // The shared evaluation cache's auto size: the largest power of two of entries
 // whose table fits in 1/16 of `mem_available_bytes` and in 1 GiB, at most 2^20
 // entries (docs/search.md), at least 4096; `entry_bytes` per entry.
@@ -168,15 +143,5 @@ uint64_t AutoEvalCacheEntries(uint64_t mem_available_bytes, size_t entry_bytes);
 // MemAvailable of /proc/meminfo in bytes (0 when unreadable). ResolveResources
 // passes min(this, 4 x the free space of /dev/shm) to AutoEvalCacheEntries.
 uint64_t MemAvailableBytes();
-// This host's id in a run when --host-id is not given: under Slurm the task's
-// number (SLURM_ARRAY_TASK_ID of a job array, times SLURM_NTASKS plus
-// SLURM_PROCID when an array task runs several tasks; SLURM_PROCID in a job
-// that is not an array), else the hostname. Stable across a requeue.
-std::string DefaultHostId();
-// ConfigError unless `id` is 1..64 characters of [A-Za-z0-9._-] and not "." or "..".
-void CheckHostId(const std::string& id);
-// The host index of a host id: the number itself for a decimal number below
-// 65536 (no leading zeros), else the FNV-1a hash of the id folded to 16 bits.
-uint32_t HostIndexOf(const std::string& id);
 
 }  // namespace zerofarm::proc

@@ -14,6 +14,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/io/run_dir.h"
+#include "zerofarm/proc/binaries.h"  // the binaries (declared here before)
 #include "zerofarm/proc/farm_config.h"
 
 namespace zerofarm::shm {
@@ -26,6 +27,25 @@ namespace zerofarm::proc {
 // Stop reasons written to the segment's stop flag by the supervisor.
 inline constexpr uint32_t kStopWorkers = 1;  // workers and evaluators: stop now
 inline constexpr uint32_t kStopWriter = 2;   // the workers are gone: drain, flush, exit
+
+// A child of the farm: the supervisor keeps one with each child and tells
+// its children apart by it. Name() is the role in the child's log lines
+// ("worker-3", "eval-0", "writer"); its process is named "zf-" + Name() for
+// ps and top (tests look children up by those names).
+struct ChildRole {
+  enum class Kind { kWorker, kEvaluator, kWriter };
+  Kind kind = Kind::kWorker;
+  uint32_t index = 0;  // the worker's or the evaluator's index; 0 for the writer
+
+  std::string Name() const {
+    switch (kind) {
+      case Kind::kWorker: return "worker-" + std::to_string(index);
+      case Kind::kEvaluator: return "eval-" + std::to_string(index);
+      case Kind::kWriter: break;
+    }
+    return "writer";
+  }
+};
 
 // Runs the whole farm; returns the supervisor's exit code.
 int RunFarm(const FarmConfig& config);
@@ -51,25 +71,6 @@ eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu);
 // on_gpu: CUDA device 0 of this process (an evaluator of a --gpus run).
 std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config,
                                                   bool on_gpu = false);
-
-// The two binaries of a build (src/CMakeLists.txt): `zerofarm`, with no
-// LibTorch, runs the supervisor and forks the workers and the writer; the
-// commands that run a network, the evaluator role among them, run in
-// eval::kTorchBinary. Each hands the other's commands over by exec (same pid,
-// same arguments).
-inline constexpr const char* kFarmBinary = "zerofarm";
-// This process's binary (/proc/self/exe); Error when unreadable.
-std::string SelfBinary();
-// NAME in the directory of this process's binary.
-std::string SiblingBinary(const std::string& name);
-// The binary that runs a network: this one when it links LibTorch; else
-// eval::kTorchBinary beside it when the build has LibTorch (Error when that
-// file is missing); else this one (a build without LibTorch: the random
-// evaluator).
-std::string NetworkBinary();
-// The binary that runs a farm's supervisor: kFarmBinary beside this one when
-// it is there, else this one.
-std::string FarmBinary();
 
 // This run's directory (io/run_dir.h: every path of a run): --out, the host
 // id (config.host_id must be resolved for the host's paths) and --models.

@@ -158,8 +158,6 @@ class Doorbell {
     return SleepUnless(has_work, timeout_ns);
   }
 
-  DoorbellWords* words() const noexcept { return words_; }
-
  private:
   DoorbellWords* words_ = nullptr;
 };

@@ -2,7 +2,7 @@
 // The layout of the run's one shared-memory segment, computed purely from the
 // configuration numbers, and its versioned header at offset 0.
 //
-//   offset 0      SegmentHeader (magic "ZFSHM001", version, sizes, run id,
+//   offset 0      SegmentHeader (magic "ZFSHM001", version, sizes, segment id,
 //                 stop flag, supervisor heartbeat, writer doorbell, Layout)
 //   64-aligned    ProcessSlot [workers + evaluators + 1]  heartbeats and pids
 //   64-aligned    EvaluatorBlock [evaluators]  doorbell + statistics
@@ -218,7 +218,8 @@ struct SegmentHeader {
   uint32_t layout_version = 0;  // kLayoutVersion
   uint32_t header_bytes = 0;    // sizeof(SegmentHeader)
   uint64_t total_bytes = 0;     // == layout.total_bytes
-  uint64_t run_id = 0;          // chosen by the supervisor, recorded in the shards
+  uint64_t segment_id = 0;      // random, chosen by the supervisor; its log calls it "segment id"
+                                // (not the run directory's string run_id)
   uint32_t owner_uid = 0;       // euid of the creator
   uint32_t creator_pid = 0;     // the supervisor
   Layout layout;                // config numbers and every offset
@@ -244,9 +245,9 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free && std::atomic<uint64_t
 // Placement-constructs the header and every block, ring and queue over
 // `base`, which must be kRingAlign-aligned, zero-filled and at least
 // layout.total_bytes long. The supervisor calls it once, before any child runs.
-void InitSegment(void* base, const Layout& layout, uint64_t run_id);
+void InitSegment(void* base, const Layout& layout, uint64_t segment_id);
 // The same over a fresh ShmSegment; throws Error if it is smaller than the layout.
-void InitSegment(ShmSegment& segment, const Layout& layout, uint64_t run_id);
+void InitSegment(ShmSegment& segment, const Layout& layout, uint64_t segment_id);
 
 // Checks magic, version, sizes and that every offset is the one the header's
 // config numbers give and lies within `size` bytes; throws Error with a

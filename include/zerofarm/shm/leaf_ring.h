@@ -215,8 +215,6 @@ class LeafRingProducer {
   void SetSpinBudgetNs(uint64_t ns) noexcept { spin_.SetBudgetNs(ns); }
   const SpinPolicy& Spin() const noexcept { return spin_; }
 
-  LeafRingControl* control() const noexcept { return ring_; }
-
  private:
   LeafRingControl* ring_ = nullptr;
   Doorbell bell_;
@@ -299,7 +297,6 @@ class LeafRingConsumer {
   // True once Available() saw an impossible head; the ring is then ignored.
   bool Corrupt() const noexcept { return corrupt_; }
   uint64_t Done() const noexcept { return done_; }
-  LeafRingControl* control() const noexcept { return ring_; }
 
  private:
   LeafRingControl* ring_ = nullptr;

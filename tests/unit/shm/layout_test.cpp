@@ -131,7 +131,7 @@ TEST_CASE("InitSegment writes a header that ValidateSegment accepts", "[shm]") {
   const SegmentHeader& h = ValidateSegment(seg.base(), seg.layout().total_bytes);
   CHECK(h.magic == kSegmentMagic);
   CHECK(h.layout_version == kLayoutVersion);
-  CHECK(h.run_id == 0xC0FFEE);
+  CHECK(h.segment_id == 0xC0FFEE);
   CHECK(h.owner_uid == ::geteuid());
   CHECK(h.layout.params == p);
   CHECK(h.stop.load() == 0);
@@ -210,7 +210,7 @@ TEST_CASE("A real segment initialized by its creator validates in a view", "[shm
   InitSegment(seg, layout, 7);
   ShmView view(seg.name());
   SegmentMap map(view.data(), view.size());
-  CHECK(map.header().run_id == 7);
+  CHECK(map.header().segment_id == 7);
   CHECK(map.params().ring_slots == 32);
   ShmSegment small = ShmSegment::Create("small", 4096);
   CHECK_THROWS_AS(InitSegment(small, layout, 7), Error);

@@ -42,10 +42,10 @@ inline constexpr bool kTsan = false;
 // A segment in ordinary (page-aligned, zeroed) heap memory, for single-process tests.
 class LocalSegment {
  public:
-  explicit LocalSegment(const LayoutParams& params, uint64_t run_id = 42)
+  explicit LocalSegment(const LayoutParams& params, uint64_t segment_id = 42)
       : layout_(ComputeLayout(params)), mem_(std::aligned_alloc(kRingAlign, layout_.total_bytes)) {
     std::memset(mem_, 0, layout_.total_bytes);
-    InitSegment(mem_, layout_, run_id);
+    InitSegment(mem_, layout_, segment_id);
     map_.emplace(mem_, layout_.total_bytes);
   }
   ~LocalSegment() { std::free(mem_); }

@@ -1,0 +1,26 @@
+#pragma once
+// Which binary runs what, and where to find it.
+#include <string>
+
+namespace zerofarm::proc {
+
+// The two binaries of a build (src/CMakeLists.txt): `zerofarm`, with no
+// LibTorch, runs the supervisor and forks the workers and the writer; the
+// commands that run a network, the evaluator role among them, run in
+// eval::kTorchBinary. Each hands the other's commands over by exec (same pid,
+// same arguments).
+inline constexpr const char* kFarmBinary = "zerofarm";
+// This process's binary (/proc/self/exe); Error when unreadable.
+std::string SelfBinary();
+// NAME in the directory of this process's binary.
+std::string SiblingBinary(const std::string& name);
+// The binary that runs a network: this one when it links LibTorch; else
+// eval::kTorchBinary beside it when the build has LibTorch (Error when that
+// file is missing); else this one (a build without LibTorch: the random
+// evaluator).
+std::string NetworkBinary();
+// The binary that runs a farm's supervisor: kFarmBinary beside this one when
+// it is there, else this one.
+std::string FarmBinary();
+
+}  // namespace zerofarm::proc
