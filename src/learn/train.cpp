@@ -1,6 +1,6 @@
-// `zerofarm train` (proc/train.h): the shard window, checkpoints, resume, and
+// `zerofarm train` (learn/train.h): the shard window, checkpoints, resume, and
 // the training loop around eval::Trainer.
-#include "zerofarm/proc/train.h"
+#include "zerofarm/learn/train.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,9 +12,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
-#include "model_watcher.h"
+#include "model_watcher.h"  // proc::ModelNumber, until io::RunDir owns NewestModel (issue 26)
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
@@ -27,7 +28,7 @@
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/proc/roles.h"
 
-namespace zerofarm::proc {
+namespace zerofarm::learn {
 namespace fs = std::filesystem;
 
 // ---- state ------------------------------------------------------------------
@@ -191,7 +192,7 @@ std::pair<int64_t, std::string> NewestModel(const std::string& dir) {
   std::pair<int64_t, std::string> best{-1, ""};
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const int64_t n = ModelNumber(e.path().filename().string());
+    const int64_t n = proc::ModelNumber(e.path().filename().string());
     if (n > best.first) best = {n, e.path().string()};
   }
   return best;
@@ -219,10 +220,10 @@ struct Paths {
 };
 
 eval::NetConfig RandomNetFor(const game::Game& game, const TrainConfig& config) {
-  FarmConfig shape;
+  proc::FarmConfig shape;
   shape.blocks = config.blocks;
   shape.filters = config.filters;
-  return NetConfigFor(game, shape);
+  return proc::NetConfigFor(game, shape);
 }
 
 std::string Thousands(int64_t v) {
@@ -233,7 +234,9 @@ std::string Thousands(int64_t v) {
 
 }  // namespace
 
-int RunTrainer(const TrainConfig& config) {
+namespace {
+
+void CheckTrainConfig(const TrainConfig& config) {
   if (config.run.empty()) throw ConfigError("--run is required");
   if (config.batch < 1 || config.batch > 65536) throw ConfigError("--batch must be in [1, 65536]");
   if (config.window < config.batch) throw ConfigError("--window must be >= --batch");
@@ -241,27 +244,33 @@ int RunTrainer(const TrainConfig& config) {
   if (config.replay < 0) throw ConfigError("--replay must be >= 0");
   if (config.checkpoint_steps < 1) throw ConfigError("--checkpoint-steps must be >= 1");
   if (config.steps < 0 || config.duration < 0) throw ConfigError("--steps and --duration must be >= 0");
+}
+
+void MakeTrainDirs(const TrainConfig& config, const Paths& paths) {
   std::error_code ec;
   if (!fs::is_directory(config.run, ec)) throw ConfigError(config.run + " is not a run directory");
-  const Paths paths(config.run);
   fs::create_directories(paths.models, ec);
   if (ec) throw Error("cannot create " + paths.models + ": " + ec.message());
   fs::create_directories(paths.train, ec);
   if (ec) throw Error("cannot create " + paths.train + ": " + ec.message());
+}
 
+void InstallStopHandlers() {
   struct sigaction sa {};
   sa.sa_handler = OnStopSignal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool Stopping() {
   // relaxed: see OnStopSignal.
-  auto stopping = [] { return g_stop_signal.load(std::memory_order_relaxed) != 0; };
+  return g_stop_signal.load(std::memory_order_relaxed) != 0;
+}
 
-  const double t_start = MonotonicSeconds();
-  auto out_of_time = [&] { return config.duration > 0 && MonotonicSeconds() - t_start >= config.duration; };
-
-  // Data first: the game comes from the shards.
-  ShardWindow window(config.run, config.window, config.value_discount);
+// Waits until the window holds --min-positions; false when stopped or out of
+// time first (Error without --wait).
+bool WaitForPositions(const TrainConfig& config, ShardWindow& window, const std::function<bool()>& out_of_time) {
   window.Refresh();
   bool announced_wait = false;
   while (window.Positions() < config.min_positions) {
@@ -273,157 +282,265 @@ int RunTrainer(const TrainConfig& config) {
                    << window.Positions() << ")";
       announced_wait = true;
     }
-    if (stopping() || out_of_time()) return kExitOk;
+    if (Stopping() || out_of_time()) return false;
     ::usleep(500'000);
     window.Refresh();
   }
-  const auto game = game::MakeGame(window.GameName());
+  return true;
+}
 
-  // Where to start: the saved state, the newest model, --weights, or random.
+// Where a trainer starts: the saved state, the newest model, --weights, or random.
+struct StartPoint {
   TrainState state;
-  eval::WeightSet start;
-  std::string started_from;
+  eval::WeightSet weights;
+  std::string described;
   bool resumed = false;
+};
+
+StartPoint ChooseStart(const TrainConfig& config, const Paths& paths, const game::Game& game) {
+  StartPoint s;
   if (fs::exists(paths.state)) {
-    state = TrainState::FromText(io::ReadTextFile(paths.state));
-    start = LoadWeightsFor(*game, paths.Model(state.version));
-    started_from = "resumed at step " + std::to_string(state.step) + " from " + paths.Model(state.version);
-    resumed = true;
+    s.state = TrainState::FromText(io::ReadTextFile(paths.state));
+    s.weights = proc::LoadWeightsFor(game, paths.Model(s.state.version));
+    s.described = "resumed at step " + std::to_string(s.state.step) + " from " + paths.Model(s.state.version);
+    s.resumed = true;
   } else if (auto [n, path] = NewestModel(paths.models); n >= 0) {
-    start = LoadWeightsFor(*game, path);
-    state.version = static_cast<uint32_t>(std::max<int64_t>(n, start.version));
-    started_from = "starting from " + path;
+    s.weights = proc::LoadWeightsFor(game, path);
+    s.state.version = static_cast<uint32_t>(std::max<int64_t>(n, s.weights.version));
+    s.described = "starting from " + path;
   } else if (!config.weights.empty()) {
-    start = LoadWeightsFor(*game, config.weights);
-    state.version = start.version;
-    started_from = "starting from " + config.weights;
+    s.weights = proc::LoadWeightsFor(game, config.weights);
+    s.state.version = s.weights.version;
+    s.described = "starting from " + config.weights;
   } else {
-    start = eval::RandomWeights(RandomNetFor(*game, config), config.seed);
-    started_from = "starting from a random " + start.config.Describe();
+    s.weights = eval::RandomWeights(RandomNetFor(game, config), config.seed);
+    s.described = "starting from a random " + s.weights.config.Describe();
   }
+  return s;
+}
+
+// One invocation's training: the optimiser, its batch buffers, and the
+// figures its progress lines and summary report.
+class TrainSession {
+ public:
+  TrainSession(const TrainConfig& config, const Paths& paths, const game::Game& game, ShardWindow& window,
+               StartPoint start);
+  // Steps until stopped, out of time, out of steps or (without --wait) ahead of the data.
+  void Run(const std::function<bool()>& out_of_time);
+  // The last checkpoint (when steps were taken since the one before) and the summary line.
+  void Finish(double t_start);
+
+ private:
+  static eval::TrainerOptions OptionsFor(const TrainConfig& config, const StartPoint& start);
+  void LoadMomentum(const StartPoint& start);
+  void ChoosePace();
+  bool AheadOfData() const;
+  void FillBatch();
+  void Step();
+  void Checkpoint();
+  void PrintProgress();
+
+  const TrainConfig& config_;
+  const Paths& paths_;
+  const game::Game& game_;
+  ShardWindow& window_;
+  TrainState state_;
+  eval::Trainer trainer_;
+  // One batch of samples, reused every step.
+  int fb_, na_, nsym_;
+  std::vector<uint8_t> features_, row_features_;
+  std::vector<float> policy_, row_policy_;
+  std::vector<float> z_;
+  std::vector<uint8_t> full_;
+  Rng rng_;
+  bool tty_;
+  double last_print_ = -1e9, ewma_policy_ = -1, ewma_value_ = -1;
+  int64_t steps_here_ = 0;
+  double waiting_s_ = 0;
+  double last_refresh_;
+  double t_train_;
+  int since_checkpoint_ = 0;
+  int64_t samples_before_ = 0;
+};
+
+TrainSession::TrainSession(const TrainConfig& config, const Paths& paths, const game::Game& game,
+                           ShardWindow& window, StartPoint start)
+    : config_(config),
+      paths_(paths),
+      game_(game),
+      window_(window),
+      state_(start.state),
+      trainer_(start.weights, OptionsFor(config, start)),
+      fb_(game.Shape().FeatureBytes()),
+      na_(game.ActionCount()),
+      nsym_(config.augment ? game.SymmetryCount() : 1),
+      features_(static_cast<size_t>(config.batch) * fb_),
+      row_features_(fb_),
+      policy_(static_cast<size_t>(config.batch) * na_),
+      row_policy_(na_),
+      z_(config.batch),
+      full_(config.batch),
+      rng_(config.seed ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(start.state.step + 1))),
+      tty_(config.progress && ::isatty(STDERR_FILENO)),
+      last_refresh_(MonotonicSeconds()),
+      t_train_(MonotonicSeconds()) {
+  LoadMomentum(start);
+  ChoosePace();
+}
+
+eval::TrainerOptions TrainSession::OptionsFor(const TrainConfig& config, const StartPoint& start) {
   eval::TrainerOptions optim = config.optim;
-  optim.seed = config.seed + static_cast<uint64_t>(state.step);
-  eval::Trainer trainer(start, optim);
-  if (resumed && fs::exists(paths.momentum)) {
-    const eval::WeightSet momentum = io::ReadWeights(paths.momentum);
-    if (momentum.version == state.version) trainer.ImportMomentum(momentum);
+  optim.seed = config.seed + static_cast<uint64_t>(start.state.step);
+  return optim;
+}
+
+void TrainSession::LoadMomentum(const StartPoint& start) {
+  if (start.resumed && fs::exists(paths_.momentum)) {
+    const eval::WeightSet momentum = io::ReadWeights(paths_.momentum);
+    if (momentum.version == start.state.version) trainer_.ImportMomentum(momentum);
     else ZF_LOG(WARN) << "momentum of version " << momentum.version << " does not match; starting it at zero";
   }
-  ZF_LOG(INFO) << "training " << trainer.Config().Describe() << ": " << started_from << "; window "
-               << window.Positions() << " positions in " << window.Shards() << " shards";
+  ZF_LOG(INFO) << "training " << trainer_.Config().Describe() << ": " << start.described << "; window "
+               << window_.Positions() << " positions in " << window_.Shards() << " shards";
+}
 
-  auto checkpoint = [&] {
-    ++state.version;
-    eval::WeightSet w = trainer.Export(state.version);
-    eval::WeightSet m = trainer.ExportMomentum();
-    m.version = state.version;
-    io::WriteWeights(paths.momentum, m);
-    io::WriteWeights(paths.Model(state.version), w);
-    io::WriteTextFileAtomically(paths.state, state.ToText());
-  };
-
-  // One batch of samples, reused every step.
-  const int fb = game->Shape().FeatureBytes();
-  const int na = game->ActionCount();
-  const int nsym = config.augment ? game->SymmetryCount() : 1;
-  std::vector<uint8_t> features(static_cast<size_t>(config.batch) * fb), row_features(fb);
-  std::vector<float> policy(static_cast<size_t>(config.batch) * na), row_policy(na);
-  std::vector<float> z(config.batch);
-  std::vector<uint8_t> full(config.batch);
-  Rng rng(config.seed ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(state.step + 1)));
-
-  const bool tty = config.progress && ::isatty(STDERR_FILENO);
-  double last_print = -1e9, ewma_policy = -1, ewma_value = -1;
-  int64_t steps_here = 0;
-  double waiting_s = 0;
-  double last_refresh = MonotonicSeconds();
-  const double t_train = MonotonicSeconds();
-  int since_checkpoint = 0;
-  // Pace: at most `replay` samples per position of the run's shards. Where
-  // the shards seen hold fewer positions than the samples drawn so far allow
-  // (earlier shards are gone: a run resumed from its kept models and state
-  // alone), pacing starts again here, against the positions present now and
-  // to come; otherwise the trainer would wait for data it already used.
-  const bool shards_gone = config.replay * static_cast<double>(window.ProducedPositions()) < static_cast<double>(state.samples);
-  if (shards_gone && config.replay > 0)
-    ZF_LOG(INFO) << "the run's shards hold fewer positions than " << state.samples
+// Pace: at most `replay` samples per position of the run's shards. Where
+// the shards seen hold fewer positions than the samples drawn so far allow
+// (earlier shards are gone: a run resumed from its kept models and state
+// alone), pacing starts again here, against the positions present now and
+// to come; otherwise the trainer would wait for data it already used.
+void TrainSession::ChoosePace() {
+  const bool shards_gone =
+      config_.replay * static_cast<double>(window_.ProducedPositions()) < static_cast<double>(state_.samples);
+  if (shards_gone && config_.replay > 0)
+    ZF_LOG(INFO) << "the run's shards hold fewer positions than " << state_.samples
                  << " samples drawn before: pacing on the positions present now and to come";
-  const int64_t samples_before = shards_gone ? 0 : state.samples;
-  auto ahead_of_data = [&](int64_t samples_here) {
-    return static_cast<double>(samples_before + samples_here + config.batch) >
-           config.replay * static_cast<double>(window.ProducedPositions());
-  };
-  while (!stopping() && !out_of_time() && (config.steps == 0 || steps_here < config.steps)) {
-    if (MonotonicSeconds() - last_refresh > 5.0) {
-      window.Refresh();
-      last_refresh = MonotonicSeconds();
+  samples_before_ = shards_gone ? 0 : state_.samples;
+}
+
+bool TrainSession::AheadOfData() const {
+  return static_cast<double>(samples_before_ + steps_here_ * config_.batch + config_.batch) >
+         config_.replay * static_cast<double>(window_.ProducedPositions());
+}
+
+void TrainSession::Run(const std::function<bool()>& out_of_time) {
+  while (!Stopping() && !out_of_time() && (config_.steps == 0 || steps_here_ < config_.steps)) {
+    if (MonotonicSeconds() - last_refresh_ > 5.0) {
+      window_.Refresh();
+      last_refresh_ = MonotonicSeconds();
     }
-    if (config.replay > 0 && ahead_of_data(steps_here * config.batch)) {
-      if (!config.wait) break;
+    if (config_.replay > 0 && AheadOfData()) {
+      if (!config_.wait) break;
       const double t0 = MonotonicSeconds();
       ::usleep(250'000);
-      waiting_s += MonotonicSeconds() - t0;
-      last_refresh = 0;  // look for new shards at once
+      waiting_s_ += MonotonicSeconds() - t0;
+      last_refresh_ = 0;  // look for new shards at once
       continue;
     }
-    for (int i = 0; i < config.batch; ++i) {
-      const int64_t index = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(window.Positions())));
-      const int sym = nsym > 1 ? static_cast<int>(rng.Below(static_cast<uint64_t>(nsym))) : 0;
-      uint8_t* f = &features[static_cast<size_t>(i) * fb];
-      float* p = &policy[static_cast<size_t>(i) * na];
-      if (sym == 0) {
-        window.Row(index, f, p, &z[i], &full[i]);
-      } else {
-        window.Row(index, row_features.data(), row_policy.data(), &z[i], &full[i]);
-        game::TransformFeatures(*game, sym, row_features.data(), f);
-        game::TransformPolicy(*game, sym, row_policy.data(), p);
-      }
-    }
-    eval::TrainBatch batch;
-    batch.features = features.data();
-    batch.policy = policy.data();
-    batch.z = z.data();
-    batch.policy_mask = full.data();
-    batch.count = config.batch;
-    const eval::TrainStepLoss loss = trainer.Step(batch);
-    ++state.step;
-    ++steps_here;
-    state.samples += config.batch;
-    ewma_policy = ewma_policy < 0 ? loss.policy : 0.98 * ewma_policy + 0.02 * loss.policy;
-    ewma_value = ewma_value < 0 ? loss.value : 0.98 * ewma_value + 0.02 * loss.value;
-    if (++since_checkpoint >= config.checkpoint_steps) {
-      checkpoint();
-      since_checkpoint = 0;
-      if (!tty && config.progress)
-        ZF_LOG(INFO) << "wrote " << paths.Model(state.version) << " at step " << state.step;
-    }
-    const double now = MonotonicSeconds();
-    if (config.progress && now - last_print > (tty ? 0.5 : 30.0)) {
-      const double busy = now - t_train - waiting_s;
-      char line[256];
-      std::snprintf(line, sizeof line,
-                    "step %lld | policy %.3f value %.3f | %.0f pos/s | window %s positions, data model v%u | "
-                    "checkpoint v%u",
-                    static_cast<long long>(state.step), ewma_policy, ewma_value,
-                    busy > 0 ? steps_here * config.batch / busy : 0.0, Thousands(window.Positions()).c_str(),
-                    window.NewestModelVersion(), state.version);
-      if (tty) std::fprintf(stderr, "\r\033[K%s", line);
-      else std::fprintf(stderr, "zerofarm train: %s\n", line);
-      last_print = now;
+    FillBatch();
+    Step();
+    PrintProgress();
+  }
+}
+
+// Random rows of the window, each in a random symmetry of the game (--no-augment: as stored).
+void TrainSession::FillBatch() {
+  for (int i = 0; i < config_.batch; ++i) {
+    const int64_t index = static_cast<int64_t>(rng_.Below(static_cast<uint64_t>(window_.Positions())));
+    const int sym = nsym_ > 1 ? static_cast<int>(rng_.Below(static_cast<uint64_t>(nsym_))) : 0;
+    uint8_t* f = &features_[static_cast<size_t>(i) * fb_];
+    float* p = &policy_[static_cast<size_t>(i) * na_];
+    if (sym == 0) {
+      window_.Row(index, f, p, &z_[i], &full_[i]);
+    } else {
+      window_.Row(index, row_features_.data(), row_policy_.data(), &z_[i], &full_[i]);
+      game::TransformFeatures(game_, sym, row_features_.data(), f);
+      game::TransformPolicy(game_, sym, row_policy_.data(), p);
     }
   }
-  if (tty) std::fprintf(stderr, "\n");
-  if (since_checkpoint > 0) checkpoint();
-  const double busy = MonotonicSeconds() - t_train - waiting_s;
+}
+
+// One optimiser step on the batch, and a checkpoint every --checkpoint-steps.
+void TrainSession::Step() {
+  eval::TrainBatch batch;
+  batch.features = features_.data();
+  batch.policy = policy_.data();
+  batch.z = z_.data();
+  batch.policy_mask = full_.data();
+  batch.count = config_.batch;
+  const eval::TrainStepLoss loss = trainer_.Step(batch);
+  ++state_.step;
+  ++steps_here_;
+  state_.samples += config_.batch;
+  ewma_policy_ = ewma_policy_ < 0 ? loss.policy : 0.98 * ewma_policy_ + 0.02 * loss.policy;
+  ewma_value_ = ewma_value_ < 0 ? loss.value : 0.98 * ewma_value_ + 0.02 * loss.value;
+  if (++since_checkpoint_ >= config_.checkpoint_steps) {
+    Checkpoint();
+    since_checkpoint_ = 0;
+    if (!tty_ && config_.progress)
+      ZF_LOG(INFO) << "wrote " << paths_.Model(state_.version) << " at step " << state_.step;
+  }
+}
+
+void TrainSession::Checkpoint() {
+  ++state_.version;
+  eval::WeightSet w = trainer_.Export(state_.version);
+  eval::WeightSet m = trainer_.ExportMomentum();
+  m.version = state_.version;
+  io::WriteWeights(paths_.momentum, m);
+  io::WriteWeights(paths_.Model(state_.version), w);
+  io::WriteTextFileAtomically(paths_.state, state_.ToText());
+}
+
+void TrainSession::PrintProgress() {
+  const double now = MonotonicSeconds();
+  if (!config_.progress || now - last_print_ <= (tty_ ? 0.5 : 30.0)) return;
+  const double busy = now - t_train_ - waiting_s_;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "step %lld | policy %.3f value %.3f | %.0f pos/s | window %s positions, data model v%u | "
+                "checkpoint v%u",
+                static_cast<long long>(state_.step), ewma_policy_, ewma_value_,
+                busy > 0 ? steps_here_ * config_.batch / busy : 0.0, Thousands(window_.Positions()).c_str(),
+                window_.NewestModelVersion(), state_.version);
+  if (tty_) std::fprintf(stderr, "\r\033[K%s", line);
+  else std::fprintf(stderr, "zerofarm train: %s\n", line);
+  last_print_ = now;
+}
+
+void TrainSession::Finish(double t_start) {
+  if (tty_) std::fprintf(stderr, "\n");
+  if (since_checkpoint_ > 0) Checkpoint();
+  const double busy = MonotonicSeconds() - t_train_ - waiting_s_;
   char losses[96] = "no step taken";
-  if (steps_here > 0) std::snprintf(losses, sizeof losses, "losses policy %.4f value %.4f", ewma_policy, ewma_value);
+  if (steps_here_ > 0) std::snprintf(losses, sizeof losses, "losses policy %.4f value %.4f", ewma_policy_, ewma_value_);
   std::printf(
       "zerofarm train: %lld steps (%lld in all) of %d positions in %.1f s (%.0f positions/s while training, %.1f s "
       "waiting for data); last checkpoint %s; %s\n",
-      static_cast<long long>(steps_here), static_cast<long long>(state.step), config.batch,
-      MonotonicSeconds() - t_start, busy > 0 ? steps_here * config.batch / busy : 0.0, waiting_s,
-      state.version > 0 ? paths.Model(state.version).c_str() : "none", losses);
+      static_cast<long long>(steps_here_), static_cast<long long>(state_.step), config_.batch,
+      MonotonicSeconds() - t_start, busy > 0 ? steps_here_ * config_.batch / busy : 0.0, waiting_s_,
+      state_.version > 0 ? paths_.Model(state_.version).c_str() : "none", losses);
+}
+
+}  // namespace
+
+int RunTrainer(const TrainConfig& config) {
+  CheckTrainConfig(config);
+  const Paths paths(config.run);
+  MakeTrainDirs(config, paths);
+  InstallStopHandlers();
+  const double t_start = MonotonicSeconds();
+  const std::function<bool()> out_of_time = [&] {
+    return config.duration > 0 && MonotonicSeconds() - t_start >= config.duration;
+  };
+  // Data first: the game comes from the shards.
+  ShardWindow window(config.run, config.window, config.value_discount);
+  if (!WaitForPositions(config, window, out_of_time)) return kExitOk;
+  const auto game = game::MakeGame(window.GameName());
+  TrainSession session(config, paths, *game, window, ChooseStart(config, paths, *game));
+  session.Run(out_of_time);
+  session.Finish(t_start);
   return kExitOk;
 }
 
-}  // namespace zerofarm::proc
+}  // namespace zerofarm::learn
