@@ -16,7 +16,8 @@ BatchedSearch::BatchedSearch(const game::Game& game, Evaluator& net, int max_bat
   owners_.reserve(static_cast<size_t>(max_batch_));
 }
 
-int BatchedSearch::Gather(const std::vector<LeafSource*>& sources, size_t start, int per_source, bool* pending) {
+int BatchedSearch::Gather(const std::vector<LeafSource*>& sources, size_t start, int per_source,
+                          bool* pending) {
   owners_.clear();
   *pending = false;
   for (size_t k = 0; k < sources.size(); ++k) {
@@ -57,7 +58,9 @@ class SearchSource : public LeafSource {
  public:
   explicit SearchSource(mcts::Search* search) : search_(search) {}
   bool Done() const override { return search_->Done(); }
-  int NextLeaves(int max, std::vector<mcts::LeafRequest>* out) override { return search_->SelectLeaves(max, out); }
+  int NextLeaves(int max, std::vector<mcts::LeafRequest>* out) override {
+    return search_->SelectLeaves(max, out);
+  }
   void Complete(int token, const float* logits, float value, uint32_t /*model_version*/) override {
     search_->CompleteLeaf(token, logits, value);
   }

@@ -164,8 +164,8 @@ LoopClock::LoopClock(const std::string& run)
   // every granted CPU busy for their wall time: an upper bound.
   if (earlier_ > 0 && !fs::exists(cpu_file_)) {
     earlier_cpu_ = earlier_ * proc::CpusGranted();
-    ZF_LOG(INFO) << "earlier pieces kept no CPU time: counting them as " << proc::CpusGranted() << " CPUs busy, "
-                 << earlier_cpu_ / 3600.0 << " CPU hours";
+    ZF_LOG(INFO) << "earlier pieces kept no CPU time: counting them as " << proc::CpusGranted()
+                 << " CPUs busy, " << earlier_cpu_ / 3600.0 << " CPU hours";
   }
 }
 
@@ -225,7 +225,8 @@ void Evaluation::Run() {
   table_ << line;
   for (size_t i = 0; i < sets_.size(); ++i) {
     if (!ratings_.IsRated(i)) {
-      std::snprintf(line, sizeof line, "  %s: (the solver is still rating it)", fs::path(c_.pons[i]).filename().c_str());
+      std::snprintf(line, sizeof line, "  %s: (the solver is still rating it)",
+                    fs::path(c_.pons[i]).filename().c_str());
       table_ << line;
       continue;
     }
@@ -244,18 +245,20 @@ void Evaluation::MeasureFile(const game::Game& game, eval::Evaluator& net, size_
     search.temperature_plies = 0;
     const MoveErrorResult m = MoveError(game, net, sets_[i], search);
     try {
-      io::AppendCsvRow(curve_, std::string("hours,model_version,file,") + kMoveErrorCsvColumns + ",cpu_hours,solver",
-                       std::to_string(clock_.Hours()) + ',' + std::to_string(net.ModelVersion()) + ',' + name + ',' +
-                           MoveErrorCsvFields(m) + ',' + std::to_string(cpu_hours) + ',' +
-                           (search.solver ? "1" : "0"));
+      io::AppendCsvRow(
+          curve_, std::string("hours,model_version,file,") + kMoveErrorCsvColumns + ",cpu_hours,solver",
+          std::to_string(clock_.Hours()) + ',' + std::to_string(net.ModelVersion()) + ',' + name + ',' +
+              MoveErrorCsvFields(m) + ',' + std::to_string(cpu_hours) + ',' + (search.solver ? "1" : "0"));
     } catch (const Error& e) {
       ZF_LOG(WARN) << e.what();  // the table below still shows it
     }
     if (!search.solver)
       std::snprintf(line, sizeof line, "  %s: net %5.1f%% (%4.1f%%)  mcts %5.1f%% (%4.1f%%)", name.c_str(),
-                    100 * m.NetRate(), 100 * m.NetOutcomeRate(), 100 * m.MctsRate(), 100 * m.MctsOutcomeRate());
+                    100 * m.NetRate(), 100 * m.NetOutcomeRate(), 100 * m.MctsRate(),
+                    100 * m.MctsOutcomeRate());
     else
-      std::snprintf(line, sizeof line, "  +solver %5.1f%% (%4.1f%%)", 100 * m.MctsRate(), 100 * m.MctsOutcomeRate());
+      std::snprintf(line, sizeof line, "  +solver %5.1f%% (%4.1f%%)", 100 * m.MctsRate(),
+                    100 * m.MctsOutcomeRate());
     table_ << line;
   }
 }

@@ -20,16 +20,16 @@ namespace zerofarm::learn {
 // connect4 and its out the run directory; hours >= 0; eval_every >= 10;
 // simulations and positions >= 0.
 struct LoopConfig {
-  proc::FarmConfig farm;                    // the farm's settings; farm.out is the run directory
-  double hours = 0.0;                       // stop after this many hours of this invocation; 0 = until stopped
-  double eval_every = 600.0;                // seconds between evaluations
-  std::vector<std::string> pons;            // Pons-format files the move error is measured on
-  int eval_positions = 0;                   // the first N positions of each file; 0 = all
-  int eval_simulations = 100;               // plain PUCT (the solver off)
-  int eval_solver_simulations = 100;        // PUCT with the MCTS-solver too; 0 = off
-  std::vector<std::string> run_args;        // more arguments for `zerofarm run`
-  std::vector<std::string> train_args;      // more arguments for `zerofarm train`
-  std::vector<std::string> shipped_ratings; // solver verdicts shipped with zerofarm (RatePositions' `known`)
+  proc::FarmConfig farm;                // the farm's settings; farm.out is the run directory
+  double hours = 0.0;                   // stop after this many hours of this invocation; 0 = until stopped
+  double eval_every = 600.0;            // seconds between evaluations
+  std::vector<std::string> pons;        // Pons-format files the move error is measured on
+  int eval_positions = 0;               // the first N positions of each file; 0 = all
+  int eval_simulations = 100;           // plain PUCT (the solver off)
+  int eval_solver_simulations = 100;    // PUCT with the MCTS-solver too; 0 = off
+  std::vector<std::string> run_args;    // more arguments for `zerofarm run`
+  std::vector<std::string> train_args;  // more arguments for `zerofarm train`
+  std::vector<std::string> shipped_ratings;  // solver verdicts shipped with zerofarm (RatePositions' `known`)
 };
 
 // Runs the loop until `hours`, SIGINT/SIGTERM, or a child's failure; returns

@@ -1,10 +1,10 @@
-#include <catch2/catch.hpp>
+#include "zerofarm/eval/batched_search.h"
 
+#include <catch2/catch.hpp>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "zerofarm/eval/batched_search.h"
 #include "zerofarm/game/game.h"
 
 using namespace zerofarm;
@@ -89,7 +89,8 @@ TEST_CASE("batched search: RunSearches brings every search to its budget in batc
   }
 }
 
-TEST_CASE("batched search: a round asks sources in turn from `start` while their leaves fit", "[eval][search]") {
+TEST_CASE("batched search: a round asks sources in turn from `start` while their leaves fit",
+          "[eval][search]") {
   auto g = game::MakeGame("tictactoe");
   CountingEvaluator net(*g);
   auto state = g->NewInitialState();
