@@ -7,7 +7,7 @@
 #   tools/learn-state.sh restore KEPT RUN   KEPT -> RUN (a new directory), then run the same loop command
 #
 # What is left out: the shards (hundreds of MB; the resumed trainer paces on new
-# ones, see include/zerofarm/proc/train.h), older models, logs, locks.
+# ones, see include/zerofarm/learn/train.h), older models, logs, locks.
 set -euo pipefail
 usage() { echo "usage: $0 save RUN KEPT | restore KEPT RUN" >&2; exit 2; }
 [ $# -eq 3 ] || usage

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,9 +17,9 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/weights_file.h"
+#include "zerofarm/learn/strength.h"
+#include "zerofarm/learn/train.h"
 #include "zerofarm/proc/roles.h"
-#include "zerofarm/proc/strength.h"
-#include "zerofarm/proc/train.h"
 
 namespace zerofarm::cli {
 namespace fs = std::filesystem;
@@ -67,7 +68,7 @@ namespace {
 
 // The newest model-N.h5 of RUN/models.
 std::string NewestModel(const std::string& run) {
-  const auto [n, path] = proc::NewestModel(run + "/models");
+  const auto [n, path] = learn::NewestModel(run + "/models");
   if (n < 0) throw ConfigError(run + "/models has no model-N.h5");
   return path;
 }
@@ -95,7 +96,7 @@ nlohmann::ordered_json MoveErrorMetrics() {
 // One move-error result: a text line (no MCTS figure when none was
 // measured) and a JSON line whose keys name the metric of each number.
 void PrintMoveError(const std::string& weights, uint32_t version, const std::string& name,
-                    const proc::MoveErrorResult& m) {
+                    const learn::MoveErrorResult& m) {
   std::printf("zerofarm eval: %s model v%u on %s (%d positions): network alone %.1f%% move error (%.1f%% give away "
               "the outcome)",
               weights.c_str(), version, name.c_str(), m.positions, 100 * m.NetRate(), 100 * m.NetOutcomeRate());
@@ -139,16 +140,7 @@ std::vector<std::string> PonsFiles(const cxxopts::ParseResult& r) {
   return files;
 }
 
-}  // namespace
-
-int EvalCommand(int argc, char** argv) {
-  cxxopts::Options options(
-      "zerofarm eval",
-      "Measure a network's strength.\n"
-      "  move error: zerofarm eval --weights W.h5 --pons FILE [--pons FILE2] [--sets DIR] [--simulations N]\n"
-      "  arena:      zerofarm eval --weights A.h5 --against B.h5 --games 100 [--simulations N]\n"
-      "  GTP arena:  zerofarm eval --weights GO.h5 --against-gtp \"gnugo --mode gtp --level 10\" --games 20\n"
-      "--run RUN evaluates the newest RUN/models/model-N.h5 and appends the result to RUN/eval/eval.csv.");
+void AddEvalOptions(cxxopts::Options& options) {
   options.add_options("what")
       ("run", "Evaluate the newest model of this run directory", cxxopts::value<std::string>()->default_value(""))
       ("pons", "Pons-format file of Connect Four positions ('moves score' lines); repeatable",
@@ -168,6 +160,89 @@ int EvalCommand(int argc, char** argv) {
   options.add_options("what")
       ("cache-dir", "Where the solver's verdicts are cached (default RUN/eval or ~/.cache/zerofarm)",
        cxxopts::value<std::string>()->default_value(""));
+}
+
+// The search of an arena or a move error: run's search options, no sampling.
+mcts::SearchConfig EvalSearch(const proc::FarmConfig& c) {
+  mcts::SearchConfig search;
+  search.simulations = c.search.simulations;
+  search.c_puct = c.search.c_puct;
+  search.value_discount = c.search.value_discount;
+  search.solver = c.search.solver;
+  search.temperature_plies = 0;
+  return search;
+}
+
+// The weights' game unless --game says otherwise (the option table's for "random").
+std::string EvalGameName(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const std::string& weights) {
+  if (weights == "random") return c.game;
+  std::error_code ec;
+  if (!fs::exists(weights, ec)) throw ConfigError(weights + ": No such file or directory");
+  return r.count("game") ? c.game : io::ReadWeights(weights).config.game;
+}
+
+int ArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const game::Game& game,
+                 eval::Evaluator& net, const std::string& weights, const mcts::SearchConfig& search) {
+  if (search.simulations < 1) throw ConfigError("an arena needs --simulations >= 1");
+  const int games = r["games"].as<int>();
+  if (games < 1 || games > 1'000'000) throw ConfigError("--games must be in [1, 1000000]");
+  const int opening = r["opening-plies"].as<int>();
+  if (opening < 0 || opening > 100) throw ConfigError("--opening-plies must be in [0, 100]");
+  auto other = LoadNet(game, r["against"].as<std::string>(), c);
+  const learn::ArenaResult a = learn::Arena(game, net, *other, games, search, opening, c.seed);
+  std::printf("zerofarm eval: arena %s vs %s, %d games at %d simulations (%d random opening plies, colours "
+              "swapped): %d wins, %d draws, %d losses; score %.3f (95%% interval %.3f..%.3f), Elo %+.0f\n",
+              weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, opening, a.wins,
+              a.draws, a.losses, a.Score(), a.Interval95().first, a.Interval95().second, a.Elo());
+  const nlohmann::ordered_json j = {
+      {"kind", "arena"}, {"a", weights}, {"b", r["against"].as<std::string>()}, {"games", a.games},
+      {"simulations", search.simulations}, {"wins", a.wins}, {"draws", a.draws}, {"losses", a.losses},
+      {"score", a.Score()}, {"low95", a.Interval95().first}, {"high95", a.Interval95().second}, {"elo", a.Elo()}};
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
+
+int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const game::Game& game,
+                     eval::Evaluator& net, const std::string& weights, const mcts::SearchConfig& search) {
+  const std::string run = r["run"].as<std::string>();
+  const bool quiet = !c.status_line;
+  const std::string cache_dir = CacheDir(r, run);
+  std::error_code ec;
+  fs::create_directories(cache_dir, ec);
+  for (const auto& file : PonsFiles(r)) {
+    auto positions = learn::ReadPonsFile(file, r["limit"].as<int>());
+    const std::string cache = ec ? std::string() : cache_dir + "/" + CacheName(file);
+    learn::RatePositions(&positions, cache, ShippedRatings(), [&](int done, int total) {
+      if (!quiet && done < total) std::fprintf(stderr, "\rrating %s with the solver: %d/%d", file.c_str(), done, total);
+      if (!quiet && done == total && total >= 25) std::fprintf(stderr, "\r\033[K");
+    });
+    const learn::MoveErrorResult m = learn::MoveError(game, net, positions, search);
+    const std::string name = fs::path(file).filename().string();
+    PrintMoveError(weights, net.ModelVersion(), name, m);
+    if (!run.empty()) {
+      try {
+        io::AppendCsvRow(run + "/eval/eval.csv", std::string("unix_time,model_version,file,") + learn::kMoveErrorCsvColumns,
+                         std::to_string(std::time(nullptr)) + ',' + std::to_string(net.ModelVersion()) + ',' + name +
+                             ',' + learn::MoveErrorCsvFields(m));
+      } catch (const Error& e) {
+        ZF_LOG(WARN) << e.what();
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int EvalCommand(int argc, char** argv) {
+  cxxopts::Options options(
+      "zerofarm eval",
+      "Measure a network's strength.\n"
+      "  move error: zerofarm eval --weights W.h5 --pons FILE [--pons FILE2] [--sets DIR] [--simulations N]\n"
+      "  arena:      zerofarm eval --weights A.h5 --against B.h5 --games 100 [--simulations N]\n"
+      "  GTP arena:  zerofarm eval --weights GO.h5 --against-gtp \"gnugo --mode gtp --level 10\" --games 20\n"
+      "--run RUN evaluates the newest RUN/models/model-N.h5 and appends the result to RUN/eval/eval.csv.");
+  AddEvalOptions(options);
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
@@ -182,68 +257,12 @@ int EvalCommand(int argc, char** argv) {
   const bool arena = !r["against"].as<std::string>().empty();
   if (!arena && !r.count("pons") && !r.count("sets"))
     throw ConfigError("give --pons FILE or --sets DIR (move error), or --against B.h5 (arena)");
-  mcts::SearchConfig search;
-  search.simulations = c.search.simulations;
-  search.c_puct = c.search.c_puct;
-  search.value_discount = c.search.value_discount;
-  search.solver = c.search.solver;
-  search.temperature_plies = 0;
+  const mcts::SearchConfig search = EvalSearch(c);
   if (r["limit"].as<int>() < 0) throw ConfigError("--limit must be >= 0");
-  const bool quiet = !c.status_line;
-
-  std::string game_name = c.game;
-  if (weights != "random") {
-    std::error_code ec;
-    if (!fs::exists(weights, ec)) throw ConfigError(weights + ": No such file or directory");
-    if (!r.count("game")) game_name = io::ReadWeights(weights).config.game;
-  }
-  const auto game = game::MakeGame(game_name);
+  const auto game = game::MakeGame(EvalGameName(r, c, weights));
   auto net = LoadNet(*game, weights, c);
-
-  if (arena) {
-    if (search.simulations < 1) throw ConfigError("an arena needs --simulations >= 1");
-    const int games = r["games"].as<int>();
-    if (games < 1 || games > 1'000'000) throw ConfigError("--games must be in [1, 1000000]");
-    const int opening = r["opening-plies"].as<int>();
-    if (opening < 0 || opening > 100) throw ConfigError("--opening-plies must be in [0, 100]");
-    auto other = LoadNet(*game, r["against"].as<std::string>(), c);
-    const proc::ArenaResult a = proc::Arena(*game, *net, *other, games, search, opening, c.seed);
-    std::printf("zerofarm eval: arena %s vs %s, %d games at %d simulations (%d random opening plies, colours "
-                "swapped): %d wins, %d draws, %d losses; score %.3f (95%% interval %.3f..%.3f), Elo %+.0f\n",
-                weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, opening, a.wins,
-                a.draws, a.losses, a.Score(), a.Interval95().first, a.Interval95().second, a.Elo());
-    const nlohmann::ordered_json j = {
-        {"kind", "arena"}, {"a", weights}, {"b", r["against"].as<std::string>()}, {"games", a.games},
-        {"simulations", search.simulations}, {"wins", a.wins}, {"draws", a.draws}, {"losses", a.losses},
-        {"score", a.Score()}, {"low95", a.Interval95().first}, {"high95", a.Interval95().second}, {"elo", a.Elo()}};
-    std::printf("%s\n", j.dump().c_str());
-    return 0;
-  }
-
-  const std::string cache_dir = CacheDir(r, run);
-  std::error_code ec;
-  fs::create_directories(cache_dir, ec);
-  for (const auto& file : PonsFiles(r)) {
-    auto positions = proc::ReadPonsFile(file, r["limit"].as<int>());
-    const std::string cache = ec ? std::string() : cache_dir + "/" + CacheName(file);
-    proc::RatePositions(&positions, cache, ShippedRatings(), [&](int done, int total) {
-      if (!quiet && done < total) std::fprintf(stderr, "\rrating %s with the solver: %d/%d", file.c_str(), done, total);
-      if (!quiet && done == total && total >= 25) std::fprintf(stderr, "\r\033[K");
-    });
-    const proc::MoveErrorResult m = proc::MoveError(*game, *net, positions, search);
-    const std::string name = fs::path(file).filename().string();
-    PrintMoveError(weights, net->ModelVersion(), name, m);
-    if (!run.empty()) {
-      try {
-        io::AppendCsvRow(run + "/eval/eval.csv", std::string("unix_time,model_version,file,") + proc::kMoveErrorCsvColumns,
-                         std::to_string(std::time(nullptr)) + ',' + std::to_string(net->ModelVersion()) + ',' + name +
-                             ',' + proc::MoveErrorCsvFields(m));
-      } catch (const Error& e) {
-        ZF_LOG(WARN) << e.what();
-      }
-    }
-  }
-  return 0;
+  if (arena) return ArenaCommand(r, c, *game, *net, weights, search);
+  return MoveErrorCommand(r, c, *game, *net, weights, search);
 }
 
 }  // namespace zerofarm::cli

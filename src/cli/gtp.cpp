@@ -93,7 +93,7 @@ int GtpArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, co
   const bool quiet = !c.status_line;
   nlohmann::ordered_json records = nlohmann::ordered_json::array();
   int illegal = 0;
-  const proc::ArenaResult a = proc::GtpArena(
+  const eval::ArenaResult a = proc::GtpArena(
       engine, program, parts.size, parts.komi, games, opening, seed,
       [&](int i, const proc::GtpGameResult& g, int colour) {
         illegal += g.reason == "illegal";

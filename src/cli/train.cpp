@@ -2,13 +2,13 @@
 // checkpoints into RUN/models, which the running farm hot-reloads.
 #include "commands.h"
 #include "zerofarm/core/error.h"
+#include "zerofarm/learn/train.h"
 #include "zerofarm/mcts/search_config.h"
-#include "zerofarm/proc/train.h"
 
 namespace zerofarm::cli {
 
 int TrainCommand(int argc, char** argv) {
-  const proc::TrainConfig d;
+  const learn::TrainConfig d;
   cxxopts::Options options("zerofarm train",
                            "Train on the newest shards of a run; write RUN/models/model-N.h5 checkpoints.\n"
                            "Resumes from RUN/train/state.txt when the run has one.");
@@ -40,7 +40,7 @@ int TrainCommand(int argc, char** argv) {
   const proc::FarmConfig shared = ReadTableOptions(r, proc::kTrain);
   CheckTableOptions(shared, proc::kTrain);
   if (shared.fp16 || shared.precision == "fp16") throw ConfigError("--precision: the trainer runs fp32 or bf16");
-  proc::TrainConfig c;
+  learn::TrainConfig c;
   c.run = r["run"].as<std::string>();
   c.window = r["window"].as<int64_t>();
   c.min_positions = r["min-positions"].as<int64_t>();
@@ -62,7 +62,7 @@ int TrainCommand(int argc, char** argv) {
   c.duration = shared.duration;
   c.checkpoint_steps = r["checkpoint-steps"].as<int>();
   c.progress = shared.status_line;
-  return proc::RunTrainer(c);
+  return learn::RunTrainer(c);
 }
 
 }  // namespace zerofarm::cli

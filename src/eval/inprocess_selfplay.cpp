@@ -6,62 +6,58 @@
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/rng.h"
+#include "zerofarm/eval/batched_search.h"
 #include "zerofarm/mcts/selfplay_game.h"
 
 namespace zerofarm::eval {
+namespace {
+
+// A self-play game as a LeafSource of the batched driver.
+class GameSource : public LeafSource {
+ public:
+  GameSource(const game::Game& game, const mcts::SearchConfig& search, uint64_t id, uint64_t seed)
+      : game_(game, search, id, seed, 0) {}
+  bool Done() const override { return game_.Finished(); }
+  int NextLeaves(int max, std::vector<mcts::LeafRequest>* out) override { return game_.NextLeaves(max, out); }
+  void Complete(int token, const float* logits, float value, uint32_t model_version) override {
+    game_.OnResult(token, logits, value, model_version);
+  }
+  mcts::GameRecord TakeRecord() { return game_.TakeRecord(); }
+
+ private:
+  mcts::SelfPlayGame game_;
+};
+
+}  // namespace
 
 SelfPlayStats RunInProcessSelfPlay(const game::Game& game, Evaluator& evaluator,
                                    const mcts::SearchConfig& search, const SelfPlayOptions& options,
                                    const std::function<void(mcts::GameRecord&&)>& on_game) {
   ZF_CHECK(options.concurrent_games >= 1 && options.max_batch >= 1);
   const double start = MonotonicSeconds();
-  const size_t feature_bytes = static_cast<size_t>(game.Shape().FeatureBytes());
-  const size_t actions = static_cast<size_t>(game.ActionCount());
-  const int per_game = search.leaves_per_round;
-  // The batch buffers, laid out as one chunk (structure of arrays).
-  std::vector<uint8_t> features(options.max_batch * feature_bytes);
-  std::vector<float> policy(options.max_batch * actions);
-  std::vector<float> value(options.max_batch);
-  struct Owner {
-    int game;
-    int token;
-  };
-  std::vector<Owner> owners(options.max_batch);
-
+  BatchedSearch driver(game, evaluator, options.max_batch);
   SelfPlayStats stats;
   int started = 0;
-  std::vector<std::unique_ptr<mcts::SelfPlayGame>> games;
+  std::vector<std::unique_ptr<GameSource>> games;
+  std::vector<LeafSource*> sources;
   auto start_game = [&]() {
     const uint64_t id = static_cast<uint64_t>(started++);
-    return std::make_unique<mcts::SelfPlayGame>(game, search, id, MixSeed(options.seed, id), 0);
+    return std::make_unique<GameSource>(game, search, id, MixSeed(options.seed, id));
   };
   while (static_cast<int>(games.size()) < options.concurrent_games && started < options.total_games)
     games.push_back(start_game());
 
-  std::vector<mcts::LeafRequest> leaves;
   while (!games.empty()) {
-    int n = 0;
-    for (size_t g = 0; g < games.size() && n + per_game <= options.max_batch; ++g) {
-      leaves.clear();
-      games[g]->NextLeaves(per_game, &leaves);
-      for (const auto& leaf : leaves) {
-        leaf.state->EncodeFeatures(features.data() + n * feature_bytes);
-        owners[n] = Owner{static_cast<int>(g), leaf.token};
-        ++n;
-      }
-    }
-    if (n > 0) {
-      LeafChunk chunk{features.data(), policy.data(), value.data(), n};
-      evaluator.Evaluate(&chunk, 1);
-      stats.leaves += n;
-      stats.batches += 1;
-      const uint32_t version = evaluator.ModelVersion();
-      for (int i = 0; i < n; ++i)
-        games[owners[i].game]->OnResult(owners[i].token, policy.data() + i * actions, value[i], version);
-    }
+    // Every game in flight is unfinished here: one round asks each, in order,
+    // for leaves_per_round leaves while they fit in the batch.
+    sources.assign(games.size(), nullptr);
+    for (size_t g = 0; g < games.size(); ++g) sources[g] = games[g].get();
+    const int64_t leaves_before = driver.Leaves();
+    driver.Round(sources, 0, search.leaves_per_round);
+    const bool evaluated = driver.Leaves() > leaves_before;
     // Hand over finished games and start new ones in their place.
     for (size_t g = 0; g < games.size();) {
-      if (!games[g]->Finished()) {
+      if (!games[g]->Done()) {
         ++g;
         continue;
       }
@@ -76,8 +72,10 @@ SelfPlayStats RunInProcessSelfPlay(const game::Game& game, Evaluator& evaluator,
         games.erase(games.begin() + static_cast<long>(g));
       }
     }
-    ZF_CHECK(n > 0 || games.empty() || stats.games > 0 || started > 0) << "self-play made no progress";
+    ZF_CHECK(evaluated || games.empty() || stats.games > 0 || started > 0) << "self-play made no progress";
   }
+  stats.leaves = driver.Leaves();
+  stats.batches = driver.Batches();
   stats.seconds = MonotonicSeconds() - start;
   return stats;
 }

@@ -6,6 +6,7 @@
 
 #include "zerofarm/core/rng.h"
 #include "zerofarm/core_version.h"
+#include "zerofarm/eval/batched_search.h"
 #include "zerofarm/mcts/search.h"
 #include "zerofarm/proc/gtp.h"
 
@@ -184,7 +185,7 @@ int GtpEngine::ChooseMove() {
   mcts::Search search(*game_, search_, seed_ + static_cast<uint64_t>(moves_.size()));
   search.SetRoot(*state_);
   search.SetMoveBudget(search_.simulations, false);
-  RunSearches(*game_, net_, {&search}, std::max(1, search_.leaves_per_round));
+  eval::RunSearches(*game_, net_, {&search}, std::max(1, search_.leaves_per_round));
   std::vector<int> visits(static_cast<size_t>(game_->ActionCount()));
   search.RootVisitCounts(visits.data());
   // Ties (unvisited moves at a small budget) go to the first from a random start.

@@ -187,9 +187,9 @@ GtpGameResult PlayGtpGame(GtpPlayer& black, GtpPlayer& white, int size, double k
   return r;
 }
 
-ArenaResult GtpArena(GtpEngine& engine, GtpPlayer& opponent, int size, double komi, int games, int opening_plies,
+eval::ArenaResult GtpArena(GtpEngine& engine, GtpPlayer& opponent, int size, double komi, int games, int opening_plies,
                      uint64_t seed, const std::function<void(int, const GtpGameResult&, int)>& on_game) {
-  ArenaResult a;
+  eval::ArenaResult a;
   const game::GoGame game(size, komi);
   std::vector<int> opening, legal;
   for (int i = 0; i < games; ++i) {

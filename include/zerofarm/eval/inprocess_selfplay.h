@@ -1,6 +1,7 @@
 #pragma once
 // Single-process self-play: K concurrent games, their leaves batched into one
-// Evaluator call per round, through the same leaf API the farm's workers use.
+// Evaluator call per round by the batched search driver (eval/batched_search.h),
+// through the same leaf API the farm's workers use.
 // The stepping stone to the farm, and a tool for tests and `zerofarm selfplay`.
 #include <cstdint>
 #include <functional>

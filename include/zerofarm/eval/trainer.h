@@ -2,7 +2,7 @@
 // Training the residual network with LibTorch: one optimiser step per batch
 // of (features, policy target, value target). This header does not include
 // LibTorch; only src/eval/torch_train.cpp does. Reading shards, sampling and
-// checkpoint files are the proc layer's job (proc/train.h): the trainer sees
+// checkpoint files are the learn layer's job (learn/train.h): the trainer sees
 // plain arrays.
 //
 // Loss per position: cross-entropy between the policy target and

@@ -24,7 +24,7 @@
 #include "zerofarm/eval/evaluator.h"
 #include "zerofarm/game/go.h"
 #include "zerofarm/mcts/search_config.h"
-#include "zerofarm/proc/strength.h"
+#include "zerofarm/eval/arena_result.h"
 
 namespace zerofarm::proc {
 
@@ -144,7 +144,7 @@ GtpGameResult PlayGtpGame(GtpPlayer& black, GtpPlayer& white, int size, double k
 // engine is Black in even games), games 2k and 2k+1 starting from the same
 // `opening_plies` random legal moves (from `seed` and k). Score from the
 // engine's view; `on_game(i, result, engine_colour)` after each game.
-ArenaResult GtpArena(GtpEngine& engine, GtpPlayer& opponent, int size, double komi, int games, int opening_plies,
+eval::ArenaResult GtpArena(GtpEngine& engine, GtpPlayer& opponent, int size, double komi, int games, int opening_plies,
                      uint64_t seed, const std::function<void(int, const GtpGameResult&, int)>& on_game = {});
 
 }  // namespace zerofarm::proc

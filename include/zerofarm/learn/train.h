@@ -28,7 +28,7 @@
 #include "zerofarm/eval/trainer.h"
 #include "zerofarm/game/game.h"
 
-namespace zerofarm::proc {
+namespace zerofarm::learn {
 
 struct TrainConfig {
   std::string run;            // run directory: reads RUN/shards (and its host subdirectories)
@@ -116,4 +116,4 @@ std::vector<std::string> RunShards(const std::string& run_dir);
 // writes a checkpoint at the end. Returns an exit code.
 int RunTrainer(const TrainConfig& config);
 
-}  // namespace zerofarm::proc
+}  // namespace zerofarm::learn

@@ -19,18 +19,13 @@
 #include <utility>
 #include <vector>
 
+#include "zerofarm/eval/arena_result.h"
 #include "zerofarm/eval/evaluator.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/mcts/search.h"
 #include "zerofarm/mcts/search_config.h"
 
-namespace zerofarm::proc {
-
-// Runs every search to its budget, batching the leaves of all of them into
-// one Evaluate call per round (at most max_batch leaves). Each search must
-// have its root set.
-void RunSearches(const game::Game& game, eval::Evaluator& net, const std::vector<mcts::Search*>& searches,
-                 int max_batch);
+namespace zerofarm::learn {
 
 struct PonsPosition {
   std::string moves;  // "4455", 1-based columns
@@ -85,17 +80,8 @@ std::string MoveErrorCsvFields(const MoveErrorResult& m);
 MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const std::vector<PonsPosition>& positions,
                           mcts::SearchConfig search, int max_batch = 256);
 
-struct ArenaResult {
-  int games = 0;
-  int wins = 0, draws = 0, losses = 0;  // of the first network
-  double Score() const { return games ? (wins + 0.5 * draws) / games : 0.0; }
-  // The 95 % interval of Score(): Wilson's score interval for a proportion
-  // (well-behaved at 0 and 1; treating draws as half a win makes it a
-  // little wider than needed, never narrower).
-  std::pair<double, double> Interval95() const;
-  // The Elo difference Score() implies (+-inf at 1 or 0 are clamped to +-800).
-  double Elo() const;
-};
+// The arena's score (kept in eval, below proc, for the GTP referee too).
+using eval::ArenaResult;
 
 // `games` games between a and b, in pairs: games 2k and 2k+1 start from the
 // same `opening_plies` uniformly random legal moves (from `seed` and k; moves
@@ -107,4 +93,4 @@ struct ArenaResult {
 ArenaResult Arena(const game::Game& game, eval::Evaluator& a, eval::Evaluator& b, int games,
                   mcts::SearchConfig search, int opening_plies, uint64_t seed, int concurrent = 64);
 
-}  // namespace zerofarm::proc
+}  // namespace zerofarm::learn

@@ -1,6 +1,6 @@
-// `zerofarm eval` (proc/strength.h): move error against the exact Connect
+// `zerofarm eval` (learn/strength.h): move error against the exact Connect
 // Four solver, and an arena between two networks.
-#include "zerofarm/proc/strength.h"
+#include "zerofarm/learn/strength.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,49 +13,13 @@
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/rng.h"
+#include "zerofarm/eval/batched_search.h"
 #include "zerofarm/game/connect4.h"
 #include "zerofarm/game/connect4_solver.h"
 #include "zerofarm/io/files.h"
 
-namespace zerofarm::proc {
+namespace zerofarm::learn {
 namespace fs = std::filesystem;
-
-void RunSearches(const game::Game& game, eval::Evaluator& net, const std::vector<mcts::Search*>& searches,
-                 int max_batch) {
-  const int fb = game.Shape().FeatureBytes();
-  const int actions = game.ActionCount();
-  max_batch = std::max(1, max_batch);
-  std::vector<uint8_t> features(static_cast<size_t>(max_batch) * fb);
-  std::vector<float> policy(static_cast<size_t>(max_batch) * actions);
-  std::vector<float> value(max_batch);
-  std::vector<std::pair<mcts::Search*, int>> owners;
-  std::vector<mcts::LeafRequest> leaves;
-  size_t next = 0;  // round-robin start, so a small max_batch still serves every search
-  while (true) {
-    owners.clear();
-    bool pending = false;
-    for (size_t k = 0; k < searches.size(); ++k) {
-      mcts::Search* s = searches[(next + k) % searches.size()];
-      if (s->Done()) continue;
-      pending = true;
-      const int room = max_batch - static_cast<int>(owners.size());
-      if (room <= 0) break;
-      leaves.clear();
-      s->SelectLeaves(room, &leaves);
-      for (const auto& leaf : leaves) {
-        leaf.state->EncodeFeatures(&features[owners.size() * fb]);
-        owners.emplace_back(s, leaf.token);
-      }
-    }
-    next = searches.empty() ? 0 : (next + 1) % searches.size();
-    if (!pending) return;
-    if (owners.empty()) continue;  // only terminal leaves this round: backed up already
-    const eval::LeafChunk chunk{features.data(), policy.data(), value.data(), static_cast<int>(owners.size())};
-    net.Evaluate(&chunk, 1);
-    for (size_t i = 0; i < owners.size(); ++i)
-      owners[i].first->CompleteLeaf(owners[i].second, &policy[i * actions], value[i]);
-  }
-}
 
 // ---- move error ---------------------------------------------------------------
 
@@ -198,7 +162,7 @@ MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const st
         trees.back()->SetRoot(*states[first + i]);
         ptrs.push_back(trees.back().get());
       }
-      RunSearches(game, net, ptrs, max_batch);
+      eval::RunSearches(game, net, ptrs, max_batch);
       for (size_t i = 0; i < n; ++i)
         judge(positions[first + i], trees[i]->ChooseAction(0.0f, rng), &r.mcts_errors, &r.mcts_outcome_errors);
     }
@@ -215,23 +179,6 @@ std::string MoveErrorCsvFields(const MoveErrorResult& m) {
 }
 
 // ---- arena -----------------------------------------------------------------------
-
-std::pair<double, double> ArenaResult::Interval95() const {
-  if (games < 1) return {0.0, 1.0};
-  constexpr double z = 1.96;
-  const double n = games, p = Score();
-  const double denom = 1 + z * z / n;
-  const double center = (p + z * z / (2 * n)) / denom;
-  const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom;
-  return {std::max(0.0, center - half), std::min(1.0, center + half)};
-}
-
-double ArenaResult::Elo() const {
-  const double s = Score();
-  if (s <= 0.0) return -800.0;
-  if (s >= 1.0) return 800.0;
-  return std::clamp(-400.0 * std::log10(1.0 / s - 1.0), -800.0, 800.0);
-}
 
 ArenaResult Arena(const game::Game& game, eval::Evaluator& a, eval::Evaluator& b, int games,
                   mcts::SearchConfig search, int opening_plies, uint64_t seed, int concurrent) {
@@ -282,7 +229,7 @@ ArenaResult Arena(const game::Game& game, eval::Evaluator& a, eval::Evaluator& b
           batch.push_back(m.tree.get());
         }
       if (batch.empty()) continue;
-      RunSearches(game, side == 0 ? a : b, batch, 256);
+      eval::RunSearches(game, side == 0 ? a : b, batch, 256);
       for (auto& m : live)
         if (!m.state->IsTerminal() && (m.state->CurrentPlayer() == m.index % 2) == (side == 0))
           m.state->Apply(m.tree->ChooseAction(0.0f, m.rng));
@@ -305,4 +252,4 @@ ArenaResult Arena(const game::Game& game, eval::Evaluator& a, eval::Evaluator& b
   return result;
 }
 
-}  // namespace zerofarm::proc
+}  // namespace zerofarm::learn

@@ -15,7 +15,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/weights_file.h"
-#include "zerofarm/proc/train.h"
+#include "zerofarm/learn/train.h"
 
 using namespace zerofarm;
 namespace fs = std::filesystem;
@@ -52,8 +52,8 @@ std::string ReadAll(const std::string& path) {
 }
 
 // A 1-block x 8-filter trainer on `run` that stops instead of waiting for data.
-proc::TrainConfig TinyTrainer(const std::string& run) {
-  proc::TrainConfig c;
+learn::TrainConfig TinyTrainer(const std::string& run) {
+  learn::TrainConfig c;
   c.run = run;
   c.blocks = 1;
   c.filters = 8;
@@ -68,26 +68,26 @@ proc::TrainConfig TinyTrainer(const std::string& run) {
 }  // namespace
 
 TEST_CASE("trainer state text round-trips and bad text is refused", "[train]") {
-  proc::TrainState s;
+  learn::TrainState s;
   s.version = 12;
   s.step = 3400;
   s.samples = 870400;
-  const proc::TrainState t = proc::TrainState::FromText(s.ToText());
+  const learn::TrainState t = learn::TrainState::FromText(s.ToText());
   CHECK(t.version == 12);
   CHECK(t.step == 3400);
   CHECK(t.samples == 870400);
-  CHECK_THROWS_AS(proc::TrainState::FromText("version=1\nstep=x\nsamples=2\n"), ConfigError);
-  CHECK_THROWS_AS(proc::TrainState::FromText("version=1\n"), ConfigError);
-  CHECK_THROWS_AS(proc::TrainState::FromText("colour=blue\nstep=1\nsamples=2\n"), ConfigError);
+  CHECK_THROWS_AS(learn::TrainState::FromText("version=1\nstep=x\nsamples=2\n"), ConfigError);
+  CHECK_THROWS_AS(learn::TrainState::FromText("version=1\n"), ConfigError);
+  CHECK_THROWS_AS(learn::TrainState::FromText("colour=blue\nstep=1\nsamples=2\n"), ConfigError);
 }
 
 TEST_CASE("the shard window holds the newest shards of every host directory", "[train]") {
   testing::ScratchDir dir("zf-window");
   const int64_t a = WriteShards(dir.path(), "", 2, 10, 1);
   const int64_t b = WriteShards(dir.path(), "host-1", 2, 10, 50);
-  CHECK(proc::RunShards(dir.path()).size() == 4);
+  CHECK(learn::RunShards(dir.path()).size() == 4);
   {
-    proc::ShardWindow all(dir.path(), 1'000'000);
+    learn::ShardWindow all(dir.path(), 1'000'000);
     CHECK(all.Refresh() == 4);
     CHECK(all.Positions() == a + b);
     CHECK(all.ProducedPositions() == a + b);
@@ -95,7 +95,7 @@ TEST_CASE("the shard window holds the newest shards of every host directory", "[
     CHECK(all.Refresh() == 0);  // nothing new
   }
   // A window of one position keeps only the newest shard (host-1's second).
-  proc::ShardWindow one(dir.path(), 1);
+  learn::ShardWindow one(dir.path(), 1);
   one.Refresh();
   CHECK(one.Shards() == 1);
   CHECK(one.ProducedPositions() == a + b);
@@ -124,7 +124,7 @@ TEST_CASE("a value discount shrinks each row's value target by its distance to t
   const std::string path = dir / "shards/shard-000000.h5";
   const io::ShardReader reader(path);
   const auto rows = reader.ReadAllPositions();
-  proc::ShardWindow plain(dir.path(), 1'000'000), discounted(dir.path(), 1'000'000, 0.8);
+  learn::ShardWindow plain(dir.path(), 1'000'000), discounted(dir.path(), 1'000'000, 0.8);
   plain.Refresh();
   discounted.Refresh();
   REQUIRE(discounted.Positions() == static_cast<int64_t>(rows.count));
@@ -154,16 +154,16 @@ TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   testing::ScratchDir dir("zf-train");
   WriteShards(dir.path(), "", 2, 20, 3);
-  proc::TrainConfig c = TinyTrainer(dir.path());
+  learn::TrainConfig c = TinyTrainer(dir.path());
   c.replay = 0;
   c.steps = 10;
   c.checkpoint_steps = 4;
-  REQUIRE(proc::RunTrainer(c) == 0);
+  REQUIRE(learn::RunTrainer(c) == 0);
   // Checkpoints at steps 4 and 8, and at the end (10).
   CHECK(fs::exists(dir / "models/model-1.h5"));
   CHECK(fs::exists(dir / "models/model-3.h5"));
   CHECK_FALSE(fs::exists(dir / "models/model-4.h5"));
-  const auto state = proc::TrainState::FromText(ReadAll(dir / "train/state.txt"));
+  const auto state = learn::TrainState::FromText(ReadAll(dir / "train/state.txt"));
   CHECK(state.version == 3);
   CHECK(state.step == 10);
   CHECK(state.samples == 160);
@@ -173,8 +173,8 @@ TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
   CHECK(w3.config.blocks == 1);
 
   c.steps = 5;
-  REQUIRE(proc::RunTrainer(c) == 0);
-  const auto resumed = proc::TrainState::FromText(ReadAll(dir / "train/state.txt"));
+  REQUIRE(learn::RunTrainer(c) == 0);
+  const auto resumed = learn::TrainState::FromText(ReadAll(dir / "train/state.txt"));
   CHECK(resumed.step == 15);
   CHECK(resumed.version == 5);  // 4 at step 14, 5 at the end
   CHECK(io::ReadWeights(dir / "models/model-5.h5").version == 5);
@@ -183,18 +183,18 @@ TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
   // Replay pacing: at most replay x produced samples, then (no wait) it stops.
   c.replay = 1e-9;
   c.steps = 0;
-  REQUIRE(proc::RunTrainer(c) == 0);
-  CHECK(proc::TrainState::FromText(ReadAll(dir / "train/state.txt")).step == 15);
+  REQUIRE(learn::RunTrainer(c) == 0);
+  CHECK(learn::TrainState::FromText(ReadAll(dir / "train/state.txt")).step == 15);
 }
 
 TEST_CASE("a run resumed without its shards trains on the new ones at the replay pace", "[train]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   testing::ScratchDir dir("zf-train-kept");
   const int64_t first = WriteShards(dir.path(), "", 3, 20, 5);
-  proc::TrainConfig c = TinyTrainer(dir.path());
+  learn::TrainConfig c = TinyTrainer(dir.path());
   c.replay = 1;
-  REQUIRE(proc::RunTrainer(c) == 0);  // until the pace stops it: one sample per position
-  const auto used = proc::TrainState::FromText(ReadAll(dir / "train/state.txt"));
+  REQUIRE(learn::RunTrainer(c) == 0);  // until the pace stops it: one sample per position
+  const auto used = learn::TrainState::FromText(ReadAll(dir / "train/state.txt"));
   CHECK(used.step == first / c.batch);
 
   // Keep what tools/learn-state.sh keeps (no shards, the newest model only),
@@ -215,8 +215,8 @@ TEST_CASE("a run resumed without its shards trains on the new ones at the replay
   c.run = dir / "next";
   const int64_t fresh = WriteShards(c.run, "", 1, 20, 99);
   REQUIRE(fresh < used.samples);
-  REQUIRE(proc::RunTrainer(c) == 0);
-  const auto resumed = proc::TrainState::FromText(ReadAll(dir / "next/train/state.txt"));
+  REQUIRE(learn::RunTrainer(c) == 0);
+  const auto resumed = learn::TrainState::FromText(ReadAll(dir / "next/train/state.txt"));
   CHECK(resumed.step == used.step + fresh / c.batch);
   CHECK(resumed.samples == used.samples + (fresh / c.batch) * c.batch);
   CHECK(resumed.version == used.version + 1);  // one checkpoint at the end
@@ -224,16 +224,16 @@ TEST_CASE("a run resumed without its shards trains on the new ones at the replay
 
 TEST_CASE("train refuses bad settings and a run without data", "[train]") {
   testing::ScratchDir dir("zf-train-bad");
-  proc::TrainConfig c;
+  learn::TrainConfig c;
   c.run = dir / "nope";
-  CHECK_THROWS_AS(proc::RunTrainer(c), ConfigError);
+  CHECK_THROWS_AS(learn::RunTrainer(c), ConfigError);
   c.run = dir.path();
   c.batch = 0;
-  CHECK_THROWS_AS(proc::RunTrainer(c), ConfigError);
+  CHECK_THROWS_AS(learn::RunTrainer(c), ConfigError);
   c.batch = 64;
   c.window = 10;
-  CHECK_THROWS_AS(proc::RunTrainer(c), ConfigError);
+  CHECK_THROWS_AS(learn::RunTrainer(c), ConfigError);
   c.window = 1000;
   c.wait = false;
-  CHECK_THROWS_WITH(proc::RunTrainer(c), Catch::Contains("positions"));
+  CHECK_THROWS_WITH(learn::RunTrainer(c), Catch::Contains("positions"));
 }

@@ -10,7 +10,7 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/game/connect4.h"
 #include "zerofarm/game/connect4_solver.h"
-#include "zerofarm/proc/strength.h"
+#include "zerofarm/learn/strength.h"
 
 using namespace zerofarm;
 
@@ -97,9 +97,9 @@ class TicTacToeOracle final : public eval::Evaluator {
   eval::NetConfig config_{"tictactoe", 3, 3, 3, 9, 1, 1, 1};
 };
 
-std::vector<proc::PonsPosition> Rated(const std::string& file, int limit) {
-  auto positions = proc::ReadPonsFile(testing::ReferenceFile("connect4/" + file), limit);
-  proc::RatePositions(&positions, "");
+std::vector<learn::PonsPosition> Rated(const std::string& file, int limit) {
+  auto positions = learn::ReadPonsFile(testing::ReferenceFile("connect4/" + file), limit);
+  learn::RatePositions(&positions, "");
   return positions;
 }
 
@@ -112,7 +112,7 @@ TEST_CASE("move error: an exact evaluator errs nowhere, a perverse one almost ev
   mcts::SearchConfig search;
   search.simulations = 0;
   OracleEvaluator oracle(1.0f);
-  const proc::MoveErrorResult good = proc::MoveError(game, oracle, positions, search);
+  const learn::MoveErrorResult good = learn::MoveError(game, oracle, positions, search);
   CHECK(good.positions == 60);
   CHECK(good.net_errors == 0);
   CHECK(good.net_outcome_errors == 0);
@@ -126,16 +126,16 @@ TEST_CASE("move error: an exact evaluator errs nowhere, a perverse one almost ev
   CHECK(good.value_count[2] == outcomes[2]);
   CHECK(good.value_mean[0] == Approx(-1.0));
   CHECK(good.value_mean[2] == Approx(1.0));
-  CHECK(proc::MoveErrorCsvFields(good) == "60,0,0,0,0,0,1");
+  CHECK(learn::MoveErrorCsvFields(good) == "60,0,0,0,0,0,1");
   OracleEvaluator perverse(-1.0f);
-  const proc::MoveErrorResult bad = proc::MoveError(game, perverse, positions, search);
+  const learn::MoveErrorResult bad = learn::MoveError(game, perverse, positions, search);
   CHECK(bad.net_errors > 30);
   CHECK(bad.net_outcome_errors <= bad.net_errors);
   CHECK(bad.value_agree == outcomes[1]);
   CHECK(bad.value_mean[2] == Approx(-1.0));
   // MCTS on top of the exact evaluator also finds optimal moves.
   search.simulations = 50;
-  const proc::MoveErrorResult mcts = proc::MoveError(game, oracle, positions, search);
+  const learn::MoveErrorResult mcts = learn::MoveError(game, oracle, positions, search);
   CHECK(mcts.mcts_errors <= 3);
   CHECK(mcts.mcts_outcome_errors == 0);
 }
@@ -143,24 +143,24 @@ TEST_CASE("move error: an exact evaluator errs nowhere, a perverse one almost ev
 TEST_CASE("move error: verdicts are cached, and a wrong score in the file is caught", "[strength]") {
   testing::ScratchDir dir("zf-strength");
   const std::string cache = dir / "cache.rated";
-  auto a = proc::ReadPonsFile(testing::ReferenceFile("connect4/Test_L3_R1"), 20);
-  proc::RatePositions(&a, cache);
+  auto a = learn::ReadPonsFile(testing::ReferenceFile("connect4/Test_L3_R1"), 20);
+  learn::RatePositions(&a, cache);
   std::ifstream in(cache);
   int lines = 0;
   for (std::string l; std::getline(in, l);) ++lines;
   CHECK(lines == 20);
   // A second rating reads the cache: identical verdicts.
-  auto b = proc::ReadPonsFile(testing::ReferenceFile("connect4/Test_L3_R1"), 20);
-  proc::RatePositions(&b, cache);
+  auto b = learn::ReadPonsFile(testing::ReferenceFile("connect4/Test_L3_R1"), 20);
+  learn::RatePositions(&b, cache);
   for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].rating == b[i].rating);
 
   // A line whose score is off by one: no move scores it.
   std::ofstream(dir / "wrong") << a[0].moves << " " << a[0].score + 1 << "\n";
-  auto wrong = proc::ReadPonsFile(dir / "wrong");
-  CHECK_THROWS_WITH(proc::RatePositions(&wrong, ""), Catch::Contains("the file's score is wrong"));
+  auto wrong = learn::ReadPonsFile(dir / "wrong");
+  CHECK_THROWS_WITH(learn::RatePositions(&wrong, ""), Catch::Contains("the file's score is wrong"));
   std::ofstream(dir / "garbage") << "44x5 3\n";
-  CHECK_THROWS_AS(proc::ReadPonsFile(dir / "garbage"), ConfigError);
-  CHECK_THROWS_AS(proc::ReadPonsFile(dir / "missing"), ConfigError);
+  CHECK_THROWS_AS(learn::ReadPonsFile(dir / "garbage"), ConfigError);
+  CHECK_THROWS_AS(learn::ReadPonsFile(dir / "missing"), ConfigError);
 }
 
 TEST_CASE("arena: perfect tic-tac-toe never loses, and draws against itself", "[strength]") {
@@ -170,7 +170,7 @@ TEST_CASE("arena: perfect tic-tac-toe never loses, and draws against itself", "[
   mcts::SearchConfig search;
   search.simulations = 16;
   // One random opening ply: every first move of tic-tac-toe is a draw with perfect play.
-  const proc::ArenaResult r = proc::Arena(*game, oracle, *random, 20, search, 1, 9);
+  const learn::ArenaResult r = learn::Arena(*game, oracle, *random, 20, search, 1, 9);
   CHECK(r.games == 20);
   CHECK(r.wins + r.draws + r.losses == 20);
   CHECK(r.losses == 0);
@@ -182,17 +182,17 @@ TEST_CASE("arena: perfect tic-tac-toe never loses, and draws against itself", "[
   CHECK(high > r.Score());
   CHECK(low > 0.4);
   CHECK(high <= 1.0);
-  const proc::ArenaResult back = proc::Arena(*game, *random, oracle, 20, search, 1, 9);
+  const learn::ArenaResult back = learn::Arena(*game, *random, oracle, 20, search, 1, 9);
   CHECK(back.wins == 0);
   CHECK(back.Score() < 0.4);
   // Perfect play against itself, no random openings: every game a draw.
   TicTacToeOracle twin;
-  const proc::ArenaResult same = proc::Arena(*game, oracle, twin, 6, search, 0, 9);
+  const learn::ArenaResult same = learn::Arena(*game, oracle, twin, 6, search, 0, 9);
   CHECK(same.draws == 6);
   CHECK(same.Score() == 0.5);
   CHECK(same.Elo() == Approx(0.0));
   // Wilson's interval stays inside [0, 1] and is not empty at a perfect score.
-  proc::ArenaResult perfect;
+  learn::ArenaResult perfect;
   perfect.games = perfect.wins = 40;
   CHECK(perfect.Interval95().first == Approx(0.912).margin(0.002));
   CHECK(perfect.Interval95().second == 1.0);
@@ -209,7 +209,7 @@ void CheckShipped(const std::string& file, int step) {
   std::string moves, rating;
   int score = 0;
   while (in >> moves >> score >> rating) verdicts[moves] = {score, rating};
-  const auto positions = proc::ReadPonsFile(testing::ReferenceFile("connect4/" + file));
+  const auto positions = learn::ReadPonsFile(testing::ReferenceFile("connect4/" + file));
   game::Connect4Game game;
   game::Connect4Solver solver;
   int checked = 0;

@@ -1,0 +1,40 @@
+#pragma once
+// `zerofarm loop`: the whole AlphaZero loop on one machine. Starts a farm
+// (`zerofarm run`) and a trainer (`zerofarm train`) as child processes on one
+// run directory, and every `eval_every` seconds measures the newest model
+// (move error against the exact Connect Four solver) in this process,
+// appending to RUN/eval/curve.csv and printing the curve so far on stdout.
+//
+// Resuming: run the same command again. The farm continues the directory
+// (new epoch), the trainer resumes from RUN/train/state.txt, and the curve's
+// hours continue from RUN/eval/loop-seconds.txt (farm time of earlier pieces)
+// and its CPU hours (the whole process tree's) from RUN/eval/loop-cpu-seconds.txt.
+#include <string>
+#include <vector>
+
+#include "zerofarm/proc/farm_config.h"
+
+namespace zerofarm::learn {
+
+// Checked by the caller (`zerofarm loop`'s parser): farm validated, its game
+// connect4 and its out the run directory; hours >= 0; eval_every >= 10;
+// simulations and positions >= 0.
+struct LoopConfig {
+  proc::FarmConfig farm;                // the farm's settings; farm.out is the run directory
+  double hours = 0.0;                   // stop after this many hours of this invocation; 0 = until stopped
+  double eval_every = 600.0;            // seconds between evaluations
+  std::vector<std::string> pons;        // Pons-format files the move error is measured on
+  int eval_positions = 0;               // the first N positions of each file; 0 = all
+  int eval_simulations = 100;           // plain PUCT (the solver off)
+  int eval_solver_simulations = 100;    // PUCT with the MCTS-solver too; 0 = off
+  std::vector<std::string> run_args;    // more arguments for `zerofarm run`
+  std::vector<std::string> train_args;  // more arguments for `zerofarm train`
+  std::vector<std::string> shipped_ratings;  // solver verdicts shipped with zerofarm (RatePositions' `known`)
+};
+
+// Runs the loop until `hours`, SIGINT/SIGTERM, or a child's failure; returns
+// the exit code: 0, else the failed child's own when it says bad input (2) or
+// a full disk (4), else 1. ConfigError for a bad Pons file, before any child starts.
+int RunLoop(const LoopConfig& config);
+
+}  // namespace zerofarm::learn

@@ -1,0 +1,326 @@
+// `zerofarm loop` (learn/loop.h). One process, two threads' worth of work:
+// the main thread watches the farm and trainer children and measures the
+// newest model every eval_every seconds; one thread per Pons file rates its
+// positions with the exact solver (std::async), abandoned on the way out.
+#include "zerofarm/learn/loop.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "zerofarm/core/clock.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/exit_codes.h"
+#include "zerofarm/core/log.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/files.h"
+#include "zerofarm/learn/strength.h"
+#include "zerofarm/learn/train.h"
+#include "zerofarm/proc/child_process.h"
+#include "zerofarm/proc/roles.h"
+
+namespace zerofarm::learn {
+namespace fs = std::filesystem;
+namespace {
+
+volatile std::sig_atomic_t g_loop_stop = 0;
+void OnLoopSignal(int sig) { g_loop_stop = sig; }
+
+double ReadSeconds(const std::string& path) {
+  std::ifstream in(path);
+  double s = 0;
+  return (in >> s) ? s : 0.0;
+}
+
+// The loop's exit code for a child that stopped: its own when it says bad
+// input (2) or a full disk (4), as `zerofarm run` would; else 1 (issue 21).
+int ChildFailureCode(int status) {
+  if (WIFEXITED(status) && (WEXITSTATUS(status) == kExitUsage || WEXITSTATUS(status) == kExitNoSpace))
+    return WEXITSTATUS(status);
+  return kExitFailure;
+}
+
+// The farm's command line: its settings go as RUN/eval/farm-config.txt.
+std::vector<std::string> FarmArgv(const LoopConfig& c, const std::string& farm_exe) {
+  const std::string loop_config = c.farm.out + "/eval/farm-config.txt";
+  proc::FarmConfig farm_config = c.farm;
+  farm_config.status_line = false;
+  io::WriteTextFileAtomically(loop_config, farm_config.ToText());
+  std::vector<std::string> argv = {farm_exe, "run", "--config", loop_config};
+  if (farm_config.allow_foreign_dir) argv.push_back("--allow-foreign-dir");  // command line only
+  if (c.hours > 0) {  // a bound of its own, should this process die without stopping it
+    argv.push_back("--duration");
+    argv.push_back(std::to_string(c.hours * 3600 + 120));
+  }
+  argv.insert(argv.end(), c.run_args.begin(), c.run_args.end());
+  return argv;
+}
+
+// The trainer's command line: options both children take (the trainer's net is the farm's).
+std::vector<std::string> TrainerArgv(const LoopConfig& c, const std::string& exe) {
+  const proc::FarmConfig& f = c.farm;
+  std::ostringstream net_args;
+  net_args << "--blocks " << f.blocks << " --filters " << f.filters << " --value-discount "
+           << f.search.value_discount << " --eval-threads " << f.eval_threads;
+  if (!f.weights.empty()) net_args << " --weights " << f.weights;
+  std::vector<std::string> argv = {exe, "train", "--run", f.out, "--seed", std::to_string(f.seed)};
+  std::istringstream words(net_args.str());
+  for (std::string w; words >> w;) argv.push_back(w);
+  argv.insert(argv.end(), c.train_args.begin(), c.train_args.end());
+  return argv;
+}
+
+void InstallStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnLoopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+// Solver verdicts (cached in RUN/eval and shipped in data/connect4) on a
+// thread per file: a file not yet rated joins the evaluations once it is.
+// On the way out, a rating still running is abandoned (its cache keeps
+// what it did, saved every 30 s).
+class Ratings {
+ public:
+  Ratings(std::vector<std::vector<PonsPosition>>* sets, const LoopConfig& c) : ready_(sets->size(), 0) {
+    for (size_t i = 0; i < sets->size(); ++i)
+      rated_.push_back(std::async(std::launch::async, [this, sets, i, &c] {
+        RatePositions(&(*sets)[i], c.farm.out + "/eval/" + fs::path(c.pons[i]).filename().string() + ".rated",
+                      c.shipped_ratings, [this](int, int) {
+                        // relaxed: a stop request; the thread publishes nothing through it.
+                        if (abandon_.load(std::memory_order_relaxed)) throw Error("rating abandoned");
+                      });
+      }));
+  }
+  Ratings(const Ratings&) = delete;
+  Ratings& operator=(const Ratings&) = delete;
+  ~Ratings() { Abandon(); }
+
+  // Whether file i is rated; rethrows a corrupt file's error.
+  bool IsRated(size_t i) {
+    if (!ready_[i] && rated_[i].wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      rated_[i].get();
+      ready_[i] = 1;
+    }
+    return ready_[i] != 0;
+  }
+
+  // Stops the ratings still running and waits for them.
+  void Abandon() {
+    // relaxed: see the rating threads.
+    abandon_.store(true, std::memory_order_relaxed);
+    for (auto& f : rated_)
+      if (f.valid()) try {
+          f.get();
+        } catch (const std::exception&) {
+        }
+  }
+
+ private:
+  std::atomic<bool> abandon_{false};
+  std::vector<std::future<void>> rated_;
+  std::vector<char> ready_;
+};
+
+// The curve's clocks: hours and CPU hours, earlier pieces of the run included.
+class LoopClock {
+ public:
+  explicit LoopClock(const std::string& run);
+  double Hours() const { return (earlier_ + MonotonicSeconds() - t0_) / 3600.0; }
+  double CpuHours() const { return (earlier_cpu_ + proc::TreeCpuSeconds(getpid())) / 3600.0; }
+  double SecondsHere() const { return MonotonicSeconds() - t0_; }
+  // Keeps both for the next piece.
+  void Save(double cpu_hours) const {
+    io::WriteTextFileAtomically(seconds_file_, std::to_string(earlier_ + MonotonicSeconds() - t0_) + "\n");
+    io::WriteTextFileAtomically(cpu_file_, std::to_string(cpu_hours * 3600.0) + "\n");
+  }
+
+ private:
+  std::string seconds_file_, cpu_file_;
+  double earlier_, earlier_cpu_, t0_;
+};
+
+LoopClock::LoopClock(const std::string& run)
+    : seconds_file_(run + "/eval/loop-seconds.txt"),
+      cpu_file_(run + "/eval/loop-cpu-seconds.txt"),
+      earlier_(ReadSeconds(seconds_file_)),
+      earlier_cpu_(ReadSeconds(cpu_file_)),
+      t0_(MonotonicSeconds()) {
+  ZF_LOG(INFO) << "loop on " << run << ": " << earlier_ / 3600.0 << " h of earlier pieces";
+  // CPU time of the loop's whole process tree (farm, trainer, evaluations), the
+  // fair clock on a shared machine. Pieces from before this was kept count as
+  // every granted CPU busy for their wall time: an upper bound.
+  if (earlier_ > 0 && !fs::exists(cpu_file_)) {
+    earlier_cpu_ = earlier_ * proc::CpusGranted();
+    ZF_LOG(INFO) << "earlier pieces kept no CPU time: counting them as " << proc::CpusGranted()
+                 << " CPUs busy, " << earlier_cpu_ / 3600.0 << " CPU hours";
+  }
+}
+
+// The periodic measurement of the newest model, and the curve so far.
+class Evaluation {
+ public:
+  Evaluation(const LoopConfig& c, const std::vector<std::vector<PonsPosition>>& sets, Ratings& ratings,
+             const LoopClock& clock)
+      : c_(c), sets_(sets), ratings_(ratings), clock_(clock), curve_(c.farm.out + "/eval/curve.csv") {}
+  // Measures the newest model if it is new; appends to curve.csv; prints the curve.
+  void Run();
+
+ private:
+  std::vector<mcts::SearchConfig> Searches() const;
+  void MeasureFile(const game::Game& game, eval::Evaluator& net, size_t i,
+                   const std::vector<mcts::SearchConfig>& searches, double cpu_hours);
+  void PrintCurve(const std::vector<mcts::SearchConfig>& searches);
+
+  const LoopConfig& c_;
+  const std::vector<std::vector<PonsPosition>>& sets_;
+  Ratings& ratings_;
+  const LoopClock& clock_;
+  const std::string curve_;
+  uint32_t last_evaluated_ = 0;
+  std::ostringstream table_;
+};
+
+// Two measures: plain PUCT, what the network adds (with the solver on,
+// Test_L2_R1's move error is mostly the solver's, docs/search.md; points
+// from before the solver stay comparable), and PUCT with the solver, the
+// search the farm plays with. curve.csv's `solver` column tells them apart.
+std::vector<mcts::SearchConfig> Evaluation::Searches() const {
+  std::vector<mcts::SearchConfig> searches(1);
+  searches[0].simulations = c_.eval_simulations;
+  searches[0].solver = false;
+  if (c_.eval_solver_simulations > 0) {
+    searches.emplace_back();
+    searches[1].simulations = c_.eval_solver_simulations;
+    searches[1].solver = true;
+  }
+  return searches;
+}
+
+void Evaluation::Run() {
+  const double cpu_hours = clock_.CpuHours();
+  clock_.Save(cpu_hours);
+  const auto [best, model] = NewestModel(c_.farm.out + "/models");
+  if (model.empty() || static_cast<uint32_t>(best) == last_evaluated_) return;
+  const auto game = game::MakeGame(c_.farm.game);
+  eval::TorchOptions topt;
+  auto net = eval::MakeTorchEvaluator(proc::LoadWeightsFor(*game, model), topt);
+  last_evaluated_ = static_cast<uint32_t>(best);
+  const std::vector<mcts::SearchConfig> searches = Searches();
+  char line[256];
+  std::snprintf(line, sizeof line, "%7.2f h %7.2f CPU h  model v%-5u", clock_.Hours(), cpu_hours,
+                net->ModelVersion());
+  table_ << line;
+  for (size_t i = 0; i < sets_.size(); ++i) {
+    if (!ratings_.IsRated(i)) {
+      std::snprintf(line, sizeof line, "  %s: (the solver is still rating it)",
+                    fs::path(c_.pons[i]).filename().c_str());
+      table_ << line;
+      continue;
+    }
+    MeasureFile(*game, *net, i, searches, cpu_hours);
+  }
+  table_ << "\n";
+  PrintCurve(searches);
+}
+
+void Evaluation::MeasureFile(const game::Game& game, eval::Evaluator& net, size_t i,
+                             const std::vector<mcts::SearchConfig>& searches, double cpu_hours) {
+  const std::string name = fs::path(c_.pons[i]).filename().string();
+  char line[256];
+  for (mcts::SearchConfig search : searches) {
+    search.value_discount = c_.farm.search.value_discount;
+    search.temperature_plies = 0;
+    const MoveErrorResult m = MoveError(game, net, sets_[i], search);
+    try {
+      io::AppendCsvRow(
+          curve_, std::string("hours,model_version,file,") + kMoveErrorCsvColumns + ",cpu_hours,solver",
+          std::to_string(clock_.Hours()) + ',' + std::to_string(net.ModelVersion()) + ',' + name + ',' +
+              MoveErrorCsvFields(m) + ',' + std::to_string(cpu_hours) + ',' + (search.solver ? "1" : "0"));
+    } catch (const Error& e) {
+      ZF_LOG(WARN) << e.what();  // the table below still shows it
+    }
+    if (!search.solver)
+      std::snprintf(line, sizeof line, "  %s: net %5.1f%% (%4.1f%%)  mcts %5.1f%% (%4.1f%%)", name.c_str(),
+                    100 * m.NetRate(), 100 * m.NetOutcomeRate(), 100 * m.MctsRate(),
+                    100 * m.MctsOutcomeRate());
+    else
+      std::snprintf(line, sizeof line, "  +solver %5.1f%% (%4.1f%%)", 100 * m.MctsRate(),
+                    100 * m.MctsOutcomeRate());
+    table_ << line;
+  }
+}
+
+void Evaluation::PrintCurve(const std::vector<mcts::SearchConfig>& searches) {
+  std::cout << "zerofarm loop: move error against the exact solver (net alone; plain PUCT MCTS at "
+            << searches[0].simulations << " simulations";
+  if (searches.size() > 1) std::cout << "; +solver: PUCT with the MCTS-solver at " << searches[1].simulations;
+  std::cout << "; in brackets: moves that give away the outcome)\n" << table_.str() << std::flush;
+}
+
+// Until `hours`, a signal, or a child that stopped (its exit code then);
+// measures every eval_every seconds.
+int WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::ChildProcess& trainer,
+                  const LoopClock& clock, Evaluation& evaluation) {
+  double next_eval = MonotonicSeconds() + c.eval_every;
+  while (g_loop_stop == 0) {
+    if (c.hours > 0 && clock.SecondsHere() >= c.hours * 3600) break;
+    int status = 0;
+    if (farm.TryReap(&status)) {
+      ZF_LOG(ERROR) << "the farm stopped: " << proc::DescribeWaitStatus(status);
+      return ChildFailureCode(status);
+    }
+    if (trainer.TryReap(&status)) {
+      ZF_LOG(ERROR) << "the trainer stopped: " << proc::DescribeWaitStatus(status);
+      return ChildFailureCode(status);
+    }
+    if (MonotonicSeconds() >= next_eval) {
+      evaluation.Run();
+      next_eval = MonotonicSeconds() + c.eval_every;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunLoop(const LoopConfig& config) {
+  const std::string& run = config.farm.out;
+  // Read every evaluation file now: a typo fails in a second, not after an hour.
+  std::vector<std::vector<PonsPosition>> sets;
+  for (const auto& f : config.pons) sets.push_back(ReadPonsFile(f, config.eval_positions));
+
+  fs::create_directories(run + "/eval");
+  const std::string exe = proc::SelfBinary(), farm_exe = proc::FarmBinary();
+  const std::vector<std::string> farm_argv = FarmArgv(config, farm_exe);
+  const std::vector<std::string> train_argv = TrainerArgv(config, exe);
+  Ratings ratings(&sets, config);
+  InstallStopHandlers();
+  const LoopClock clock(run);
+
+  proc::ChildProcess farm = proc::ChildProcess::Exec("farm", farm_exe, farm_argv, {});
+  proc::ChildProcess trainer = proc::ChildProcess::Exec("trainer", exe, train_argv, {});
+  Evaluation evaluation(config, sets, ratings, clock);
+  const int exit_code = WatchChildren(config, farm, trainer, clock, evaluation);
+  // The farm flushes its finished games and the trainer writes a checkpoint on SIGTERM.
+  if (trainer.running()) trainer.Stop(60'000);
+  if (farm.running()) farm.Stop(120'000);
+  evaluation.Run();
+  ratings.Abandon();
+  return exit_code;
+}
+
+}  // namespace zerofarm::learn

@@ -1,0 +1,546 @@
+// `zerofarm train` (learn/train.h): the shard window, checkpoints, resume, and
+// the training loop around eval::Trainer.
+#include "zerofarm/learn/train.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "model_watcher.h"  // proc::ModelNumber, until io::RunDir owns NewestModel (issue 26)
+#include "zerofarm/core/clock.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/exit_codes.h"
+#include "zerofarm/core/log.h"
+#include "zerofarm/core/rng.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/game/symmetry.h"
+#include "zerofarm/io/files.h"
+#include "zerofarm/io/shard.h"
+#include "zerofarm/io/weights_file.h"
+#include "zerofarm/proc/roles.h"
+
+namespace zerofarm::learn {
+namespace fs = std::filesystem;
+
+// ---- state ------------------------------------------------------------------
+
+std::string TrainState::ToText() const {
+  std::ostringstream os;
+  os << "version=" << version << "\nstep=" << step << "\nsamples=" << samples << "\n";
+  return os.str();
+}
+
+TrainState TrainState::FromText(const std::string& text) {
+  TrainState s;
+  std::istringstream in(text);
+  std::string line;
+  int seen = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) throw ConfigError("bad trainer state line '" + line + "'");
+    const std::string key = line.substr(0, eq);
+    const std::string value = line.substr(eq + 1);
+    try {
+      if (key == "version") s.version = static_cast<uint32_t>(std::stoul(value));
+      else if (key == "step") s.step = std::stoll(value);
+      else if (key == "samples") s.samples = std::stoll(value);
+      else throw ConfigError("unknown trainer state key '" + key + "'");
+    } catch (const std::logic_error&) {
+      throw ConfigError("bad trainer state value '" + line + "'");
+    }
+    ++seen;
+  }
+  if (seen != 3) throw ConfigError("trainer state needs version, step and samples");
+  return s;
+}
+
+namespace {
+
+int64_t MtimeNs(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+bool IsShardName(const fs::path& p) { return p.extension() == ".h5" && p.filename().string()[0] != '.'; }
+
+}  // namespace
+
+std::vector<std::string> RunShards(const std::string& run_dir) {
+  std::vector<std::string> out;
+  const fs::path dir = fs::path(run_dir) / "shards";
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && IsShardName(e.path())) {
+      out.push_back(e.path().string());
+    } else if (e.is_directory()) {
+      std::error_code sub_ec;
+      for (const auto& f : fs::directory_iterator(e.path(), sub_ec))
+        if (f.is_regular_file() && IsShardName(f.path())) out.push_back(f.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// ---- the window ---------------------------------------------------------------
+
+ShardWindow::ShardWindow(std::string run_dir, int64_t window, double value_discount)
+    : run_dir_(std::move(run_dir)), window_(window), value_discount_(value_discount) {}
+
+namespace {
+
+// z x discount^(plies from the row's position to its game's last move). A
+// resigned game's resigning position (ply = length) counts as 0 plies away.
+void DiscountValueTargets(const io::ShardReader& reader, double discount, io::PositionRows* rows) {
+  for (const io::ShardGame& g : reader.ReadGames())
+    for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row) {
+      const auto i = static_cast<size_t>(row);
+      if (i >= rows->z.size()) throw Error(reader.path() + ": game " + std::to_string(g.game_id) + " has rows past the end");
+      const int plies_left = std::max(0, g.length - 1 - rows->ply[i]);
+      rows->z[i] = static_cast<float>(rows->z[i] * std::pow(discount, plies_left));
+    }
+}
+
+}  // namespace
+
+int ShardWindow::Refresh() {
+  std::vector<std::string> fresh;
+  for (const auto& path : RunShards(run_dir_))
+    if (!std::binary_search(seen_.begin(), seen_.end(), path) &&
+        !std::binary_search(bad_.begin(), bad_.end(), path))
+      fresh.push_back(path);
+  // Oldest first, so the newest end up at the front.
+  std::vector<std::pair<int64_t, std::string>> by_time;
+  for (const auto& p : fresh) by_time.emplace_back(MtimeNs(p), p);
+  std::sort(by_time.begin(), by_time.end());
+  int loaded = 0;
+  for (const auto& [mtime, path] : by_time) {
+    Shard s;
+    s.path = path;
+    s.mtime_ns = mtime;
+    try {
+      io::ShardReader reader(path);
+      const io::ShardMeta& m = reader.meta();
+      if (game_.empty()) {
+        game_ = m.game;
+        feature_bytes_ = m.FeatureBytes();
+        actions_ = m.actions;
+      } else if (m.game != game_ || m.FeatureBytes() != feature_bytes_ || m.actions != actions_) {
+        throw Error(path + " holds " + m.game + " positions; this run's shards are " + game_);
+      }
+      io::PositionRows rows = reader.ReadAllPositions();
+      if (value_discount_ < 1.0) DiscountValueTargets(reader, value_discount_, &rows);
+      s.positions = static_cast<int64_t>(rows.count);
+      s.model_version_max = m.model_version_max;
+      s.features = std::move(rows.features);
+      s.policy = std::move(rows.policy);
+      s.z = std::move(rows.z);
+      s.full = std::move(rows.full_search);
+    } catch (const std::exception& e) {
+      ZF_LOG(WARN) << "skipping shard: " << e.what();
+      bad_.insert(std::upper_bound(bad_.begin(), bad_.end(), path), path);
+      continue;
+    }
+    seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), path), path);
+    produced_ += s.positions;
+    positions_ += s.positions;
+    shards_.insert(shards_.begin(), std::move(s));
+    ++loaded;
+  }
+  // Whole shards leave the window from the old end, keeping at least one.
+  while (shards_.size() > 1 && positions_ - shards_.back().positions >= window_) {
+    positions_ -= shards_.back().positions;
+    shards_.pop_back();
+  }
+  return loaded;
+}
+
+uint32_t ShardWindow::NewestModelVersion() const {
+  uint32_t v = 0;
+  for (const auto& s : shards_) v = std::max(v, s.model_version_max);
+  return v;
+}
+
+void ShardWindow::Row(int64_t index, uint8_t* features, float* policy, float* z, uint8_t* full) const {
+  for (const auto& s : shards_) {
+    if (index >= s.positions) {
+      index -= s.positions;
+      continue;
+    }
+    std::copy_n(&s.features[static_cast<size_t>(index) * feature_bytes_], feature_bytes_, features);
+    std::copy_n(&s.policy[static_cast<size_t>(index) * actions_], actions_, policy);
+    *z = s.z[static_cast<size_t>(index)];
+    *full = s.full.empty() ? 1 : s.full[static_cast<size_t>(index)];
+    return;
+  }
+  throw Error("ShardWindow::Row: index out of range");
+}
+
+std::pair<int64_t, std::string> NewestModel(const std::string& dir) {
+  std::pair<int64_t, std::string> best{-1, ""};
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const int64_t n = proc::ModelNumber(e.path().filename().string());
+    if (n > best.first) best = {n, e.path().string()};
+  }
+  return best;
+}
+
+// ---- the loop --------------------------------------------------------------------
+
+namespace {
+
+std::atomic<int> g_stop_signal{0};
+
+void OnStopSignal(int sig) {
+  // relaxed: a flag polled by the same thread between steps; it publishes nothing.
+  g_stop_signal.store(sig, std::memory_order_relaxed);
+}
+
+struct Paths {
+  std::string models, train, state, momentum;
+  explicit Paths(const std::string& run)
+      : models(run + "/models"),
+        train(run + "/train"),
+        state(run + "/train/state.txt"),
+        momentum(run + "/train/momentum.h5") {}
+  std::string Model(uint32_t version) const { return models + "/model-" + std::to_string(version) + ".h5"; }
+};
+
+eval::NetConfig RandomNetFor(const game::Game& game, const TrainConfig& config) {
+  proc::FarmConfig shape;
+  shape.blocks = config.blocks;
+  shape.filters = config.filters;
+  return proc::NetConfigFor(game, shape);
+}
+
+std::string Thousands(int64_t v) {
+  if (v >= 10'000'000) return std::to_string(v / 1'000'000) + "M";
+  if (v >= 10'000) return std::to_string(v / 1'000) + "k";
+  return std::to_string(v);
+}
+
+}  // namespace
+
+namespace {
+
+void CheckTrainConfig(const TrainConfig& config) {
+  if (config.run.empty()) throw ConfigError("--run is required");
+  if (config.batch < 1 || config.batch > 65536) throw ConfigError("--batch must be in [1, 65536]");
+  if (config.window < config.batch) throw ConfigError("--window must be >= --batch");
+  if (config.min_positions < 1) throw ConfigError("--min-positions must be >= 1");
+  if (config.replay < 0) throw ConfigError("--replay must be >= 0");
+  if (config.checkpoint_steps < 1) throw ConfigError("--checkpoint-steps must be >= 1");
+  if (config.steps < 0 || config.duration < 0) throw ConfigError("--steps and --duration must be >= 0");
+}
+
+void MakeTrainDirs(const TrainConfig& config, const Paths& paths) {
+  std::error_code ec;
+  if (!fs::is_directory(config.run, ec)) throw ConfigError(config.run + " is not a run directory");
+  fs::create_directories(paths.models, ec);
+  if (ec) throw Error("cannot create " + paths.models + ": " + ec.message());
+  fs::create_directories(paths.train, ec);
+  if (ec) throw Error("cannot create " + paths.train + ": " + ec.message());
+}
+
+void InstallStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool Stopping() {
+  // relaxed: see OnStopSignal.
+  return g_stop_signal.load(std::memory_order_relaxed) != 0;
+}
+
+// Waits until the window holds --min-positions; false when stopped or out of
+// time first (Error without --wait).
+bool WaitForPositions(const TrainConfig& config, ShardWindow& window, const std::function<bool()>& out_of_time) {
+  window.Refresh();
+  bool announced_wait = false;
+  while (window.Positions() < config.min_positions) {
+    if (!config.wait)
+      throw Error(config.run + " has " + std::to_string(window.Positions()) + " positions; --min-positions is " +
+                  std::to_string(config.min_positions));
+    if (!announced_wait) {
+      ZF_LOG(INFO) << "waiting for " << config.min_positions << " positions in " << config.run << "/shards (have "
+                   << window.Positions() << ")";
+      announced_wait = true;
+    }
+    if (Stopping() || out_of_time()) return false;
+    ::usleep(500'000);
+    window.Refresh();
+  }
+  return true;
+}
+
+// Where a trainer starts: the saved state, the newest model, --weights, or random.
+struct StartPoint {
+  TrainState state;
+  eval::WeightSet weights;
+  std::string described;
+  bool resumed = false;
+};
+
+StartPoint ChooseStart(const TrainConfig& config, const Paths& paths, const game::Game& game) {
+  StartPoint s;
+  if (fs::exists(paths.state)) {
+    s.state = TrainState::FromText(io::ReadTextFile(paths.state));
+    s.weights = proc::LoadWeightsFor(game, paths.Model(s.state.version));
+    s.described = "resumed at step " + std::to_string(s.state.step) + " from " + paths.Model(s.state.version);
+    s.resumed = true;
+  } else if (auto [n, path] = NewestModel(paths.models); n >= 0) {
+    s.weights = proc::LoadWeightsFor(game, path);
+    s.state.version = static_cast<uint32_t>(std::max<int64_t>(n, s.weights.version));
+    s.described = "starting from " + path;
+  } else if (!config.weights.empty()) {
+    s.weights = proc::LoadWeightsFor(game, config.weights);
+    s.state.version = s.weights.version;
+    s.described = "starting from " + config.weights;
+  } else {
+    s.weights = eval::RandomWeights(RandomNetFor(game, config), config.seed);
+    s.described = "starting from a random " + s.weights.config.Describe();
+  }
+  return s;
+}
+
+// One invocation's training: the optimiser, its batch buffers, and the
+// figures its progress lines and summary report.
+class TrainSession {
+ public:
+  TrainSession(const TrainConfig& config, const Paths& paths, const game::Game& game, ShardWindow& window,
+               StartPoint start);
+  // Steps until stopped, out of time, out of steps or (without --wait) ahead of the data.
+  void Run(const std::function<bool()>& out_of_time);
+  // The last checkpoint (when steps were taken since the one before) and the summary line.
+  void Finish(double t_start);
+
+ private:
+  static eval::TrainerOptions OptionsFor(const TrainConfig& config, const StartPoint& start);
+  void LoadMomentum(const StartPoint& start);
+  void ChoosePace();
+  bool AheadOfData() const;
+  void FillBatch();
+  void Step();
+  void Checkpoint();
+  void PrintProgress();
+
+  const TrainConfig& config_;
+  const Paths& paths_;
+  const game::Game& game_;
+  ShardWindow& window_;
+  TrainState state_;
+  eval::Trainer trainer_;
+  // One batch of samples, reused every step.
+  int fb_, na_, nsym_;
+  std::vector<uint8_t> features_, row_features_;
+  std::vector<float> policy_, row_policy_;
+  std::vector<float> z_;
+  std::vector<uint8_t> full_;
+  Rng rng_;
+  bool tty_;
+  double last_print_ = -1e9, ewma_policy_ = -1, ewma_value_ = -1;
+  int64_t steps_here_ = 0;
+  double waiting_s_ = 0;
+  double last_refresh_;
+  double t_train_;
+  int since_checkpoint_ = 0;
+  int64_t samples_before_ = 0;
+};
+
+TrainSession::TrainSession(const TrainConfig& config, const Paths& paths, const game::Game& game,
+                           ShardWindow& window, StartPoint start)
+    : config_(config),
+      paths_(paths),
+      game_(game),
+      window_(window),
+      state_(start.state),
+      trainer_(start.weights, OptionsFor(config, start)),
+      fb_(game.Shape().FeatureBytes()),
+      na_(game.ActionCount()),
+      nsym_(config.augment ? game.SymmetryCount() : 1),
+      features_(static_cast<size_t>(config.batch) * fb_),
+      row_features_(fb_),
+      policy_(static_cast<size_t>(config.batch) * na_),
+      row_policy_(na_),
+      z_(config.batch),
+      full_(config.batch),
+      rng_(config.seed ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(start.state.step + 1))),
+      tty_(config.progress && ::isatty(STDERR_FILENO)),
+      last_refresh_(MonotonicSeconds()),
+      t_train_(MonotonicSeconds()) {
+  LoadMomentum(start);
+  ChoosePace();
+}
+
+eval::TrainerOptions TrainSession::OptionsFor(const TrainConfig& config, const StartPoint& start) {
+  eval::TrainerOptions optim = config.optim;
+  optim.seed = config.seed + static_cast<uint64_t>(start.state.step);
+  return optim;
+}
+
+void TrainSession::LoadMomentum(const StartPoint& start) {
+  if (start.resumed && fs::exists(paths_.momentum)) {
+    const eval::WeightSet momentum = io::ReadWeights(paths_.momentum);
+    if (momentum.version == start.state.version) trainer_.ImportMomentum(momentum);
+    else ZF_LOG(WARN) << "momentum of version " << momentum.version << " does not match; starting it at zero";
+  }
+  ZF_LOG(INFO) << "training " << trainer_.Config().Describe() << ": " << start.described << "; window "
+               << window_.Positions() << " positions in " << window_.Shards() << " shards";
+}
+
+// Pace: at most `replay` samples per position of the run's shards. Where
+// the shards seen hold fewer positions than the samples drawn so far allow
+// (earlier shards are gone: a run resumed from its kept models and state
+// alone), pacing starts again here, against the positions present now and
+// to come; otherwise the trainer would wait for data it already used.
+void TrainSession::ChoosePace() {
+  const bool shards_gone =
+      config_.replay * static_cast<double>(window_.ProducedPositions()) < static_cast<double>(state_.samples);
+  if (shards_gone && config_.replay > 0)
+    ZF_LOG(INFO) << "the run's shards hold fewer positions than " << state_.samples
+                 << " samples drawn before: pacing on the positions present now and to come";
+  samples_before_ = shards_gone ? 0 : state_.samples;
+}
+
+bool TrainSession::AheadOfData() const {
+  return static_cast<double>(samples_before_ + steps_here_ * config_.batch + config_.batch) >
+         config_.replay * static_cast<double>(window_.ProducedPositions());
+}
+
+void TrainSession::Run(const std::function<bool()>& out_of_time) {
+  while (!Stopping() && !out_of_time() && (config_.steps == 0 || steps_here_ < config_.steps)) {
+    if (MonotonicSeconds() - last_refresh_ > 5.0) {
+      window_.Refresh();
+      last_refresh_ = MonotonicSeconds();
+    }
+    if (config_.replay > 0 && AheadOfData()) {
+      if (!config_.wait) break;
+      const double t0 = MonotonicSeconds();
+      ::usleep(250'000);
+      waiting_s_ += MonotonicSeconds() - t0;
+      last_refresh_ = 0;  // look for new shards at once
+      continue;
+    }
+    FillBatch();
+    Step();
+    PrintProgress();
+  }
+}
+
+// Random rows of the window, each in a random symmetry of the game (--no-augment: as stored).
+void TrainSession::FillBatch() {
+  for (int i = 0; i < config_.batch; ++i) {
+    const int64_t index = static_cast<int64_t>(rng_.Below(static_cast<uint64_t>(window_.Positions())));
+    const int sym = nsym_ > 1 ? static_cast<int>(rng_.Below(static_cast<uint64_t>(nsym_))) : 0;
+    uint8_t* f = &features_[static_cast<size_t>(i) * fb_];
+    float* p = &policy_[static_cast<size_t>(i) * na_];
+    if (sym == 0) {
+      window_.Row(index, f, p, &z_[i], &full_[i]);
+    } else {
+      window_.Row(index, row_features_.data(), row_policy_.data(), &z_[i], &full_[i]);
+      game::TransformFeatures(game_, sym, row_features_.data(), f);
+      game::TransformPolicy(game_, sym, row_policy_.data(), p);
+    }
+  }
+}
+
+// One optimiser step on the batch, and a checkpoint every --checkpoint-steps.
+void TrainSession::Step() {
+  eval::TrainBatch batch;
+  batch.features = features_.data();
+  batch.policy = policy_.data();
+  batch.z = z_.data();
+  batch.policy_mask = full_.data();
+  batch.count = config_.batch;
+  const eval::TrainStepLoss loss = trainer_.Step(batch);
+  ++state_.step;
+  ++steps_here_;
+  state_.samples += config_.batch;
+  ewma_policy_ = ewma_policy_ < 0 ? loss.policy : 0.98 * ewma_policy_ + 0.02 * loss.policy;
+  ewma_value_ = ewma_value_ < 0 ? loss.value : 0.98 * ewma_value_ + 0.02 * loss.value;
+  if (++since_checkpoint_ >= config_.checkpoint_steps) {
+    Checkpoint();
+    since_checkpoint_ = 0;
+    if (!tty_ && config_.progress)
+      ZF_LOG(INFO) << "wrote " << paths_.Model(state_.version) << " at step " << state_.step;
+  }
+}
+
+void TrainSession::Checkpoint() {
+  ++state_.version;
+  eval::WeightSet w = trainer_.Export(state_.version);
+  eval::WeightSet m = trainer_.ExportMomentum();
+  m.version = state_.version;
+  io::WriteWeights(paths_.momentum, m);
+  io::WriteWeights(paths_.Model(state_.version), w);
+  io::WriteTextFileAtomically(paths_.state, state_.ToText());
+}
+
+void TrainSession::PrintProgress() {
+  const double now = MonotonicSeconds();
+  if (!config_.progress || now - last_print_ <= (tty_ ? 0.5 : 30.0)) return;
+  const double busy = now - t_train_ - waiting_s_;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "step %lld | policy %.3f value %.3f | %.0f pos/s | window %s positions, data model v%u | "
+                "checkpoint v%u",
+                static_cast<long long>(state_.step), ewma_policy_, ewma_value_,
+                busy > 0 ? steps_here_ * config_.batch / busy : 0.0, Thousands(window_.Positions()).c_str(),
+                window_.NewestModelVersion(), state_.version);
+  if (tty_) std::fprintf(stderr, "\r\033[K%s", line);
+  else std::fprintf(stderr, "zerofarm train: %s\n", line);
+  last_print_ = now;
+}
+
+void TrainSession::Finish(double t_start) {
+  if (tty_) std::fprintf(stderr, "\n");
+  if (since_checkpoint_ > 0) Checkpoint();
+  const double busy = MonotonicSeconds() - t_train_ - waiting_s_;
+  char losses[96] = "no step taken";
+  if (steps_here_ > 0) std::snprintf(losses, sizeof losses, "losses policy %.4f value %.4f", ewma_policy_, ewma_value_);
+  std::printf(
+      "zerofarm train: %lld steps (%lld in all) of %d positions in %.1f s (%.0f positions/s while training, %.1f s "
+      "waiting for data); last checkpoint %s; %s\n",
+      static_cast<long long>(steps_here_), static_cast<long long>(state_.step), config_.batch,
+      MonotonicSeconds() - t_start, busy > 0 ? steps_here_ * config_.batch / busy : 0.0, waiting_s_,
+      state_.version > 0 ? paths_.Model(state_.version).c_str() : "none", losses);
+}
+
+}  // namespace
+
+int RunTrainer(const TrainConfig& config) {
+  CheckTrainConfig(config);
+  const Paths paths(config.run);
+  MakeTrainDirs(config, paths);
+  InstallStopHandlers();
+  const double t_start = MonotonicSeconds();
+  const std::function<bool()> out_of_time = [&] {
+    return config.duration > 0 && MonotonicSeconds() - t_start >= config.duration;
+  };
+  // Data first: the game comes from the shards.
+  ShardWindow window(config.run, config.window, config.value_discount);
+  if (!WaitForPositions(config, window, out_of_time)) return kExitOk;
+  const auto game = game::MakeGame(window.GameName());
+  TrainSession session(config, paths, *game, window, ChooseStart(config, paths, *game));
+  session.Run(out_of_time);
+  session.Finish(t_start);
+  return kExitOk;
+}
+
+}  // namespace zerofarm::learn
