@@ -16,6 +16,7 @@
 
 #include "zerofarm/core/error.h"
 #include "zerofarm/io/safe_files.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/roles.h"
 
@@ -196,7 +197,7 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
     p.summary = out.substr(at, out.find('\n', at) - at);
     p.latency_p50_us = NumberAfter(p.summary, "latency p50 ");
     p.latency_p99_us = NumberAfter(p.summary, " p99 ");
-    if (!SteadyRates(dir + "/shards/bench/metrics.csv", &p)) {
+    if (!SteadyRates(io::RunDir(dir, "bench").MetricsCsv(), &p)) {
       p.seconds = NumberAfter(p.summary, " after ");
       p.evals_per_s = NumberBefore(p.summary, " leaf evals/s");
       p.positions_per_s = NumberBefore(p.summary, " positions/s");

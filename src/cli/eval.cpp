@@ -17,6 +17,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/weights_file.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/learn/strength.h"
 #include "zerofarm/learn/train.h"
 #include "zerofarm/proc/roles.h"
@@ -29,7 +30,7 @@ namespace {
 // $XDG_CACHE_HOME/zerofarm or ~/.cache/zerofarm.
 std::string CacheDir(const cxxopts::ParseResult& r, const std::string& run) {
   if (!r["cache-dir"].as<std::string>().empty()) return r["cache-dir"].as<std::string>();
-  if (!run.empty()) return run + "/eval";
+  if (!run.empty()) return io::RunDir(run).EvalDir();
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/zerofarm";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/zerofarm";
   return ".";
@@ -68,8 +69,9 @@ namespace {
 
 // The newest model-N.h5 of RUN/models.
 std::string NewestModel(const std::string& run) {
-  const auto [n, path] = learn::NewestModel(run + "/models");
-  if (n < 0) throw ConfigError(run + "/models has no model-N.h5");
+  const io::RunDir dir(run);
+  const auto [n, path] = dir.NewestModel();
+  if (n < 0) throw ConfigError(dir.ModelsDir() + " has no model-N.h5");
   return path;
 }
 
@@ -221,7 +223,7 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
     PrintMoveError(weights, net.ModelVersion(), name, m);
     if (!run.empty()) {
       try {
-        io::AppendCsvRow(run + "/eval/eval.csv", std::string("unix_time,model_version,file,") + learn::kMoveErrorCsvColumns,
+        io::AppendCsvRow(io::RunDir(run).EvalCsv(), std::string("unix_time,model_version,file,") + learn::kMoveErrorCsvColumns,
                          std::to_string(std::time(nullptr)) + ',' + std::to_string(net.ModelVersion()) + ',' + name +
                              ',' + learn::MoveErrorCsvFields(m));
       } catch (const Error& e) {

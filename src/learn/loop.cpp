@@ -24,6 +24,7 @@
 #include "zerofarm/core/log.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/learn/strength.h"
 #include "zerofarm/learn/train.h"
 #include "zerofarm/proc/child_process.h"
@@ -52,7 +53,7 @@ int ChildFailureCode(int status) {
 
 // The farm's command line: its settings go as RUN/eval/farm-config.txt.
 std::vector<std::string> FarmArgv(const LoopConfig& c, const std::string& farm_exe) {
-  const std::string loop_config = c.farm.out + "/eval/farm-config.txt";
+  const std::string loop_config = io::RunDir(c.farm.out).LoopFarmConfig();
   proc::FarmConfig farm_config = c.farm;
   farm_config.status_line = false;
   io::WriteTextFileAtomically(loop_config, farm_config.ToText());
@@ -97,7 +98,7 @@ class Ratings {
   Ratings(std::vector<std::vector<PonsPosition>>* sets, const LoopConfig& c) : ready_(sets->size(), 0) {
     for (size_t i = 0; i < sets->size(); ++i)
       rated_.push_back(std::async(std::launch::async, [this, sets, i, &c] {
-        RatePositions(&(*sets)[i], c.farm.out + "/eval/" + fs::path(c.pons[i]).filename().string() + ".rated",
+        RatePositions(&(*sets)[i], io::RunDir(c.farm.out).RatedFile(fs::path(c.pons[i]).filename().string()),
                       c.shipped_ratings, [this](int, int) {
                         // relaxed: a stop request; the thread publishes nothing through it.
                         if (abandon_.load(std::memory_order_relaxed)) throw Error("rating abandoned");
@@ -153,8 +154,8 @@ class LoopClock {
 };
 
 LoopClock::LoopClock(const std::string& run)
-    : seconds_file_(run + "/eval/loop-seconds.txt"),
-      cpu_file_(run + "/eval/loop-cpu-seconds.txt"),
+    : seconds_file_(io::RunDir(run).LoopSecondsFile()),
+      cpu_file_(io::RunDir(run).LoopCpuSecondsFile()),
       earlier_(ReadSeconds(seconds_file_)),
       earlier_cpu_(ReadSeconds(cpu_file_)),
       t0_(MonotonicSeconds()) {
@@ -174,7 +175,7 @@ class Evaluation {
  public:
   Evaluation(const LoopConfig& c, const std::vector<std::vector<PonsPosition>>& sets, Ratings& ratings,
              const LoopClock& clock)
-      : c_(c), sets_(sets), ratings_(ratings), clock_(clock), curve_(c.farm.out + "/eval/curve.csv") {}
+      : c_(c), sets_(sets), ratings_(ratings), clock_(clock), curve_(io::RunDir(c.farm.out).CurveCsv()) {}
   // Measures the newest model if it is new; appends to curve.csv; prints the curve.
   void Run();
 
@@ -212,7 +213,7 @@ std::vector<mcts::SearchConfig> Evaluation::Searches() const {
 void Evaluation::Run() {
   const double cpu_hours = clock_.CpuHours();
   clock_.Save(cpu_hours);
-  const auto [best, model] = NewestModel(c_.farm.out + "/models");
+  const auto [best, model] = io::RunDir(c_.farm.out).NewestModel();
   if (model.empty() || static_cast<uint32_t>(best) == last_evaluated_) return;
   const auto game = game::MakeGame(c_.farm.game);
   eval::TorchOptions topt;
@@ -303,7 +304,7 @@ int RunLoop(const LoopConfig& config) {
   std::vector<std::vector<PonsPosition>> sets;
   for (const auto& f : config.pons) sets.push_back(ReadPonsFile(f, config.eval_positions));
 
-  fs::create_directories(run + "/eval");
+  fs::create_directories(io::RunDir(run).EvalDir());
   const std::string exe = proc::SelfBinary(), farm_exe = proc::FarmBinary();
   const std::vector<std::string> farm_argv = FarmArgv(config, farm_exe);
   const std::vector<std::string> train_argv = TrainerArgv(config, exe);

@@ -15,7 +15,6 @@
 #include <functional>
 #include <sstream>
 
-#include "model_watcher.h"  // proc::ModelNumber, until io::RunDir owns NewestModel (issue 26)
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
@@ -26,6 +25,7 @@
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/weights_file.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/proc/roles.h"
 
 namespace zerofarm::learn {
@@ -78,7 +78,7 @@ bool IsShardName(const fs::path& p) { return p.extension() == ".h5" && p.filenam
 
 std::vector<std::string> RunShards(const std::string& run_dir) {
   std::vector<std::string> out;
-  const fs::path dir = fs::path(run_dir) / "shards";
+  const fs::path dir = io::RunDir(run_dir).ShardsDir();
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -188,16 +188,6 @@ void ShardWindow::Row(int64_t index, uint8_t* features, float* policy, float* z,
   throw Error("ShardWindow::Row: index out of range");
 }
 
-std::pair<int64_t, std::string> NewestModel(const std::string& dir) {
-  std::pair<int64_t, std::string> best{-1, ""};
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const int64_t n = proc::ModelNumber(e.path().filename().string());
-    if (n > best.first) best = {n, e.path().string()};
-  }
-  return best;
-}
-
 // ---- the loop --------------------------------------------------------------------
 
 namespace {
@@ -209,14 +199,17 @@ void OnStopSignal(int sig) {
   g_stop_signal.store(sig, std::memory_order_relaxed);
 }
 
+// The trainer's files in the run directory (io/run_dir.h).
 struct Paths {
+  io::RunDir dir;
   std::string models, train, state, momentum;
   explicit Paths(const std::string& run)
-      : models(run + "/models"),
-        train(run + "/train"),
-        state(run + "/train/state.txt"),
-        momentum(run + "/train/momentum.h5") {}
-  std::string Model(uint32_t version) const { return models + "/model-" + std::to_string(version) + ".h5"; }
+      : dir(run),
+        models(dir.ModelsDir()),
+        train(dir.TrainDir()),
+        state(dir.TrainStateFile()),
+        momentum(dir.TrainMomentumFile()) {}
+  std::string Model(uint32_t version) const { return dir.ModelPath(version); }
 };
 
 eval::NetConfig RandomNetFor(const game::Game& game, const TrainConfig& config) {
@@ -278,7 +271,7 @@ bool WaitForPositions(const TrainConfig& config, ShardWindow& window, const std:
       throw Error(config.run + " has " + std::to_string(window.Positions()) + " positions; --min-positions is " +
                   std::to_string(config.min_positions));
     if (!announced_wait) {
-      ZF_LOG(INFO) << "waiting for " << config.min_positions << " positions in " << config.run << "/shards (have "
+      ZF_LOG(INFO) << "waiting for " << config.min_positions << " positions in " << io::RunDir(config.run).ShardsDir() << " (have "
                    << window.Positions() << ")";
       announced_wait = true;
     }
@@ -304,7 +297,7 @@ StartPoint ChooseStart(const TrainConfig& config, const Paths& paths, const game
     s.weights = proc::LoadWeightsFor(game, paths.Model(s.state.version));
     s.described = "resumed at step " + std::to_string(s.state.step) + " from " + paths.Model(s.state.version);
     s.resumed = true;
-  } else if (auto [n, path] = NewestModel(paths.models); n >= 0) {
+  } else if (auto [n, path] = paths.dir.NewestModel(); n >= 0) {
     s.weights = proc::LoadWeightsFor(game, path);
     s.state.version = static_cast<uint32_t>(std::max<int64_t>(n, s.weights.version));
     s.described = "starting from " + path;

@@ -52,8 +52,5 @@ class ModelWatcher {
   double last_look_ = -1e9;
 };
 
-// io::RunDir::ModelNumber under its old name, only for proc/train.cpp until
-// the merge of issue 26 points it at io::RunDir (then delete this).
-inline int64_t ModelNumber(const std::string& filename) { return io::RunDir::ModelNumber(filename); }
 
 }  // namespace zerofarm::proc

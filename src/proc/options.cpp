@@ -111,6 +111,9 @@ constexpr const char* kFarm = "farm";
 constexpr const char* kOutput = "output";
 constexpr const char* kSup = "set by the supervisor (ignored in a config file)";
 
+// The option table itself: one row per option, in the order --help lists
+// them. Long because it is a table (a row is data, not a step); splitting it
+// by group would only scatter the rows.
 std::vector<OptionSpec> BuildTable() {
   std::vector<OptionSpec> t = {
       // ---- game and search --------------------------------------------------------------

@@ -105,10 +105,6 @@ class ShardWindow {
   int64_t produced_ = 0;
 };
 
-// The newest model-N.h5 (N with or without leading zeros) of `models_dir`
-// and its N; {-1, ""} when there is none.
-std::pair<int64_t, std::string> NewestModel(const std::string& models_dir);
-
 // The shard files of a run: RUN/shards/*.h5 and RUN/shards/*/*.h5.
 std::vector<std::string> RunShards(const std::string& run_dir);
 
