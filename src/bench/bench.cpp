@@ -83,8 +83,10 @@ class Table {
         for (const auto& c : s.columns) {
           auto cell = s.cells.at(row).find(c);
           const Stats st = cell == s.cells.at(row).end() ? Stats{} : Summarize(cell->second);
-          const int digits = c.find("efficiency") != std::string::npos || c.find("batch") != std::string::npos ? 2
-                             : st.max < 100 ? 1 : 0;
+          const int digits = c.find("efficiency") != std::string::npos || c.find("batch") != std::string::npos
+                                 ? 2
+                             : st.max < 100 ? 1
+                                            : 0;
           os << std::setw(30) << FormatStats(st, digits) << "  ";
         }
         os << "\n";
@@ -110,9 +112,7 @@ const char* const kScalingSection = "scaling with the number of workers";
 const char* const kHandoffSection = "(c) hand-off, ns per leaf (there and back)";
 const char* const kWriterSection = "(d) writer";
 
-void Emit(const JsonLine& line) {
-  std::cout << line.str() << "\n" << std::flush;
-}
+void Emit(const JsonLine& line) { std::cout << line.str() << "\n" << std::flush; }
 
 // ---- (a) the evaluator alone ------------------------------------------------
 
@@ -135,10 +135,12 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
                                    Table& table, const std::string& precision) {
   const eval::NetConfig& c = net.Config();
   const size_t feature_bytes = static_cast<size_t>(c.planes) * c.height * c.width;
-  const size_t max_batch = static_cast<size_t>(*std::max_element(o.bound_batches.begin(), o.bound_batches.end()));
+  const size_t max_batch =
+      static_cast<size_t>(*std::max_element(o.bound_batches.begin(), o.bound_batches.end()));
   if (!memory.base) {
     const size_t page = 4096;
-    memory.bytes = (max_batch * (feature_bytes + (c.actions + 1) * sizeof(float)) + 64 + page - 1) / page * page;
+    memory.bytes =
+        (max_batch * (feature_bytes + (c.actions + 1) * sizeof(float)) + 64 + page - 1) / page * page;
     void* p = mmap(nullptr, memory.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw Error(ErrnoMessage("mmap of the bound's leaves", errno));
     memory.base = static_cast<uint8_t*>(p);
@@ -150,11 +152,13 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
   std::map<int, double> bound;
   std::mt19937 rng(7);
   for (int b : o.bound_batches) {
-    for (size_t i = 0; i < static_cast<size_t>(b) * feature_bytes; ++i) features[i] = static_cast<uint8_t>(rng() % 2);
+    for (size_t i = 0; i < static_cast<size_t>(b) * feature_bytes; ++i)
+      features[i] = static_cast<uint8_t>(rng() % 2);
     const eval::LeafChunk chunk{features, policy, value, b};
     net.Evaluate(&chunk, 1);  // warm-up (allocations, oneDNN kernels)
     // A machine-bound child: every child starts measuring at one instant.
-    while (o.start_at > 0 && WallSeconds() < o.start_at) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (o.start_at > 0 && WallSeconds() < o.start_at)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     int calls = 0;
     const auto t0 = Clock::now();
     while (calls < 3 || Since(t0) < o.bound_seconds) {
@@ -165,8 +169,13 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
     const double rate = b * calls / secs;
     bound[b] = rate;
     table.Add(kBoundSection, "batch " + std::to_string(b), "evals/s", rate);
-    Emit(JsonLine().Add("bench", "bound").Add("run", run).Add("precision", precision).Add("batch", b)
-             .Add("evals_per_s", rate).Add("ms_per_batch", secs * 1e3 / calls));
+    Emit(JsonLine()
+             .Add("bench", "bound")
+             .Add("run", run)
+             .Add("precision", precision)
+             .Add("batch", b)
+             .Add("evals_per_s", rate)
+             .Add("ms_per_batch", secs * 1e3 / calls));
   }
   return bound;
 }
@@ -180,12 +189,32 @@ double MeasureMachineBound(const BenchOptions& o, int batch, int run, Table& tab
   const int evaluators = f.Evaluators(), threads = f.eval_threads;
   // LibTorch's start takes a second or two on a busy machine: start together after it.
   const double start_at = WallSeconds() + o.machine_start_s + 0.5 * evaluators;
-  std::vector<std::string> argv = {proc::NetworkBinary(), "bench", "--parts", "bound", "--runs", "1",
-                                   "--bound-batches", std::to_string(batch), "--game", f.game, "--blocks",
-                                   std::to_string(f.blocks), "--filters", std::to_string(f.filters), "--precision",
-                                   f.precision, "--eval-threads", std::to_string(threads), "--seed",
-                                   std::to_string(f.seed), "--bound-seconds", std::to_string(o.machine_seconds),
-                                   "--start-at", std::to_string(start_at), "--gpus", "0"};
+  std::vector<std::string> argv = {proc::NetworkBinary(),
+                                   "bench",
+                                   "--parts",
+                                   "bound",
+                                   "--runs",
+                                   "1",
+                                   "--bound-batches",
+                                   std::to_string(batch),
+                                   "--game",
+                                   f.game,
+                                   "--blocks",
+                                   std::to_string(f.blocks),
+                                   "--filters",
+                                   std::to_string(f.filters),
+                                   "--precision",
+                                   f.precision,
+                                   "--eval-threads",
+                                   std::to_string(threads),
+                                   "--seed",
+                                   std::to_string(f.seed),
+                                   "--bound-seconds",
+                                   std::to_string(o.machine_seconds),
+                                   "--start-at",
+                                   std::to_string(start_at),
+                                   "--gpus",
+                                   "0"};
   std::vector<std::string> dirs;
   std::vector<std::thread> threads_of;
   std::vector<std::string> outs(static_cast<size_t>(evaluators)), errors(static_cast<size_t>(evaluators));
@@ -202,18 +231,24 @@ double MeasureMachineBound(const BenchOptions& o, int batch, int run, Table& tab
     double rate = std::nan("");
     std::istringstream in(outs[e]);
     for (std::string line; std::getline(in, line);)
-      if (line.rfind("{\"bench\":\"bound\"", 0) == 0) rate = nlohmann::json::parse(line).value("evals_per_s", std::nan(""));
+      if (line.rfind("{\"bench\":\"bound\"", 0) == 0)
+        rate = nlohmann::json::parse(line).value("evals_per_s", std::nan(""));
     if (!std::isfinite(rate)) {
       std::cerr << "zerofarm bench: machine bound child " << e << " failed: " << errors[e] << "\n";
       return std::nan("");
     }
     sum += rate;
   }
-  const std::string label = std::to_string(evaluators) + " x " + std::to_string(threads) + " thread(s), batch " +
-                            std::to_string(batch);
+  const std::string label = std::to_string(evaluators) + " x " + std::to_string(threads) +
+                            " thread(s), batch " + std::to_string(batch);
   table.Add(kMachineSection, label, "evals/s", sum);
-  Emit(JsonLine().Add("bench", "machine_bound").Add("run", run).Add("evaluators", evaluators)
-           .Add("eval_threads", threads).Add("batch", batch).Add("evals_per_s", sum));
+  Emit(JsonLine()
+           .Add("bench", "machine_bound")
+           .Add("run", run)
+           .Add("evaluators", evaluators)
+           .Add("eval_threads", threads)
+           .Add("batch", batch)
+           .Add("evals_per_s", sum));
   return sum;
 }
 
@@ -225,8 +260,7 @@ double MeasureMachineBound(const BenchOptions& o, int batch, int run, Table& tab
 std::vector<std::string> FarmArgs(const proc::FarmConfig& f) {
   std::vector<std::string> args;
   for (const auto& o : proc::OptionTable()) {
-    if (!(o.commands & proc::kRun) || o.name.empty())
-      continue;
+    if (!(o.commands & proc::kRun) || o.name.empty()) continue;
     if (o.name == "out" || o.name == "host-id" || o.name == "duration" || o.name == "games" ||
         o.name == "no-status" || o.name == "fixed-wait" || o.name == "max-wait-us")
       continue;
@@ -249,8 +283,9 @@ struct FarmSetting {
 
 // Runs the farm of setting `s` (or reuses `reuse`, a run of the same
 // setting in this round) and records it under `section`.
-FarmProbe MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::map<int, double>& bound, int run,
-                      Table& table, const std::string& section, double machine_bound, const FarmProbe* reuse = nullptr) {
+FarmProbe MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::map<int, double>& bound,
+                      int run, Table& table, const std::string& section, double machine_bound,
+                      const FarmProbe* reuse = nullptr) {
   proc::FarmConfig f = o.farm;
   f.workers = s.workers;
   if (f.gpus == 0) f.cpu_evaluators = std::min(f.cpu_evaluators, s.workers);  // scaling: fewer workers than E
@@ -272,23 +307,38 @@ FarmProbe MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::ma
   table.Add(section, s.label, "positions/s", p.positions_per_s);
   table.Add(section, s.label, "positions/s after warm-up", p.positions_per_s_after_warmup);
   const double machine_eff = machine_bound > 0 ? p.evals_per_s / machine_bound : std::nan("");
-  if (machine_bound > 0 && f.cpu_evaluators == o.farm.cpu_evaluators) table.Add(section, s.label, "machine efficiency", machine_eff);
+  if (machine_bound > 0 && f.cpu_evaluators == o.farm.cpu_evaluators)
+    table.Add(section, s.label, "machine efficiency", machine_eff);
   table.Add(section, s.label, "mean batch", p.mean_batch);
   if (!bound.empty()) table.Add(section, s.label, "efficiency", eff);
   table.Add(section, s.label, "latency p50 us", p.latency_p50_us);
-  Emit(JsonLine().Add("bench", "farm").Add("run", run).Add("setting", s.label).Add("workers", s.workers)
-           .Add("games_per_worker", f.games_per_worker).Add("cpu_evaluators", f.gpus == 0 ? f.cpu_evaluators : 0)
-           .Add("eval_threads", f.eval_threads)
-           .Add("wait", s.fixed_wait_us < 0 ? "adaptive" : "fixed")
-           .Add("max_wait_us", s.fixed_wait_us < 0 ? f.max_wait_us : s.fixed_wait_us)
-           .Add("seconds", p.seconds).Add("evals_per_s", p.evals_per_s).Add("positions_per_s", p.positions_per_s)
-           .Add("positions_per_s_whole_run", p.positions_per_s_whole_run)
-           .Add("positions_per_s_after_warmup", p.positions_per_s_after_warmup).Add("warmup_s", p.warmup_s)
-           .Add("machine_bound_evals_per_s", machine_bound).Add("machine_efficiency", machine_eff)
-           .Add("mean_batch", p.mean_batch).Add("bound_evals_per_s", b).Add("efficiency", eff)
-           .Add("evaluator_busy", p.evaluator_busy).Add("latency_p50_us", p.latency_p50_us)
-           .Add("latency_p99_us", p.latency_p99_us).Add("peak_bound_evals_per_s", PeakBound(bound))
-           .Add("efficiency_vs_peak", PeakBound(bound) > 0 ? p.evals_per_s / PeakBound(bound) : std::nan("")));
+  Emit(
+      JsonLine()
+          .Add("bench", "farm")
+          .Add("run", run)
+          .Add("setting", s.label)
+          .Add("workers", s.workers)
+          .Add("games_per_worker", f.games_per_worker)
+          .Add("cpu_evaluators", f.gpus == 0 ? f.cpu_evaluators : 0)
+          .Add("eval_threads", f.eval_threads)
+          .Add("wait", s.fixed_wait_us < 0 ? "adaptive" : "fixed")
+          .Add("max_wait_us", s.fixed_wait_us < 0 ? f.max_wait_us : s.fixed_wait_us)
+          .Add("seconds", p.seconds)
+          .Add("evals_per_s", p.evals_per_s)
+          .Add("positions_per_s", p.positions_per_s)
+          .Add("positions_per_s_whole_run", p.positions_per_s_whole_run)
+          .Add("positions_per_s_after_warmup", p.positions_per_s_after_warmup)
+          .Add("warmup_s", p.warmup_s)
+          .Add("machine_bound_evals_per_s", machine_bound)
+          .Add("machine_efficiency", machine_eff)
+          .Add("mean_batch", p.mean_batch)
+          .Add("bound_evals_per_s", b)
+          .Add("efficiency", eff)
+          .Add("evaluator_busy", p.evaluator_busy)
+          .Add("latency_p50_us", p.latency_p50_us)
+          .Add("latency_p99_us", p.latency_p99_us)
+          .Add("peak_bound_evals_per_s", PeakBound(bound))
+          .Add("efficiency_vs_peak", PeakBound(bound) > 0 ? p.evals_per_s / PeakBound(bound) : std::nan("")));
   return p;
 }
 
@@ -300,12 +350,17 @@ void MeasureHandoffs(const BenchOptions& o, int run, Table& table) {
   using T = HandoffTransport;
   std::vector<std::pair<std::string, uint64_t>> rings = {{"leaf_ring", shm::DefaultSpinBudgetNs()},
                                                          {"leaf_ring_futex", 0}};
-  for (int us : o.handoff_spins_us) rings.push_back({"leaf_ring_spin_" + std::to_string(us) + "us", us * 1000ULL});
+  for (int us : o.handoff_spins_us)
+    rings.push_back({"leaf_ring_spin_" + std::to_string(us) + "us", us * 1000ULL});
   auto add = [&](int b, T t, const std::string& name, uint64_t spin_ns) {
     const HandoffResult r = MeasureHandoff(t, static_cast<uint32_t>(b), o.handoff_seconds, spin_ns);
     table.Add(kHandoffSection, "batch " + std::to_string(b), name, r.NsPerLeaf());
     JsonLine j;
-    j.Add("bench", "handoff").Add("run", run).Add("transport", name).Add("batch", b).Add("leaves", r.leaves)
+    j.Add("bench", "handoff")
+        .Add("run", run)
+        .Add("transport", name)
+        .Add("batch", b)
+        .Add("leaves", r.leaves)
         .Add("ns_per_leaf", r.NsPerLeaf());
     if (t == T::kLeafRing)
       j.Add("spin_ns", spin_ns).Add("spins_won", r.spins_won).Add("spins_lost", r.spins_lost);
@@ -355,12 +410,13 @@ void MeasureWriter(const BenchOptions& o, int run, Table& table) {
     io::ShardWriter writer(dir, "bench", meta, c);
     const uint64_t per_shard = 100'000;
     // deflate 6 and above run at tens of thousands of positions/s: fewer of them.
-    const uint64_t target = s.level >= 6 ? std::max<uint64_t>(o.writer_positions / 10, 1000) : o.writer_positions;
+    const uint64_t target =
+        s.level >= 6 ? std::max<uint64_t>(o.writer_positions / 10, 1000) : o.writer_positions;
     uint64_t positions = 0, bytes = 0, shard = 0;
     const auto t0 = Clock::now();
     while (positions < target) {
-      for (size_t g = 0; writer.PendingPositions() < per_shard && positions + writer.PendingPositions() < target;
-           ++g)
+      for (size_t g = 0;
+           writer.PendingPositions() < per_shard && positions + writer.PendingPositions() < target; ++g)
         writer.Add(games[g % games.size()]);
       positions += writer.PendingPositions();
       const std::string path = writer.Flush(shard++, {});
@@ -368,24 +424,35 @@ void MeasureWriter(const BenchOptions& o, int run, Table& table) {
     }
     const double secs = Since(t0);
     io::RemoveTree(dir);
-    const std::string label = "deflate " + std::to_string(s.level) + ", " + std::to_string(s.threads) +
-                              " thread" + (s.threads > 1 ? "s" : "") +
-                              (s.level == io::Compression{}.deflate_level && s.threads == io::Compression{}.threads
-                                   ? " (default)" : "");
+    const std::string label =
+        "deflate " + std::to_string(s.level) + ", " + std::to_string(s.threads) + " thread" +
+        (s.threads > 1 ? "s" : "") +
+        (s.level == io::Compression{}.deflate_level && s.threads == io::Compression{}.threads ? " (default)"
+                                                                                              : "");
     table.Add(kWriterSection, label, "positions/s", positions / secs);
     table.Add(kWriterSection, label, "bytes/position", static_cast<double>(bytes) / positions);
-    Emit(JsonLine().Add("bench", "writer").Add("run", run).Add("deflate", s.level).Add("threads", s.threads)
-             .Add("positions", positions).Add("positions_per_s", positions / secs)
+    Emit(JsonLine()
+             .Add("bench", "writer")
+             .Add("run", run)
+             .Add("deflate", s.level)
+             .Add("threads", s.threads)
+             .Add("positions", positions)
+             .Add("positions_per_s", positions / secs)
              .Add("bytes_per_position", static_cast<double>(bytes) / positions));
   }
 }
 
 void Target(const std::string& name, double value, double target, bool at_least, const std::string& detail) {
   const bool met = std::isfinite(value) && (at_least ? value >= target : value <= target);
-  std::cout << "target " << name << ": " << (at_least ? ">= " : "<= ") << target << ", median " << value << " "
-            << detail << ": " << (met ? "met" : "MISSED") << "\n";
-  Emit(JsonLine().Add("bench", "target").Add("name", name).Add("value", value).Add("target", target)
-           .Add("at_least", at_least).Add("met", met));
+  std::cout << "target " << name << ": " << (at_least ? ">= " : "<= ") << target << ", median " << value
+            << " " << detail << ": " << (met ? "met" : "MISSED") << "\n";
+  Emit(JsonLine()
+           .Add("bench", "target")
+           .Add("name", name)
+           .Add("value", value)
+           .Add("target", target)
+           .Add("at_least", at_least)
+           .Add("met", met));
 }
 
 // ---- the whole bench ------------------------------------------------------------
@@ -512,8 +579,9 @@ void Bench::PrintTargets() const {
   }
   if (o_.Has("writer")) {
     const io::Compression d;
-    const std::string label = "deflate " + std::to_string(d.deflate_level) + ", " + std::to_string(d.threads) +
-                              " thread" + (d.threads > 1 ? "s" : "") + " (default)";
+    const std::string label = "deflate " + std::to_string(d.deflate_level) + ", " +
+                              std::to_string(d.threads) + " thread" + (d.threads > 1 ? "s" : "") +
+                              " (default)";
     Target("writer_positions_per_s", table_.Get(kWriterSection, label, "positions/s").median, 1e6, true,
            "(default compression)");
   }

@@ -15,8 +15,8 @@
 #include <iterator>
 
 #include "zerofarm/core/error.h"
-#include "zerofarm/io/safe_files.h"
 #include "zerofarm/io/run_dir.h"
+#include "zerofarm/io/safe_files.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/roles.h"
 
@@ -37,7 +37,8 @@ double NumberBefore(const std::string& line, const std::string& unit) {
   const size_t at = line.find(unit);
   if (at == std::string::npos || at < 2) return std::nan("");
   size_t start = at - 1;  // the space before the unit
-  while (start > 0 && (std::isdigit(static_cast<unsigned char>(line[start - 1])) || line[start - 1] == '.')) --start;
+  while (start > 0 && (std::isdigit(static_cast<unsigned char>(line[start - 1])) || line[start - 1] == '.'))
+    --start;
   return std::atof(line.c_str() + start);
 }
 // The number just after `label` ("mean batch 12.5").
@@ -95,7 +96,8 @@ bool SteadyRates(const std::string& csv_path, FarmProbe* p) {
   for (const auto& w : rows)
     if (w[static_cast<size_t>(t)] >= p->warmup_s) {
       const double span = total - w[static_cast<size_t>(t)];
-      if (span > 0.5) p->positions_per_s_after_warmup = (b[static_cast<size_t>(pos)] - w[static_cast<size_t>(pos)]) / span;
+      if (span > 0.5)
+        p->positions_per_s_after_warmup = (b[static_cast<size_t>(pos)] - w[static_cast<size_t>(pos)]) / span;
       p->warmup_s = w[static_cast<size_t>(t)];
       break;
     }
@@ -122,8 +124,8 @@ namespace {
 
 // Forks `name`, which runs argv[0] with its stdout and stderr in the two
 // files (created in a scratch directory of the bench's own).
-proc::ChildProcess ForkRedirected(const char* name, std::vector<std::string> argv, const std::string& out_path,
-                                  const std::string& err_path) {
+proc::ChildProcess ForkRedirected(const char* name, std::vector<std::string> argv,
+                                  const std::string& out_path, const std::string& err_path) {
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);

@@ -25,12 +25,14 @@ namespace {
 constexpr uint32_t kFeatureBytes = 126;  // Connect Four: 3 planes x 6 x 7
 constexpr uint32_t kActions = 7;
 constexpr uint32_t kMaxBatch = 1024;
-constexpr uint64_t kWarmupRounds = 20;  // round trips before the clock starts
+constexpr uint64_t kWarmupRounds = 20;     // round trips before the clock starts
 constexpr uint64_t kSleepNs = 50'000'000;  // a sleeper's timeout before it re-checks
 
 // The result the "evaluator" writes for a leaf: a function of its features,
 // so the worker side checks the bytes really went there and back.
-float ValueOf(const uint8_t* features) { return static_cast<float>(features[0]) + features[kFeatureBytes - 1]; }
+float ValueOf(const uint8_t* features) {
+  return static_cast<float>(features[0]) + features[kFeatureBytes - 1];
+}
 void FillLeaf(uint8_t* features, uint64_t seq) {
   std::memset(features, static_cast<int>(seq & 0x7f), kFeatureBytes);
   features[kFeatureBytes - 1] = static_cast<uint8_t>(seq >> 7);
@@ -202,9 +204,11 @@ HandoffResult PipeHandoff(uint32_t batch, double seconds) {
   uint64_t leaves = 0, seq = 0;
   uint64_t t0 = MonotonicNs(), end = t0 + static_cast<uint64_t>(seconds * 1e9), rounds = 0;
   while (MonotonicNs() < end && ok) {
-    for (uint32_t i = 0; i < batch; ++i) FillLeaf(out.data() + static_cast<size_t>(i) * kFeatureBytes, seq + i);
+    for (uint32_t i = 0; i < batch; ++i)
+      FillLeaf(out.data() + static_cast<size_t>(i) * kFeatureBytes, seq + i);
     ok = WriteAll(down.fd[1], out.data(), out.size()) && ReadAll(up.fd[0], in.data(), batch * kResultBytes);
-    for (uint32_t i = 0; i < batch && ok; ++i) ok = in[i * (kActions + 1) + kActions] == ExpectedValue(seq + i);
+    for (uint32_t i = 0; i < batch && ok; ++i)
+      ok = in[i * (kActions + 1) + kActions] == ExpectedValue(seq + i);
     seq += batch;
     leaves += batch;
     if (++rounds == kWarmupRounds) {  // the child has started and touched its pages: time from here
@@ -307,9 +311,12 @@ HandoffResult SpscHandoff(uint32_t batch, double seconds) {
 
 const char* TransportName(HandoffTransport t) {
   switch (t) {
-    case HandoffTransport::kLeafRing: return "leaf_ring";
-    case HandoffTransport::kPipe: return "pipe";
-    case HandoffTransport::kBoostSpsc: return "boost_spsc";
+    case HandoffTransport::kLeafRing:
+      return "leaf_ring";
+    case HandoffTransport::kPipe:
+      return "pipe";
+    case HandoffTransport::kBoostSpsc:
+      return "boost_spsc";
   }
   return "?";
 }
@@ -317,9 +324,12 @@ const char* TransportName(HandoffTransport t) {
 HandoffResult MeasureHandoff(HandoffTransport transport, uint32_t batch, double seconds, uint64_t spin_ns) {
   if (batch < 1 || batch > kMaxBatch) throw ConfigError("hand-off batch must be 1..1024");
   switch (transport) {
-    case HandoffTransport::kLeafRing: return LeafRingHandoff(batch, seconds, spin_ns);
-    case HandoffTransport::kPipe: return PipeHandoff(batch, seconds);
-    case HandoffTransport::kBoostSpsc: return SpscHandoff(batch, seconds);
+    case HandoffTransport::kLeafRing:
+      return LeafRingHandoff(batch, seconds, spin_ns);
+    case HandoffTransport::kPipe:
+      return PipeHandoff(batch, seconds);
+    case HandoffTransport::kBoostSpsc:
+      return SpscHandoff(batch, seconds);
   }
   return {};
 }

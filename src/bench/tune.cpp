@@ -35,10 +35,12 @@ struct Setting {
   // Settings that run the same farm share a key (ring 0 = K x L).
   std::string Key(int leaves_per_round) const {
     const int ring = ring_slots > 0 ? ring_slots : games_per_worker * leaves_per_round;
-    return std::to_string(games_per_worker) + "/" + std::to_string(ring) + "/" + std::to_string(max_batch) + "/" +
-           std::to_string(fixed_wait_us);
+    return std::to_string(games_per_worker) + "/" + std::to_string(ring) + "/" + std::to_string(max_batch) +
+           "/" + std::to_string(fixed_wait_us);
   }
-  std::string Wait() const { return fixed_wait_us < 0 ? "adaptive" : "fixed " + std::to_string(fixed_wait_us) + " us"; }
+  std::string Wait() const {
+    return fixed_wait_us < 0 ? "adaptive" : "fixed " + std::to_string(fixed_wait_us) + " us";
+  }
 };
 
 struct Row {
@@ -164,9 +166,10 @@ std::vector<Row> MeasureSweeps(const Sweeps& sweeps, Prober& prober, int l) {
   for (const auto& [name, settings] : sweeps)
     for (const Setting& s : settings) {
       Row row{name, "", s, s.ring_slots > 0 ? s.ring_slots : s.games_per_worker * l, prober.Measure(s)};
-      row.value = name == "ring_slots" ? std::to_string(s.ring_slots)
+      row.value = name == "ring_slots"         ? std::to_string(s.ring_slots)
                   : name == "games_per_worker" ? std::to_string(s.games_per_worker)
-                  : name == "max_batch" ? std::to_string(s.max_batch) : s.Wait();
+                  : name == "max_batch"        ? std::to_string(s.max_batch)
+                                               : s.Wait();
       rows.push_back(row);
     }
   return rows;
@@ -217,16 +220,18 @@ void PrintTable(const TuneOptions& o, const std::string& net, const std::vector<
   std::cout << std::left << std::setw(18) << "sweep" << std::setw(14) << "value" << std::setw(8) << "K"
             << std::setw(8) << "ring" << std::setw(8) << "batch" << std::setw(16) << "wait" << std::right
             << std::setw(12) << "evals/s" << std::setw(12) << "pos/s" << std::setw(10) << "meanbatch"
-            << std::setw(10) << "p50 us" << std::setw(10) << "p99 us" << std::setw(8) << "busy" << "\n";
+            << std::setw(10) << "p50 us" << std::setw(10) << "p99 us" << std::setw(8) << "busy"
+            << "\n";
   for (const Row& row : rows) {
     std::cout << std::left << std::setw(18) << row.sweep << std::setw(14) << row.value << std::setw(8)
-              << row.s.games_per_worker << std::setw(8) << row.effective_ring << std::setw(8) << row.s.max_batch
-              << std::setw(16) << row.s.Wait() << std::right << std::fixed << std::setprecision(0);
+              << row.s.games_per_worker << std::setw(8) << row.effective_ring << std::setw(8)
+              << row.s.max_batch << std::setw(16) << row.s.Wait() << std::right << std::fixed
+              << std::setprecision(0);
     if (row.p.ok)
       std::cout << std::setw(12) << row.p.evals_per_s << std::setw(12) << std::setprecision(1)
                 << row.p.positions_per_s << std::setw(10) << row.p.mean_batch << std::setprecision(0)
-                << std::setw(10) << row.p.latency_p50_us << std::setw(10) << row.p.latency_p99_us << std::setw(7)
-                << 100 * row.p.evaluator_busy << "%";
+                << std::setw(10) << row.p.latency_p50_us << std::setw(10) << row.p.latency_p99_us
+                << std::setw(7) << 100 * row.p.evaluator_busy << "%";
     else
       std::cout << "  failed: " << row.p.error;
     std::cout << "\n";
@@ -273,8 +278,10 @@ int RunTune(const TuneOptions& o) {
   if (o.plot) {
     const std::string png = o.out + "/tune.png";
     const std::string why = DrawPlot(csv, png);
-    if (why.empty()) std::cout << "plot: " << png << "\n";
-    else std::cout << "no plot: " << why << "\n";
+    if (why.empty())
+      std::cout << "plot: " << png << "\n";
+    else
+      std::cout << "no plot: " << why << "\n";
   }
   for (const Row& row : rows)
     if (!row.p.ok) return kExitFailure;

@@ -2,7 +2,6 @@
 // One function per subcommand (one file each), and the option helpers they
 // share. Private to src/cli: the only place cxxopts appears.
 #include <cxxopts.hpp>
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,18 +14,18 @@
 
 namespace zerofarm::cli {
 
-int RunCommand(int argc, char** argv);        // run.cpp
-int SelfplayCommand(int argc, char** argv);   // selfplay.cpp
-int InspectCommand(int argc, char** argv);    // inspect.cpp
-int TrainCommand(int argc, char** argv);      // train.cpp
-int EvalCommand(int argc, char** argv);       // eval.cpp
-int LoopCommand(int argc, char** argv);       // loop.cpp
-int EvaluatorRole(int argc, char** argv);     // evaluator_role.cpp (internal)
-int BenchCommand(int argc, char** argv);      // bench.cpp
-int TuneCommand(int argc, char** argv);       // tune.cpp
+int RunCommand(int argc, char** argv);       // run.cpp
+int SelfplayCommand(int argc, char** argv);  // selfplay.cpp
+int InspectCommand(int argc, char** argv);   // inspect.cpp
+int TrainCommand(int argc, char** argv);     // train.cpp
+int EvalCommand(int argc, char** argv);      // eval.cpp
+int LoopCommand(int argc, char** argv);      // loop.cpp
+int EvaluatorRole(int argc, char** argv);    // evaluator_role.cpp (internal)
+int BenchCommand(int argc, char** argv);     // bench.cpp
+int TuneCommand(int argc, char** argv);      // tune.cpp
 // ---- issue 24 points 5, 6: game records and GTP ----
-int ExportCommand(int argc, char** argv);     // export.cpp
-int GtpCommand(int argc, char** argv);        // gtp.cpp
+int ExportCommand(int argc, char** argv);  // export.cpp
+int GtpCommand(int argc, char** argv);     // gtp.cpp
 
 // The Go game, net and search of `zerofarm gtp` and of `eval --against-gtp`
 // (gtp.cpp), from the option table's game, blocks, filters, eval-threads,
@@ -43,7 +42,7 @@ struct GtpEngineParts {
 GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, const std::string& weights);
 // `zerofarm eval --against-gtp CMD`: the arena against a GTP program (gtp.cpp).
 int GtpArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const std::string& weights);
-int ConfigCommand(int argc, char** argv);     // config_command.cpp
+int ConfigCommand(int argc, char** argv);  // config_command.cpp
 
 // The solver verdicts shipped in data/connect4/*.rated (eval.cpp).
 std::vector<std::string> ShippedRatings();

@@ -13,10 +13,10 @@ namespace zerofarm::cli {
 int ConfigCommand(int argc, char** argv) {
   cxxopts::Options options("zerofarm config",
                            "Config files: every option of the option table as a `key = value` line.");
-  options.add_options("config")
-      ("example", "Print an example config: every key, its help and its default (docs/config-example.conf)")
-      ("show", "Print the effective config that --config FILE gives (the defaults for the keys it leaves out)",
-       cxxopts::value<std::string>());
+  options.add_options("config")(
+      "example", "Print an example config: every key, its help and its default (docs/config-example.conf)")(
+      "show", "Print the effective config that --config FILE gives (the defaults for the keys it leaves out)",
+      cxxopts::value<std::string>());
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;

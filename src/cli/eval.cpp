@@ -16,8 +16,8 @@
 #include "zerofarm/core/log.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
-#include "zerofarm/io/weights_file.h"
 #include "zerofarm/io/run_dir.h"
+#include "zerofarm/io/weights_file.h"
 #include "zerofarm/learn/strength.h"
 #include "zerofarm/learn/train.h"
 #include "zerofarm/proc/roles.h"
@@ -87,34 +87,46 @@ std::unique_ptr<eval::Evaluator> LoadNet(const game::Game& game, const std::stri
 
 // What each number of a move-error report means (the JSON's "metrics").
 nlohmann::ordered_json MoveErrorMetrics() {
-  return {{"score_error", "share of positions where the chosen move's exact score is below the best move's "
-                          "(a slower win or a faster loss counts)"},
-          {"outcome_error", "share of positions where the chosen move gives away the game-theoretic outcome "
-                            "(a win becomes a draw or a loss, a draw a loss)"},
-          {"value_agreement", "share of positions whose value is nearest the exact outcome of -1, 0, +1"},
-          {"value_mean", "the value head's mean over the positions lost, drawn and won for the side to move"}};
+  return {
+      {"score_error",
+       "share of positions where the chosen move's exact score is below the best move's "
+       "(a slower win or a faster loss counts)"},
+      {"outcome_error",
+       "share of positions where the chosen move gives away the game-theoretic outcome "
+       "(a win becomes a draw or a loss, a draw a loss)"},
+      {"value_agreement", "share of positions whose value is nearest the exact outcome of -1, 0, +1"},
+      {"value_mean", "the value head's mean over the positions lost, drawn and won for the side to move"}};
 }
 
 // One move-error result: a text line (no MCTS figure when none was
 // measured) and a JSON line whose keys name the metric of each number.
 void PrintMoveError(const std::string& weights, uint32_t version, const std::string& name,
                     const learn::MoveErrorResult& m) {
-  std::printf("zerofarm eval: %s model v%u on %s (%d positions): network alone %.1f%% move error (%.1f%% give away "
-              "the outcome)",
-              weights.c_str(), version, name.c_str(), m.positions, 100 * m.NetRate(), 100 * m.NetOutcomeRate());
+  std::printf(
+      "zerofarm eval: %s model v%u on %s (%d positions): network alone %.1f%% move error (%.1f%% give away "
+      "the outcome)",
+      weights.c_str(), version, name.c_str(), m.positions, 100 * m.NetRate(), 100 * m.NetOutcomeRate());
   if (m.simulations > 0)
-    std::printf(", MCTS %d simulations %.1f%% (%.1f%%)", m.simulations, 100 * m.MctsRate(), 100 * m.MctsOutcomeRate());
+    std::printf(", MCTS %d simulations %.1f%% (%.1f%%)", m.simulations, 100 * m.MctsRate(),
+                100 * m.MctsOutcomeRate());
   std::printf(", %.1f s\n", m.seconds);
-  std::printf("zerofarm eval: value head on %s: %.1f%% read the exact outcome; mean value of lost %+.2f, drawn "
-              "%+.2f, won %+.2f positions\n",
-              name.c_str(), 100 * m.ValueAgreement(), m.value_mean[0], m.value_mean[1], m.value_mean[2]);
-  nlohmann::ordered_json j = {{"kind", "move_error"}, {"weights", weights}, {"model_version", version},
-                              {"file", name}, {"positions", m.positions}};
+  std::printf(
+      "zerofarm eval: value head on %s: %.1f%% read the exact outcome; mean value of lost %+.2f, drawn "
+      "%+.2f, won %+.2f positions\n",
+      name.c_str(), 100 * m.ValueAgreement(), m.value_mean[0], m.value_mean[1], m.value_mean[2]);
+  nlohmann::ordered_json j = {{"kind", "move_error"},
+                              {"weights", weights},
+                              {"model_version", version},
+                              {"file", name},
+                              {"positions", m.positions}};
   j["network_alone"] = {{"score_error", m.NetRate()}, {"outcome_error", m.NetOutcomeRate()}};
   if (m.simulations > 0)
-    j["mcts"] = {{"simulations", m.simulations}, {"score_error", m.MctsRate()}, {"outcome_error", m.MctsOutcomeRate()}};
-  j["value_head"] = {{"value_agreement", m.ValueAgreement()},
-                     {"value_mean", {{"lost", m.value_mean[0]}, {"drawn", m.value_mean[1]}, {"won", m.value_mean[2]}}}};
+    j["mcts"] = {{"simulations", m.simulations},
+                 {"score_error", m.MctsRate()},
+                 {"outcome_error", m.MctsOutcomeRate()}};
+  j["value_head"] = {
+      {"value_agreement", m.ValueAgreement()},
+      {"value_mean", {{"lost", m.value_mean[0]}, {"drawn", m.value_mean[1]}, {"won", m.value_mean[2]}}}};
   j["seconds"] = m.seconds;
   j["metrics"] = MoveErrorMetrics();
   std::printf("%s\n", j.dump().c_str());
@@ -143,25 +155,29 @@ std::vector<std::string> PonsFiles(const cxxopts::ParseResult& r) {
 }
 
 void AddEvalOptions(cxxopts::Options& options) {
-  options.add_options("what")
-      ("run", "Evaluate the newest model of this run directory", cxxopts::value<std::string>()->default_value(""))
-      ("pons", "Pons-format file of Connect Four positions ('moves score' lines); repeatable",
-       cxxopts::value<std::vector<std::string>>())
-      ("sets", "Every Pons test file (Test_L*_R*) of this directory, e.g. ../shared/data/reference/connect4; "
-       "repeatable", cxxopts::value<std::vector<std::string>>())
-      ("limit", "Use the first N positions of each file (0 = all)", cxxopts::value<int>()->default_value("0"))
-      ("against", "Arena: the opponent's weights file", cxxopts::value<std::string>()->default_value(""))
-      ("against-gtp", "Arena against a GTP Go program: its command line, e.g. \"gnugo --mode gtp --level 10\" "
-       "(docs/gtp.md)", cxxopts::value<std::string>()->default_value(""))
-      ("games", "Arena games", cxxopts::value<int>()->default_value("100"))
-      ("opening-plies", "Arena: random opening plies, each opening played twice with colours swapped",
-       cxxopts::value<int>()->default_value("4"));
+  options.add_options("what")("run", "Evaluate the newest model of this run directory",
+                              cxxopts::value<std::string>()->default_value(""))(
+      "pons", "Pons-format file of Connect Four positions ('moves score' lines); repeatable",
+      cxxopts::value<std::vector<std::string>>())(
+      "sets",
+      "Every Pons test file (Test_L*_R*) of this directory, e.g. ../shared/data/reference/connect4; "
+      "repeatable",
+      cxxopts::value<std::vector<std::string>>())("limit", "Use the first N positions of each file (0 = all)",
+                                                  cxxopts::value<int>()->default_value("0"))(
+      "against", "Arena: the opponent's weights file", cxxopts::value<std::string>()->default_value(""))(
+      "against-gtp",
+      "Arena against a GTP Go program: its command line, e.g. \"gnugo --mode gtp --level 10\" "
+      "(docs/gtp.md)",
+      cxxopts::value<std::string>()->default_value(""))("games", "Arena games",
+                                                        cxxopts::value<int>()->default_value("100"))(
+      "opening-plies", "Arena: random opening plies, each opening played twice with colours swapped",
+      cxxopts::value<int>()->default_value("4"));
   // Game, search and network options are `run`'s (the option table); the
   // arena's --games is eval's own (run's --games is a limit, 0 = none).
   AddTableOptions(options, proc::kEval);
-  options.add_options("what")
-      ("cache-dir", "Where the solver's verdicts are cached (default RUN/eval or ~/.cache/zerofarm)",
-       cxxopts::value<std::string>()->default_value(""));
+  options.add_options("what")(
+      "cache-dir", "Where the solver's verdicts are cached (default RUN/eval or ~/.cache/zerofarm)",
+      cxxopts::value<std::string>()->default_value(""));
 }
 
 // The search of an arena or a move error: run's search options, no sampling.
@@ -176,7 +192,8 @@ mcts::SearchConfig EvalSearch(const proc::FarmConfig& c) {
 }
 
 // The weights' game unless --game says otherwise (the option table's for "random").
-std::string EvalGameName(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const std::string& weights) {
+std::string EvalGameName(const cxxopts::ParseResult& r, const proc::FarmConfig& c,
+                         const std::string& weights) {
   if (weights == "random") return c.game;
   std::error_code ec;
   if (!fs::exists(weights, ec)) throw ConfigError(weights + ": No such file or directory");
@@ -192,14 +209,23 @@ int ArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const
   if (opening < 0 || opening > 100) throw ConfigError("--opening-plies must be in [0, 100]");
   auto other = LoadNet(game, r["against"].as<std::string>(), c);
   const learn::ArenaResult a = learn::Arena(game, net, *other, games, search, opening, c.seed);
-  std::printf("zerofarm eval: arena %s vs %s, %d games at %d simulations (%d random opening plies, colours "
-              "swapped): %d wins, %d draws, %d losses; score %.3f (95%% interval %.3f..%.3f), Elo %+.0f\n",
-              weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, opening, a.wins,
-              a.draws, a.losses, a.Score(), a.Interval95().first, a.Interval95().second, a.Elo());
-  const nlohmann::ordered_json j = {
-      {"kind", "arena"}, {"a", weights}, {"b", r["against"].as<std::string>()}, {"games", a.games},
-      {"simulations", search.simulations}, {"wins", a.wins}, {"draws", a.draws}, {"losses", a.losses},
-      {"score", a.Score()}, {"low95", a.Interval95().first}, {"high95", a.Interval95().second}, {"elo", a.Elo()}};
+  std::printf(
+      "zerofarm eval: arena %s vs %s, %d games at %d simulations (%d random opening plies, colours "
+      "swapped): %d wins, %d draws, %d losses; score %.3f (95%% interval %.3f..%.3f), Elo %+.0f\n",
+      weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, opening, a.wins,
+      a.draws, a.losses, a.Score(), a.Interval95().first, a.Interval95().second, a.Elo());
+  const nlohmann::ordered_json j = {{"kind", "arena"},
+                                    {"a", weights},
+                                    {"b", r["against"].as<std::string>()},
+                                    {"games", a.games},
+                                    {"simulations", search.simulations},
+                                    {"wins", a.wins},
+                                    {"draws", a.draws},
+                                    {"losses", a.losses},
+                                    {"score", a.Score()},
+                                    {"low95", a.Interval95().first},
+                                    {"high95", a.Interval95().second},
+                                    {"elo", a.Elo()}};
   std::printf("%s\n", j.dump().c_str());
   return 0;
 }
@@ -215,7 +241,8 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
     auto positions = learn::ReadPonsFile(file, r["limit"].as<int>());
     const std::string cache = ec ? std::string() : cache_dir + "/" + CacheName(file);
     learn::RatePositions(&positions, cache, ShippedRatings(), [&](int done, int total) {
-      if (!quiet && done < total) std::fprintf(stderr, "\rrating %s with the solver: %d/%d", file.c_str(), done, total);
+      if (!quiet && done < total)
+        std::fprintf(stderr, "\rrating %s with the solver: %d/%d", file.c_str(), done, total);
       if (!quiet && done == total && total >= 25) std::fprintf(stderr, "\r\033[K");
     });
     const learn::MoveErrorResult m = learn::MoveError(game, net, positions, search);
@@ -223,9 +250,10 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
     PrintMoveError(weights, net.ModelVersion(), name, m);
     if (!run.empty()) {
       try {
-        io::AppendCsvRow(io::RunDir(run).EvalCsv(), std::string("unix_time,model_version,file,") + learn::kMoveErrorCsvColumns,
-                         std::to_string(std::time(nullptr)) + ',' + std::to_string(net.ModelVersion()) + ',' + name +
-                             ',' + learn::MoveErrorCsvFields(m));
+        io::AppendCsvRow(io::RunDir(run).EvalCsv(),
+                         std::string("unix_time,model_version,file,") + learn::kMoveErrorCsvColumns,
+                         std::to_string(std::time(nullptr)) + ',' + std::to_string(net.ModelVersion()) + ',' +
+                             name + ',' + learn::MoveErrorCsvFields(m));
       } catch (const Error& e) {
         ZF_LOG(WARN) << e.what();
       }

@@ -68,10 +68,20 @@ nlohmann::ordered_json GameJson(const game::Game& game, const io::ShardMeta& met
     values.push_back(n.known ? Json(n.root_value) : Json());
     versions.push_back(n.known ? Json(n.model_version) : Json());
   }
-  return {{"game", game.Name()}, {"game_id", g.game_id}, {"game_id_hex", io::GameIdHex(g.game_id)},
-          {"result", g.result}, {"resigned", g.resigned}, {"length", g.length}, {"worker", g.worker},
-          {"host", meta.host}, {"run_id", meta.run_id}, {"shard", shard}, {"moves", moves},
-          {"actions", g.moves}, {"root_value", values}, {"model_version", versions},
+  return {{"game", game.Name()},
+          {"game_id", g.game_id},
+          {"game_id_hex", io::GameIdHex(g.game_id)},
+          {"result", g.result},
+          {"resigned", g.resigned},
+          {"length", g.length},
+          {"worker", g.worker},
+          {"host", meta.host},
+          {"run_id", meta.run_id},
+          {"shard", shard},
+          {"moves", moves},
+          {"actions", g.moves},
+          {"root_value", values},
+          {"model_version", versions},
           {"sgf_result", io::SgfGameType(game) ? io::SgfResult(game, g) : std::string()}};
 }
 
@@ -80,15 +90,17 @@ nlohmann::ordered_json GameJson(const game::Game& game, const io::ShardMeta& met
 int ExportCommand(int argc, char** argv) {
   cxxopts::Options options(
       "zerofarm export",
-      "Write a run's games as records: --format sgf (Go GM[1], Othello GM[2], Gomoku GM[4]; one FILE per game,\n"
-      "GAMEID.sgf, in --out DIR, or one SGF collection on stdout) or --format jsonl (every game; one JSON object\n"
+      "Write a run's games as records: --format sgf (Go GM[1], Othello GM[2], Gomoku GM[4]; one FILE per "
+      "game,\n"
+      "GAMEID.sgf, in --out DIR, or one SGF collection on stdout) or --format jsonl (every game; one JSON "
+      "object\n"
       "per line, to --out FILE or stdout). Existing files are never overwritten (exit 2).");
-  options.add_options()
-      ("path", "A run directory (its shards/), a directory of shards or one shard", cxxopts::value<std::string>())
-      ("format", "sgf or jsonl", cxxopts::value<std::string>()->default_value("sgf"))
-      ("out", "sgf: a directory (made if missing); jsonl: a file; empty: stdout",
-       cxxopts::value<std::string>()->default_value(""))
-      ("limit", "At most N games (0 = all)", cxxopts::value<int>()->default_value("0"));
+  options.add_options()("path", "A run directory (its shards/), a directory of shards or one shard",
+                        cxxopts::value<std::string>())("format", "sgf or jsonl",
+                                                       cxxopts::value<std::string>()->default_value("sgf"))(
+      "out", "sgf: a directory (made if missing); jsonl: a file; empty: stdout",
+      cxxopts::value<std::string>()->default_value(""))("limit", "At most N games (0 = all)",
+                                                        cxxopts::value<int>()->default_value("0"));
   options.parse_positional({"path"});
   options.positional_help("RUN");
   cxxopts::ParseResult r;
@@ -96,7 +108,8 @@ int ExportCommand(int argc, char** argv) {
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
   if (!r.count("path")) throw ConfigError("give a run directory or shard: zerofarm export RUN --format sgf");
   const std::string format = r["format"].as<std::string>();
-  if (format != "sgf" && format != "jsonl") throw ConfigError("--format must be sgf or jsonl, not '" + format + "'");
+  if (format != "sgf" && format != "jsonl")
+    throw ConfigError("--format must be sgf or jsonl, not '" + format + "'");
   const int limit = r["limit"].as<int>();
   if (limit < 0) throw ConfigError("--limit must be >= 0");
   const std::string out = r["out"].as<std::string>();
@@ -122,13 +135,16 @@ int ExportCommand(int argc, char** argv) {
       } else if (out.empty()) {
         std::cout << io::GameToSgf(*game, shard.meta(), g, notes);
       } else {
-        WriteFresh(out + "/" + io::GameIdHex(g.game_id) + ".sgf", io::GameToSgf(*game, shard.meta(), g, notes));
+        WriteFresh(out + "/" + io::GameIdHex(g.game_id) + ".sgf",
+                   io::GameToSgf(*game, shard.meta(), g, notes));
       }
       ++written;
     }
   }
-  if (format == "jsonl" && !out.empty()) WriteFresh(out, jsonl);
-  else if (format == "jsonl") std::cout << jsonl;
+  if (format == "jsonl" && !out.empty())
+    WriteFresh(out, jsonl);
+  else if (format == "jsonl")
+    std::cout << jsonl;
   std::cout.flush();
   std::cerr << "zerofarm export: " << written << " game(s) as " << format << " to "
             << (out.empty() ? std::string("stdout") : out) << "\n";

@@ -2,6 +2,8 @@
 // (GoGui, Sabaki, gnugo's twogtp, `zerofarm eval --against-gtp`). One
 // process, one thread: read a command line, answer it, until quit or EOF.
 // Logs go to stderr only; stdout carries nothing but GTP responses.
+#include "zerofarm/proc/gtp.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -13,7 +15,6 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/weights_file.h"
-#include "zerofarm/proc/gtp.h"
 #include "zerofarm/proc/roles.h"
 
 namespace zerofarm::cli {
@@ -34,7 +35,8 @@ GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, co
   eval::TorchOptions options;
   options.intra_op_threads = std::max(1, c.eval_threads);  // 0 = auto: 1
   if (weights == "random") {
-    parts.net = eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(*parts.game, c), c.seed), options);
+    parts.net =
+        eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(*parts.game, c), c.seed), options);
   } else {
     parts.net = eval::MakeTorchEvaluator(proc::LoadWeightsFor(*parts.game, weights), options);
   }
@@ -97,24 +99,42 @@ int GtpArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, co
       engine, program, parts.size, parts.komi, games, opening, seed,
       [&](int i, const proc::GtpGameResult& g, int colour) {
         illegal += g.reason == "illegal";
-        records.push_back({{"game", i}, {"zerofarm", colour == 0 ? "B" : "W"}, {"result", g.Result()},
-                           {"reason", g.reason}, {"detail", g.detail}, {"plies", g.moves.size()},
+        records.push_back({{"game", i},
+                           {"zerofarm", colour == 0 ? "B" : "W"},
+                           {"result", g.Result()},
+                           {"reason", g.reason},
+                           {"detail", g.detail},
+                           {"plies", g.moves.size()},
                            {"opponent_score", colour == 0 ? g.white_score : g.black_score}});
         if (!quiet)
           std::fprintf(stderr, "game %d: zerofarm %s, %s (%s, %zu plies)\n", i + 1, colour == 0 ? "B" : "W",
                        g.Result().c_str(), g.reason.c_str(), g.moves.size());
       });
-  std::printf("zerofarm eval: GTP arena %s vs %s, %d games of %dx%d Go (komi %g, %d simulations, %d random opening "
-              "plies, colours alternating): %d wins, %d draws, %d losses; score %.3f (95%% interval %.3f..%.3f), Elo "
-              "%+.0f\n",
-              weights.c_str(), opponent_name.c_str(), a.games, parts.size, parts.size, parts.komi,
-              parts.search.simulations, opening, a.wins, a.draws, a.losses, a.Score(), a.Interval95().first,
-              a.Interval95().second, a.Elo());
-  const nlohmann::ordered_json j = {
-      {"kind", "gtp_arena"}, {"a", weights}, {"b", opponent}, {"b_name", opponent_name}, {"games", a.games},
-      {"board", parts.size}, {"komi", parts.komi}, {"rules", "tromp-taylor"}, {"simulations", parts.search.simulations},
-      {"wins", a.wins}, {"draws", a.draws}, {"losses", a.losses}, {"illegal_endings", illegal}, {"score", a.Score()},
-      {"low95", a.Interval95().first}, {"high95", a.Interval95().second}, {"elo", a.Elo()}, {"records", records}};
+  std::printf(
+      "zerofarm eval: GTP arena %s vs %s, %d games of %dx%d Go (komi %g, %d simulations, %d random opening "
+      "plies, colours alternating): %d wins, %d draws, %d losses; score %.3f (95%% interval %.3f..%.3f), Elo "
+      "%+.0f\n",
+      weights.c_str(), opponent_name.c_str(), a.games, parts.size, parts.size, parts.komi,
+      parts.search.simulations, opening, a.wins, a.draws, a.losses, a.Score(), a.Interval95().first,
+      a.Interval95().second, a.Elo());
+  const nlohmann::ordered_json j = {{"kind", "gtp_arena"},
+                                    {"a", weights},
+                                    {"b", opponent},
+                                    {"b_name", opponent_name},
+                                    {"games", a.games},
+                                    {"board", parts.size},
+                                    {"komi", parts.komi},
+                                    {"rules", "tromp-taylor"},
+                                    {"simulations", parts.search.simulations},
+                                    {"wins", a.wins},
+                                    {"draws", a.draws},
+                                    {"losses", a.losses},
+                                    {"illegal_endings", illegal},
+                                    {"score", a.Score()},
+                                    {"low95", a.Interval95().first},
+                                    {"high95", a.Interval95().second},
+                                    {"elo", a.Elo()},
+                                    {"records", records}};
   std::printf("%s\n", j.dump().c_str());
   return 0;
 }

@@ -40,8 +40,9 @@ const char* ResultText(int winner) { return winner == 0 ? "1-0" : winner == 1 ? 
 // "123456789 (host 0, epoch 1, worker 3, sequence 17)": the fields of proc::MakeGameId.
 std::string GameIdText(uint64_t id) {
   const proc::GameIdFields f = proc::SplitGameId(id);
-  return std::to_string(id) + " (host " + std::to_string(f.host_index) + ", epoch " + std::to_string(f.epoch) +
-         ", worker " + std::to_string(f.worker) + ", sequence " + std::to_string(f.sequence) + ")";
+  return std::to_string(id) + " (host " + std::to_string(f.host_index) + ", epoch " +
+         std::to_string(f.epoch) + ", worker " + std::to_string(f.worker) + ", sequence " +
+         std::to_string(f.sequence) + ")";
 }
 
 // How moves are shown: the game's own notation of the 0-based action the shard stores.
@@ -64,15 +65,16 @@ void DrawPosition(const io::ShardReader& shard, const io::ShardGame& g, int ply)
   if (ply < 0 || ply > g.length) throw ConfigError("--ply must be in [0, " + std::to_string(g.length) + "]");
   std::vector<int> moves(g.moves.begin(), g.moves.begin() + ply);
   auto state = game->Replay(moves);
-  std::cout << "game " << GameIdText(g.game_id) << ", position after " << ply << " plies (" << (state->CurrentPlayer() == 0 ? "first" : "second")
-            << " player to move):\n"
+  std::cout << "game " << GameIdText(g.game_id) << ", position after " << ply << " plies ("
+            << (state->CurrentPlayer() == 0 ? "first" : "second") << " player to move):\n"
             << state->ToString();
   if (ply < g.position_count) {
     const auto rows = shard.ReadPositions(g.first_position + ply, 1);
     std::cout << "recorded: z " << rows.z[0] << ", root value " << std::fixed << std::setprecision(3)
               << rows.root_value[0] << ", model version " << rows.model_version[0] << "\npolicy target:";
     for (int a = 0; a < shard.meta().actions; ++a)
-      if (rows.policy[a] > 0) std::cout << " " << game->ActionToString(a) << ":" << std::setprecision(3) << rows.policy[a];
+      if (rows.policy[a] > 0)
+        std::cout << " " << game->ActionToString(a) << ":" << std::setprecision(3) << rows.policy[a];
     std::cout << "\n";
     if (ply < g.length) std::cout << "played: " << game->ActionToString(g.moves[ply]) << "\n";
   } else {
@@ -152,12 +154,12 @@ void PrintTotals(const Totals& t, size_t shards, const std::string& run_id) {
 
 int InspectCommand(int argc, char** argv) {
   cxxopts::Options options("zerofarm inspect", "Summarise zerofarm HDF5 shards and draw their positions.");
-  options.add_options()("path", "A shard file, a directory of shards (searched recursively) or a run directory (its shards/)",
-                        cxxopts::value<std::string>())
-      ("game-id", "Draw a position of this game", cxxopts::value<uint64_t>())
-      ("ply", "Which position of --game-id to draw (plies played)", cxxopts::value<int>()->default_value("0"))
-      ("games", "List at most this many games per shard, each with its moves and final board",
-       cxxopts::value<int>()->default_value("10"));
+  options.add_options()(
+      "path", "A shard file, a directory of shards (searched recursively) or a run directory (its shards/)",
+      cxxopts::value<std::string>())("game-id", "Draw a position of this game", cxxopts::value<uint64_t>())(
+      "ply", "Which position of --game-id to draw (plies played)", cxxopts::value<int>()->default_value("0"))(
+      "games", "List at most this many games per shard, each with its moves and final board",
+      cxxopts::value<int>()->default_value("10"));
   options.parse_positional({"path"});
   options.positional_help("FILE|DIR");
   cxxopts::ParseResult r;

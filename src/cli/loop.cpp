@@ -1,12 +1,13 @@
 // zerofarm loop: parses the options of the whole AlphaZero loop on one
 // machine and runs it (learn/loop.h says what it does).
+#include "zerofarm/learn/loop.h"
+
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "zerofarm/core/error.h"
-#include "zerofarm/learn/loop.h"
 #include "zerofarm/proc/farm_config.h"
 
 namespace zerofarm::cli {
@@ -31,22 +32,28 @@ int LoopCommand(int argc, char** argv) {
   // its farm as RUN/eval/farm-config.txt, and the net's shape, seed, weights and
   // value discount to its trainer too.
   AddTableOptions(options, proc::kLoop);
-  options.add_options("loop")
-      ("hours", "Stop after this many hours of this invocation (0 = until interrupted)",
-       cxxopts::value<double>()->default_value("0"))
-      ("eval-every", "Seconds between evaluations", cxxopts::value<double>()->default_value("600"))
-      ("pons", "Pons-format files to measure move error on (repeatable; default Test_L2_R1 and Test_L1_R1 of "
-               "../shared/data/reference/connect4)", cxxopts::value<std::vector<std::string>>())
-      ("eval-positions", "Use the first N positions of each file (0 = all)", cxxopts::value<int>()->default_value("0"))
-      ("eval-simulations", "MCTS simulations of the evaluation (plain PUCT: the solver off, so the curve measures the net)",
-       cxxopts::value<int>()->default_value("100"))
-      ("eval-solver-simulations", "Also measure PUCT with the MCTS-solver, the farm's search, at this many simulations "
-                                  "(curve.csv rows with solver = 1; 0 = off)",
-       cxxopts::value<int>()->default_value("100"))
-      ("run-args", "More options for `zerofarm run`, as one string", cxxopts::value<std::string>()->default_value(""));
-  options.add_options("trainer")
-      ("train-args", "More options for `zerofarm train`, as one string (e.g. \"--lr 0.01 --window 100000\")",
-       cxxopts::value<std::string>()->default_value(""));
+  options.add_options("loop")("hours",
+                              "Stop after this many hours of this invocation (0 = until interrupted)",
+                              cxxopts::value<double>()->default_value("0"))(
+      "eval-every", "Seconds between evaluations", cxxopts::value<double>()->default_value("600"))(
+      "pons",
+      "Pons-format files to measure move error on (repeatable; default Test_L2_R1 and Test_L1_R1 of "
+      "../shared/data/reference/connect4)",
+      cxxopts::value<std::vector<std::string>>())("eval-positions",
+                                                  "Use the first N positions of each file (0 = all)",
+                                                  cxxopts::value<int>()->default_value("0"))(
+      "eval-simulations",
+      "MCTS simulations of the evaluation (plain PUCT: the solver off, so the curve measures the net)",
+      cxxopts::value<int>()->default_value("100"))(
+      "eval-solver-simulations",
+      "Also measure PUCT with the MCTS-solver, the farm's search, at this many simulations "
+      "(curve.csv rows with solver = 1; 0 = off)",
+      cxxopts::value<int>()->default_value("100"))("run-args",
+                                                   "More options for `zerofarm run`, as one string",
+                                                   cxxopts::value<std::string>()->default_value(""));
+  options.add_options("trainer")(
+      "train-args", "More options for `zerofarm train`, as one string (e.g. \"--lr 0.01 --window 100000\")",
+      cxxopts::value<std::string>()->default_value(""));
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;

@@ -21,7 +21,8 @@ namespace zerofarm::cli {
 namespace {
 
 void Usage(std::ostream& os) {
-  os << "zerofarm " << ZF_VERSION_STRING << ": AlphaZero self-play data, fast, on processes and shared memory\n\n"
+  os << "zerofarm " << ZF_VERSION_STRING
+     << ": AlphaZero self-play data, fast, on processes and shared memory\n\n"
      << "usage: zerofarm COMMAND [options]   (zerofarm COMMAND --help for its options)\n\n"
      << "commands:\n"
      << "  run        start a self-play farm: workers, evaluators and a writer of HDF5 shards\n"
@@ -36,7 +37,8 @@ void Usage(std::ostream& os) {
      << "  gtp        play Go through the Go Text Protocol (GoGui, Sabaki, gnugo twogtp)\n"
      << "  config     print an example config file (--example) or the effective config of one (--show FILE)\n"
      << "  version    print the version\n\n"
-     << "every command but config, export and gtp takes --config FILE (key = value lines; see docs/config-example.conf)\n";
+     << "every command but config, export and gtp takes --config FILE (key = value lines; see "
+        "docs/config-example.conf)\n";
 }
 
 // The commands that run a network, and so need LibTorch.
@@ -52,8 +54,10 @@ bool RunsNetwork(const std::string& command) {
 // arguments. Returns only when this binary runs `command` itself.
 void HandOverIfNotMine(const std::string& command, char** argv) {
   std::string target;
-  if (RunsNetwork(command) && !eval::TorchAvailable() && eval::TorchBuilt()) target = proc::NetworkBinary();
-  else if (command == "run" && eval::TorchAvailable()) target = proc::FarmBinary();
+  if (RunsNetwork(command) && !eval::TorchAvailable() && eval::TorchBuilt())
+    target = proc::NetworkBinary();
+  else if (command == "run" && eval::TorchAvailable())
+    target = proc::FarmBinary();
   if (target.empty() || target == proc::SelfBinary()) return;
   execv(target.c_str(), argv);
   throw Error(ErrnoMessage("cannot exec " + target, errno));

@@ -1,12 +1,13 @@
 // The option table as cxxopts options, and the argument parsing every
 // subcommand shares.
+#include "zerofarm/proc/options.h"
+
 #include <iostream>
 #include <sstream>
 #include <utility>
 
 #include "commands.h"
 #include "zerofarm/core/error.h"
-#include "zerofarm/proc/options.h"
 
 namespace zerofarm::cli {
 
@@ -21,7 +22,8 @@ std::string BadNumberMessage(int argc, char** argv, const std::string& what) {
     if (eq == std::string::npos && i + 1 >= argc) continue;
     const std::string name = a.substr(0, eq);
     const std::string value = eq == std::string::npos ? argv[i + 1] : a.substr(eq + 1);
-    if (what.find("\u2018" + value + "\u2019") != std::string::npos || what.find("'" + value + "'") != std::string::npos)
+    if (what.find("\u2018" + value + "\u2019") != std::string::npos ||
+        what.find("'" + value + "'") != std::string::npos)
       return name + ": '" + PrintableText(value) + "' is not a valid number";
   }
   return PrintableText(what, 200);
@@ -80,11 +82,14 @@ void AddTableOptions(cxxopts::Options& options, proc::OptionCommand command) {
   for (const auto& o : proc::OptionTable()) {
     if (!(o.commands & command) || o.name.empty()) continue;
     const std::string help = o.help + DefaultSuffix(o);
-    if (o.kind == proc::OptionKind::kFlag) options.add_options(o.group)(o.name, help);
-    else options.add_options(o.group)(o.name, help, cxxopts::value<std::string>());
+    if (o.kind == proc::OptionKind::kFlag)
+      options.add_options(o.group)(o.name, help);
+    else
+      options.add_options(o.group)(o.name, help, cxxopts::value<std::string>());
   }
   options.add_options("config")(
-      "config", "Read settings from FILE (key = value lines; `zerofarm config --example` lists every key); options "
+      "config",
+      "Read settings from FILE (key = value lines; `zerofarm config --example` lists every key); options "
       "given on the command line override it. A run's own OUT/shards/HOST/config.txt reproduces the run",
       cxxopts::value<std::string>());
 }

@@ -19,9 +19,10 @@ std::string DefaultRunDir() {
 }  // namespace
 
 int RunCommand(int argc, char** argv) {
-  cxxopts::Options options("zerofarm run",
-                           "Self-play farm: P worker processes, G evaluators (GPUs, or E CPU evaluator processes) and a "
-                           "writer of HDF5 shards, over shared memory.");
+  cxxopts::Options options(
+      "zerofarm run",
+      "Self-play farm: P worker processes, G evaluators (GPUs, or E CPU evaluator processes) and a "
+      "writer of HDF5 shards, over shared memory.");
   AddTableOptions(options, proc::kRun);
   cxxopts::ParseResult r;
   int code = 0;

@@ -17,10 +17,10 @@ int SelfplayCommand(int argc, char** argv) {
   AddTableOptions(options, proc::kSelfplay);
   // selfplay's own options (proc/options.h): --games here is a count to play,
   // where run's --games is a limit with 0 = none, so it is not the table's.
-  options.add_options("self-play")
-      ("games", "Games to play", cxxopts::value<int>()->default_value("20"))
-      ("concurrent", "Games in flight (K)", cxxopts::value<int>()->default_value("16"))
-      ("out", "Write the games as one HDF5 shard into this directory", cxxopts::value<std::string>()->default_value(""));
+  options.add_options("self-play")("games", "Games to play", cxxopts::value<int>()->default_value("20"))(
+      "concurrent", "Games in flight (K)", cxxopts::value<int>()->default_value("16"))(
+      "out", "Write the games as one HDF5 shard into this directory",
+      cxxopts::value<std::string>()->default_value(""));
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
@@ -34,8 +34,10 @@ int SelfplayCommand(int argc, char** argv) {
   sp.max_batch = c.max_batch;
   sp.seed = c.seed;
   if (sp.total_games < 1) throw ConfigError("--games must be >= 1");
-  if (sp.concurrent_games < 1 || sp.concurrent_games > 100000) throw ConfigError("--concurrent must be in [1, 100000]");
-  if (sp.max_batch < c.search.leaves_per_round) throw ConfigError("--max-batch must be >= --leaves-per-round");
+  if (sp.concurrent_games < 1 || sp.concurrent_games > 100000)
+    throw ConfigError("--concurrent must be in [1, 100000]");
+  if (sp.max_batch < c.search.leaves_per_round)
+    throw ConfigError("--max-batch must be >= --leaves-per-round");
 
   const auto game = game::MakeGame(c.game);
   auto evaluator = proc::MakeEvaluatorFor(*game, c);
@@ -63,7 +65,8 @@ int SelfplayCommand(int argc, char** argv) {
   std::string shard;
   if (writer) shard = writer->Flush(io::NextShardIndex(c.out, "selfplay"), {});
   std::printf(
-      "zerofarm selfplay: %lld games (%d first-player wins, %d second-player wins, %d draws), %lld positions in "
+      "zerofarm selfplay: %lld games (%d first-player wins, %d second-player wins, %d draws), %lld positions "
+      "in "
       "%.1f s: %.1f positions/s, %.0f leaf evals/s, mean batch %.1f%s%s\n",
       static_cast<long long>(stats.games), wins[1], wins[2], wins[0], static_cast<long long>(stats.positions),
       stats.seconds, stats.positions / stats.seconds, stats.leaves / stats.seconds, stats.MeanBatch(),
@@ -71,8 +74,9 @@ int SelfplayCommand(int argc, char** argv) {
   std::printf(
       "zerofarm selfplay: %.2f leaf evals per position, %lld full searches, %lld games resigned, %lld false "
       "resignations of %lld checked\n",
-      stats.positions ? static_cast<double>(stats.leaves) / stats.positions : 0.0, static_cast<long long>(full),
-      static_cast<long long>(resigned), static_cast<long long>(false_resigns), static_cast<long long>(checks));
+      stats.positions ? static_cast<double>(stats.leaves) / stats.positions : 0.0,
+      static_cast<long long>(full), static_cast<long long>(resigned), static_cast<long long>(false_resigns),
+      static_cast<long long>(checks));
   return 0;
 }
 

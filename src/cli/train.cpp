@@ -1,8 +1,9 @@
 // zerofarm train: trains the network on a run's newest shards and writes
 // checkpoints into RUN/models, which the running farm hot-reloads.
+#include "zerofarm/learn/train.h"
+
 #include "commands.h"
 #include "zerofarm/core/error.h"
-#include "zerofarm/learn/train.h"
 #include "zerofarm/mcts/search_config.h"
 
 namespace zerofarm::cli {
@@ -15,31 +16,33 @@ int TrainCommand(int argc, char** argv) {
   // The options it shares with run (the net, its seed, the value discount,
   // threads, precision, duration, --no-status) come from the option table.
   AddTableOptions(options, proc::kTrain);
-  options.add_options("data")
-      ("run", "Run directory (reads RUN/shards, writes RUN/models and RUN/train)", cxxopts::value<std::string>())
-      ("window", "Train on the newest this-many positions", cxxopts::value<int64_t>()->default_value(std::to_string(d.window)))
-      ("min-positions", "Wait until the window holds this many positions",
-       cxxopts::value<int64_t>()->default_value(std::to_string(d.min_positions)))
-      ("replay", "Samples per position the farm produced, at most (0 = no limit); when ahead, wait for data",
-       cxxopts::value<double>()->default_value("4"))
-      ("no-augment", "Do not apply random symmetries of the game")
-      ("no-wait", "Stop instead of waiting for new shards");
-  options.add_options("optimiser")
-      ("batch", "Positions per step", cxxopts::value<int>()->default_value(std::to_string(d.batch)))
-      ("lr", "SGD learning rate", cxxopts::value<double>()->default_value("0.02"))
-      ("momentum", "SGD momentum", cxxopts::value<double>()->default_value("0.9"))
-      ("l2", "L2 weight decay", cxxopts::value<double>()->default_value("0.0001"));
-  options.add_options("duration and output")
-      ("steps", "Stop after this many steps (0 = no limit)", cxxopts::value<int64_t>()->default_value("0"))
-      ("checkpoint-steps", "Write a checkpoint every this many steps",
-       cxxopts::value<int>()->default_value(std::to_string(d.checkpoint_steps)));
+  options.add_options("data")("run", "Run directory (reads RUN/shards, writes RUN/models and RUN/train)",
+                              cxxopts::value<std::string>())(
+      "window", "Train on the newest this-many positions",
+      cxxopts::value<int64_t>()->default_value(std::to_string(d.window)))(
+      "min-positions", "Wait until the window holds this many positions",
+      cxxopts::value<int64_t>()->default_value(std::to_string(d.min_positions)))(
+      "replay", "Samples per position the farm produced, at most (0 = no limit); when ahead, wait for data",
+      cxxopts::value<double>()->default_value("4"))(
+      "no-augment", "Do not apply random symmetries of the game")("no-wait",
+                                                                  "Stop instead of waiting for new shards");
+  options.add_options("optimiser")("batch", "Positions per step",
+                                   cxxopts::value<int>()->default_value(std::to_string(d.batch)))(
+      "lr", "SGD learning rate", cxxopts::value<double>()->default_value("0.02"))(
+      "momentum", "SGD momentum", cxxopts::value<double>()->default_value("0.9"))(
+      "l2", "L2 weight decay", cxxopts::value<double>()->default_value("0.0001"));
+  options.add_options("duration and output")("steps", "Stop after this many steps (0 = no limit)",
+                                             cxxopts::value<int64_t>()->default_value("0"))(
+      "checkpoint-steps", "Write a checkpoint every this many steps",
+      cxxopts::value<int>()->default_value(std::to_string(d.checkpoint_steps)));
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
   if (!r.count("run")) throw ConfigError("--run is required");
   const proc::FarmConfig shared = ReadTableOptions(r, proc::kTrain);
   CheckTableOptions(shared, proc::kTrain);
-  if (shared.fp16 || shared.precision == "fp16") throw ConfigError("--precision: the trainer runs fp32 or bf16");
+  if (shared.fp16 || shared.precision == "fp16")
+    throw ConfigError("--precision: the trainer runs fp32 or bf16");
   learn::TrainConfig c;
   c.run = r["run"].as<std::string>();
   c.window = r["window"].as<int64_t>();

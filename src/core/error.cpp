@@ -9,9 +9,7 @@
 
 namespace zerofarm {
 
-std::string ErrnoMessage(const std::string& what, int err) {
-  return what + ": " + std::strerror(err);
-}
+std::string ErrnoMessage(const std::string& what, int err) { return what + ": " + std::strerror(err); }
 
 std::string PrintableText(const std::string& text, size_t max) {
   static const char kHex[] = "0123456789abcdef";
@@ -33,8 +31,8 @@ std::string PrintableText(const std::string& text, size_t max) {
 namespace internal {
 CheckFailure::CheckFailure(const char* file, int line, const char* cond) {
   const char* base = std::strrchr(file, '/');
-  os_ << "[" << LogRole() << " " << ::getpid() << "] FATAL " << (base ? base + 1 : file) << ":"
-      << line << " check failed: " << cond << " ";
+  os_ << "[" << LogRole() << " " << ::getpid() << "] FATAL " << (base ? base + 1 : file) << ":" << line
+      << " check failed: " << cond << " ";
 }
 CheckFailure::~CheckFailure() {
   os_ << "\n";

@@ -1,11 +1,11 @@
 #include "zerofarm/core/log.h"
 
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <sys/time.h>
 
 namespace zerofarm {
 namespace {
@@ -31,10 +31,14 @@ LogLevel InitialLevel() {
 LogLevel g_min_level = InitialLevel();
 const char* LevelName(LogLevel l) {
   switch (l) {
-    case LogLevel::kDEBUG: return "D";
-    case LogLevel::kINFO: return "I";
-    case LogLevel::kWARN: return "W";
-    case LogLevel::kERROR: return "E";
+    case LogLevel::kDEBUG:
+      return "D";
+    case LogLevel::kINFO:
+      return "I";
+    case LogLevel::kWARN:
+      return "W";
+    case LogLevel::kERROR:
+      return "E";
   }
   return "?";
 }
@@ -44,8 +48,10 @@ void SetLogRole(const std::string& role) { RoleStorage() = role; }
 const std::string& LogRole() { return RoleStorage(); }
 void SetLogHost(const std::string& host) {
   HostStorage() = host;
-  if (host.empty()) ::unsetenv("ZF_LOG_HOST");
-  else ::setenv("ZF_LOG_HOST", host.c_str(), 1);
+  if (host.empty())
+    ::unsetenv("ZF_LOG_HOST");
+  else
+    ::setenv("ZF_LOG_HOST", host.c_str(), 1);
 }
 const std::string& LogHost() { return HostStorage(); }
 void SetMinLogLevel(LogLevel level) { g_min_level = level; }
@@ -62,8 +68,7 @@ LogMessage::LogMessage(LogLevel level, const char* file, int line) : level_(leve
   char ms[8];
   std::snprintf(ms, sizeof ms, ".%03d", static_cast<int>(tv.tv_usec / 1000));
   os_ << LevelName(level_) << " " << stamp << ms << " [" << LogRole() << (LogHost().empty() ? "" : "@")
-      << LogHost() << " " << ::getpid() << "] "
-      << (base ? base + 1 : file) << ":" << line << "] ";
+      << LogHost() << " " << ::getpid() << "] " << (base ? base + 1 : file) << ":" << line << "] ";
 }
 
 LogMessage::~LogMessage() {

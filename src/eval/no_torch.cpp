@@ -11,15 +11,14 @@
 
 namespace zerofarm::eval {
 namespace {
-constexpr const char* kNoTorch = "this zerofarm binary has no LibTorch (zerofarm-torch has; a ZF_WITH_TORCH=OFF build has none)";
+constexpr const char* kNoTorch =
+    "this zerofarm binary has no LibTorch (zerofarm-torch has; a ZF_WITH_TORCH=OFF build has none)";
 }  // namespace
 
 bool TorchAvailable() { return false; }
 int CudaDeviceCount() { return 0; }
 
-WeightSet RandomWeights(const NetConfig&, uint64_t) {
-  throw Error(kNoTorch);
-}
+WeightSet RandomWeights(const NetConfig&, uint64_t) { throw Error(kNoTorch); }
 
 std::unique_ptr<Evaluator> MakeTorchEvaluator(const WeightSet&, const TorchOptions&) {
   throw Error(kNoTorch);

@@ -9,8 +9,8 @@ namespace zerofarm::eval {
 
 std::string NetConfig::Describe() const {
   std::ostringstream os;
-  os << game << " " << planes << "x" << height << "x" << width << " -> " << actions << ", "
-     << blocks << " blocks x " << filters << " filters";
+  os << game << " " << planes << "x" << height << "x" << width << " -> " << actions << ", " << blocks
+     << " blocks x " << filters << " filters";
   return os.str();
 }
 

@@ -14,10 +14,10 @@
 #include <torch/cuda.h>
 #endif
 
+#include "torch_net.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/log.h"
 #include "zerofarm/eval/cpu_features.h"
-#include "torch_net.h"
 
 namespace zerofarm::eval {
 
@@ -113,8 +113,7 @@ void ImportWeights(ZeroNet& net, const WeightSet& weights) {
     const NamedTensor* nt = weights.Find(name);
     if (!nt) throw ConfigError("weights lack tensor '" + name + "'");
     std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
-    if (nt->shape != shape)
-      throw ConfigError("weights tensor '" + name + "' has the wrong shape");
+    if (nt->shape != shape) throw ConfigError("weights tensor '" + name + "' has the wrong shape");
     torch::Tensor src;
     if (t.scalar_type() == torch::kLong) {
       if (static_cast<int64_t>(nt->int_data.size()) != t.numel())
@@ -184,8 +183,8 @@ class TorchEvaluator final : public Evaluator {
     for (int i = 0; i < num_chunks; ++i) {
       const LeafChunk& ch = chunks[i];
       if (ch.count == 0) continue;
-      auto blob = torch::from_blob(const_cast<uint8_t*>(ch.features),
-                                   {ch.count, c.planes, c.height, c.width}, torch::kUInt8);
+      auto blob = torch::from_blob(const_cast<uint8_t*>(ch.features), {ch.count, c.planes, c.height, c.width},
+                                   torch::kUInt8);
       input.narrow(0, row, ch.count).copy_(blob);
       row += ch.count;
     }
@@ -206,8 +205,8 @@ class TorchEvaluator final : public Evaluator {
   uint32_t ModelVersion() const override { return version_; }
   const NetConfig& Config() const override { return net_->config(); }
   std::string Describe() const override {
-    return "LibTorch CPU " + std::string(options_.bf16 ? "bf16" : "fp32") + ", " +
-           net_->config().Describe() + ", model version " + std::to_string(version_);
+    return "LibTorch CPU " + std::string(options_.bf16 ? "bf16" : "fp32") + ", " + net_->config().Describe() +
+           ", model version " + std::to_string(version_);
   }
 
  private:
@@ -292,8 +291,10 @@ class CudaTorchEvaluator final : public Evaluator {
   const NetConfig& Config() const override { return net_->config(); }
   std::string Describe() const override {
     return "LibTorch CUDA " +
-           std::string(options_.bf16 ? "bf16" : options_.fp16 ? "fp16" : "fp32") + ", " +
-           net_->config().Describe() + ", model version " + std::to_string(version_);
+           std::string(options_.bf16   ? "bf16"
+                       : options_.fp16 ? "fp16"
+                                       : "fp32") +
+           ", " + net_->config().Describe() + ", model version " + std::to_string(version_);
   }
 
  private:

@@ -7,10 +7,10 @@
 #include <cmath>
 #include <tuple>
 
+#include "torch_net.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/eval/cpu_features.h"
 #include "zerofarm/eval/trainer.h"
-#include "torch_net.h"
 
 namespace zerofarm::eval {
 
@@ -65,9 +65,9 @@ TrainStepLoss Trainer::Step(const TrainBatch& batch) {
     throw Error("a training batch needs count > 0 and features, policy and z");
   const NetConfig& c = impl_->net->config();
   const int64_t n = batch.count;
-  auto x = torch::from_blob(const_cast<uint8_t*>(batch.features), {n, c.planes, c.height, c.width},
-                            torch::kUInt8)
-               .to(torch::kFloat);
+  auto x =
+      torch::from_blob(const_cast<uint8_t*>(batch.features), {n, c.planes, c.height, c.width}, torch::kUInt8)
+          .to(torch::kFloat);
   auto pi = torch::from_blob(const_cast<float*>(batch.policy), {n, c.actions}, torch::kFloat);
   auto z = torch::from_blob(const_cast<float*>(batch.z), {n}, torch::kFloat);
 
@@ -88,8 +88,8 @@ TrainStepLoss Trainer::Step(const TrainBatch& batch) {
   auto ce = -(pi * torch::log_softmax(logits, 1)).sum(1);  // [n]
   torch::Tensor policy_loss;
   if (batch.policy_mask) {
-    auto mask = torch::from_blob(const_cast<uint8_t*>(batch.policy_mask), {n}, torch::kUInt8)
-                    .to(torch::kFloat);
+    auto mask =
+        torch::from_blob(const_cast<uint8_t*>(batch.policy_mask), {n}, torch::kUInt8).to(torch::kFloat);
     policy_loss = (ce * mask).sum() / mask.sum().clamp_min(1.0);
   } else {
     policy_loss = ce.mean();
@@ -145,8 +145,7 @@ void Trainer::ImportMomentum(const WeightSet& momentum) {
     std::vector<int64_t> shape(m.sizes().begin(), m.sizes().end());
     if (!nt || nt->shape != shape || static_cast<int64_t>(nt->data.size()) != m.numel())
       throw ConfigError("momentum state lacks tensor '" + name + "' or has it in the wrong shape");
-    impl_->momentum[i].copy_(
-        torch::from_blob(const_cast<float*>(nt->data.data()), shape, torch::kFloat));
+    impl_->momentum[i].copy_(torch::from_blob(const_cast<float*>(nt->data.data()), shape, torch::kFloat));
   }
 }
 

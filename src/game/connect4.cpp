@@ -37,9 +37,7 @@ std::vector<std::string> Connect4Game::PlaneNames() const {
   return {"own", "opponent", "first_player_to_move"};
 }
 
-std::unique_ptr<State> Connect4Game::NewInitialState() const {
-  return std::make_unique<Connect4State>();
-}
+std::unique_ptr<State> Connect4Game::NewInitialState() const { return std::make_unique<Connect4State>(); }
 
 std::vector<int> Connect4Game::CellMap(int symmetry) const {
   ZF_CHECK(symmetry == 0 || symmetry == 1) << "connect4 symmetry " << symmetry;
@@ -83,8 +81,8 @@ std::vector<int> Connect4Game::ParseMoves(const std::string& text) const {
     const char ch = text[i];
     if (std::isspace(static_cast<unsigned char>(ch))) continue;
     if (ch < '1' || ch >= '1' + kWidth) {
-      throw Error("connect4: bad move '" + std::string(1, ch) + "' at character " +
-                  std::to_string(i + 1) + " of \"" + text + "\" (columns are 1..7)");
+      throw Error("connect4: bad move '" + std::string(1, ch) + "' at character " + std::to_string(i + 1) +
+                  " of \"" + text + "\" (columns are 1..7)");
     }
     moves.push_back(ch - '1');
   }
@@ -184,9 +182,7 @@ Connect4State Connect4State::FromKey(uint64_t key) {
   return FromStones(x, o);
 }
 
-std::unique_ptr<State> Connect4State::Clone() const {
-  return std::make_unique<Connect4State>(*this);
-}
+std::unique_ptr<State> Connect4State::Clone() const { return std::make_unique<Connect4State>(*this); }
 
 void Connect4State::CopyFrom(const State& other) { *this = SameGameState<Connect4State>(other); }
 

@@ -285,8 +285,8 @@ bool Connect4Solver::AtLeast(const Connect4State& s, int target) {
   return Negamax(p, target - 1, target) >= target;
 }
 
-std::array<Connect4Solver::MoveQuality, Connect4Game::kWidth> Connect4Solver::RateMoves(const Connect4State& s,
-                                                                                        int best) {
+std::array<Connect4Solver::MoveQuality, Connect4Game::kWidth> Connect4Solver::RateMoves(
+    const Connect4State& s, int best) {
   std::array<MoveQuality, kWidth> out;
   out.fill(kIllegalMove);
   const int class_floor = best > 0 ? 1 : best == 0 ? 0 : kMinScore;  // lowest score of best's outcome
@@ -295,9 +295,12 @@ std::array<Connect4Solver::MoveQuality, Connect4Game::kWidth> Connect4Solver::Ra
     Connect4State child = s;
     child.Apply(a);
     // score(a) = -Solve(child) >= t  <=>  Solve(child) <= -t  <=>  !AtLeast(child, 1 - t).
-    if (!AtLeast(child, 1 - best)) out[a] = kOptimal;
-    else if (!AtLeast(child, 1 - class_floor)) out[a] = kSameOutcome;
-    else out[a] = kWorseOutcome;
+    if (!AtLeast(child, 1 - best))
+      out[a] = kOptimal;
+    else if (!AtLeast(child, 1 - class_floor))
+      out[a] = kSameOutcome;
+    else
+      out[a] = kWorseOutcome;
   }
   return out;
 }

@@ -14,7 +14,7 @@ namespace {
 
 constexpr int kMaxCells = GoState::kMaxCells;
 constexpr int8_t kEmpty = GoState::kEmpty;
-constexpr char kColumns[] = "abcdefghjklmnopqrst";  // GTP: no 'i'
+constexpr char kColumns[] = "abcdefghjklmnopqrst";    // GTP: no 'i'
 constexpr uint64_t kSideKey = 0x9E3779B97F4A7C15ULL;  // Hash(): White to move
 constexpr uint64_t kPassKey = 0xC2B2AE3D27D4EB4FULL;  // Hash(): times consecutive passes
 constexpr uint64_t kOverKey = 0x165667B19E3779F9ULL;  // Hash(): the game is over
@@ -84,8 +84,8 @@ void LabelChains(const int8_t* board, int n, Chains* ch) {
 // Walks the chain through `start` (a stone), marking it in `seen` and listing
 // its stones in `stones` (may be null). Returns whether it has a liberty other
 // than `except` (-1: any liberty); *key gets the xor of its Zobrist keys.
-bool WalkChain(const int8_t* board, int n, int start, int except, uint8_t* seen, int16_t* stones,
-               int* count, uint64_t* key) {
+bool WalkChain(const int8_t* board, int n, int start, int except, uint8_t* seen, int16_t* stones, int* count,
+               uint64_t* key) {
   int16_t stack[kMaxCells];
   const int color = board[start];
   bool liberty = false;
@@ -117,8 +117,7 @@ bool WalkChain(const int8_t* board, int n, int start, int except, uint8_t* seen,
 
 // ---- GoGame -----------------------------------------------------------------
 
-GoGame::GoGame(int size, double komi, std::string name)
-    : size_(size), komi_(komi), name_(std::move(name)) {
+GoGame::GoGame(int size, double komi, std::string name) : size_(size), komi_(komi), name_(std::move(name)) {
   if (size < kMinSize || size > kMaxSize) {
     throw ConfigError("go: board size " + std::to_string(size) + " is not in [2, 19]");
   }
@@ -135,9 +134,7 @@ GoGame::GoGame(int size, double komi, std::string name)
   }
 }
 
-std::vector<std::string> GoGame::PlaneNames() const {
-  return {"own", "opponent", "first_player_to_move"};
-}
+std::vector<std::string> GoGame::PlaneNames() const { return {"own", "opponent", "first_player_to_move"}; }
 
 std::unique_ptr<State> GoGame::NewInitialState() const {
   return std::make_unique<GoState>(size_, komi_, MaxGameLength());
@@ -205,8 +202,8 @@ std::unique_ptr<State> GoGame::ParseBoard(const std::string& text) const {
   } else if (!rest.empty()) {
     throw Error(bad_status);
   }
-  return std::make_unique<GoState>(GoState::FromCells(cells, size_, komi_, MaxGameLength(),
-                                                      status[0] == 'X' ? 0 : 1, passes, over));
+  return std::make_unique<GoState>(
+      GoState::FromCells(cells, size_, komi_, MaxGameLength(), status[0] == 'X' ? 0 : 1, passes, over));
 }
 
 // ---- GoState ----------------------------------------------------------------
@@ -227,8 +224,8 @@ bool GoState::EveryChainHasLiberty(const int8_t* cells, int size) {
   return true;
 }
 
-GoState GoState::FromCells(const std::string& cells, int size, double komi, int max_game_length,
-                           int to_move, int passes, bool game_over) {
+GoState GoState::FromCells(const std::string& cells, int size, double komi, int max_game_length, int to_move,
+                           int passes, bool game_over) {
   const int n = size;
   if (cells.size() != static_cast<size_t>(n * n)) {
     throw Error("go board: expected " + std::to_string(n * n) + " cells, got " +
@@ -446,7 +443,8 @@ std::string GoState::ToString() const {
   const int n = size_;
   std::string text;
   text.reserve(n * (n + 1) + 32);
-  AppendBoardRows(n, n, [this, n](int r, int c) { return board_[r * n + c]; }, &text);
+  AppendBoardRows(
+      n, n, [this, n](int r, int c) { return board_[r * n + c]; }, &text);
   text += to_move_ == 0 ? "X to move" : "O to move";
   if (passes_ == 1) text += ", 1 pass";
   if (passes_ == 2) text += ", 2 passes";

@@ -221,7 +221,8 @@ void GomokuState::EncodeFeatures(uint8_t* out) const {
 
 std::string GomokuState::ToString() const {
   std::string text;
-  AppendBoardRows(kSize, kSize, [this](int r, int c) { return At(r * kSize + c); }, &text);
+  AppendBoardRows(
+      kSize, kSize, [this](int r, int c) { return At(r * kSize + c); }, &text);
   return text;
 }
 

@@ -59,9 +59,7 @@ std::vector<std::string> OthelloGame::PlaneNames() const {
   return {"own", "opponent", "first_player_to_move"};
 }
 
-std::unique_ptr<State> OthelloGame::NewInitialState() const {
-  return std::make_unique<OthelloState>();
-}
+std::unique_ptr<State> OthelloGame::NewInitialState() const { return std::make_unique<OthelloState>(); }
 
 std::vector<int> OthelloGame::CellMap(int symmetry) const {
   ZF_CHECK(symmetry >= 0 && symmetry < 4) << "othello symmetry " << symmetry;
@@ -100,8 +98,8 @@ int OthelloGame::ParseAction(const std::string& text) const {
 std::unique_ptr<State> OthelloGame::ParseBoard(const std::string& text) const {
   const std::vector<std::string> rows = BoardLines(text);
   if (rows.size() != static_cast<size_t>(kSize + 1)) {
-    throw Error("othello board: expected 8 rows and a side-to-move line, got " +
-                std::to_string(rows.size()) + " lines");
+    throw Error("othello board: expected 8 rows and a side-to-move line, got " + std::to_string(rows.size()) +
+                " lines");
   }
   const std::string cells =
       ReadBoardCells(rows, kSize, kSize, "othello board: ", {/*x=*/"", /*o=*/"", /*empty=*/"-"});
@@ -113,8 +111,7 @@ std::unique_ptr<State> OthelloGame::ParseBoard(const std::string& text) const {
   if (side != "X to move" && side != "O to move") {
     throw Error("othello board: expected \"X to move\" or \"O to move\", got '" + side + "'");
   }
-  return std::make_unique<OthelloState>(
-      OthelloState::FromDiscs(discs[0], discs[1], side[0] == 'X' ? 0 : 1));
+  return std::make_unique<OthelloState>(OthelloState::FromDiscs(discs[0], discs[1], side[0] == 'X' ? 0 : 1));
 }
 
 // ---- OthelloState -----------------------------------------------------------
@@ -165,8 +162,7 @@ void OthelloState::CopyFrom(const State& other) { *this = SameGameState<OthelloS
 
 bool OthelloState::Equals(const State& other) const {
   const auto* o = dynamic_cast<const OthelloState*>(&other);
-  return o != nullptr && discs_[0] == o->discs_[0] && discs_[1] == o->discs_[1] &&
-         to_move_ == o->to_move_;
+  return o != nullptr && discs_[0] == o->discs_[0] && discs_[1] == o->discs_[1] && to_move_ == o->to_move_;
 }
 
 void OthelloState::LegalActions(std::vector<int>* out) const {
@@ -215,8 +211,7 @@ void OthelloState::EncodeFeatures(uint8_t* out) const {
 }
 
 uint64_t OthelloState::Hash() const {
-  return Fmix64(discs_[0] ^ Fmix64(discs_[1] ^ 0x5851F42D4C957F2DULL) ^
-                static_cast<uint64_t>(to_move_));
+  return Fmix64(discs_[0] ^ Fmix64(discs_[1] ^ 0x5851F42D4C957F2DULL) ^ static_cast<uint64_t>(to_move_));
 }
 
 std::string OthelloState::ToString() const {

@@ -52,7 +52,8 @@ SymmetryTables::SymmetryTables(const Game& game)
     cells_.push_back(game.CellMap(s));
     actions_.push_back(game.ActionMap(s));
     ZF_CHECK(static_cast<int>(cells_.back().size()) == cell_count_) << game.Name() << " symmetry " << s;
-    ZF_CHECK(static_cast<int>(actions_.back().size()) == game.ActionCount()) << game.Name() << " symmetry " << s;
+    ZF_CHECK(static_cast<int>(actions_.back().size()) == game.ActionCount())
+        << game.Name() << " symmetry " << s;
   }
 }
 

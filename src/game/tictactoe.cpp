@@ -29,9 +29,7 @@ std::vector<std::string> TicTacToeGame::PlaneNames() const {
   return {"own", "opponent", "first_player_to_move"};
 }
 
-std::unique_ptr<State> TicTacToeGame::NewInitialState() const {
-  return std::make_unique<TicTacToeState>();
-}
+std::unique_ptr<State> TicTacToeGame::NewInitialState() const { return std::make_unique<TicTacToeState>(); }
 
 std::vector<int> TicTacToeGame::CellMap(int symmetry) const {
   ZF_CHECK(symmetry >= 0 && symmetry < 8) << "tictactoe symmetry " << symmetry;
@@ -110,9 +108,7 @@ TicTacToeState TicTacToeState::FromStones(uint32_t x, uint32_t o) {
   return s;
 }
 
-std::unique_ptr<State> TicTacToeState::Clone() const {
-  return std::make_unique<TicTacToeState>(*this);
-}
+std::unique_ptr<State> TicTacToeState::Clone() const { return std::make_unique<TicTacToeState>(*this); }
 
 void TicTacToeState::CopyFrom(const State& other) { *this = SameGameState<TicTacToeState>(other); }
 

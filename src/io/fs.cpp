@@ -114,7 +114,8 @@ void AppendCsvRow(const std::string& path, const std::string& header, const std:
   if (text) {
     const std::string old = text->substr(0, text->find('\n'));
     if (old != header) {
-      if (header.compare(0, old.size(), old) != 0 || (header.size() > old.size() && header[old.size()] != ','))
+      if (header.compare(0, old.size(), old) != 0 ||
+          (header.size() > old.size() && header[old.size()] != ','))
         throw Error(path + " has the columns \"" + old + "\", not a prefix of \"" + header + "\"");
       WriteTextFileAtomically(path, header + text->substr(old.size()));
     }

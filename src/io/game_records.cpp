@@ -91,22 +91,28 @@ std::string GameToSgf(const game::Game& game, const ShardMeta& meta, const Shard
   const game::BoardShape shape = game.Shape();
   std::ostringstream os;
   os << "(;FF[4]CA[UTF-8]GM[" << type << "]AP[zerofarm:" << ZF_VERSION_STRING << "]";
-  if (shape.width == shape.height) os << "SZ[" << shape.width << "]";
-  else os << "SZ[" << shape.width << ":" << shape.height << "]";
-  if (const auto* go = dynamic_cast<const game::GoGame*>(&game)) os << "KM[" << go->komi() << "]RU[Tromp-Taylor]";
+  if (shape.width == shape.height)
+    os << "SZ[" << shape.width << "]";
+  else
+    os << "SZ[" << shape.width << ":" << shape.height << "]";
+  if (const auto* go = dynamic_cast<const game::GoGame*>(&game))
+    os << "KM[" << go->komi() << "]RU[Tromp-Taylor]";
   uint32_t vmin = UINT32_MAX, vmax = 0;
   for (const MoveNote& n : notes)
     if (n.known) vmin = std::min(vmin, n.model_version), vmax = std::max(vmax, n.model_version);
   const std::string model =
-      vmin > vmax ? "" : (vmin == vmax ? " model " + std::to_string(vmin)
-                                        : " models " + std::to_string(vmin) + ".." + std::to_string(vmax));
+      vmin > vmax ? ""
+                  : (vmin == vmax ? " model " + std::to_string(vmin)
+                                  : " models " + std::to_string(vmin) + ".." + std::to_string(vmax));
   os << "PB[zerofarm" << model << "]PW[zerofarm" << model << "]";
   os << "RE[" << SgfResult(game, g) << "]GN[" << GameIdHex(g.game_id) << "]";
   if (meta.created.size() >= 10) os << "DT[" << meta.created.substr(0, 10) << "]";
-  os << "C[" << Escape("zerofarm " + game.Name() + " game " + GameIdHex(g.game_id) + ", worker " +
-                       std::to_string(g.worker) + ", host " + meta.host + ", run " + meta.run_id +
-                       "; search: " + meta.search + "; each move's comment: the search's root value for the "
-                       "player who made it, in [-1, 1], and the model version that searched")
+  os << "C["
+     << Escape("zerofarm " + game.Name() + " game " + GameIdHex(g.game_id) + ", worker " +
+               std::to_string(g.worker) + ", host " + meta.host + ", run " + meta.run_id +
+               "; search: " + meta.search +
+               "; each move's comment: the search's root value for the "
+               "player who made it, in [-1, 1], and the model version that searched")
      << "]\n";
   for (int ply = 0; ply < g.length; ++ply) {
     const char colour = ply % 2 == 0 ? 'B' : 'W';

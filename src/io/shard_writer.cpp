@@ -53,27 +53,34 @@ void DescribeDatasets(hid_t root) {
 const std::vector<ShardDatasetDoc>& ShardDatasetDocs() {
   static const std::vector<ShardDatasetDoc> docs = {
       {"/worker_commit",
-       "For each worker w, the position in w's finished-game queue up to which games are stored in this shard or "
+       "For each worker w, the position in w's finished-game queue up to which games are stored in this "
+       "shard or "
        "an earlier one of the run; a writer restarted after a crash skips those games.",
        "games"},
       {"/positions/features",
-       "Network input planes, from the point of view of the player to move; row 0 of a plane is the top of the "
+       "Network input planes, from the point of view of the player to move; row 0 of a plane is the top of "
+       "the "
        "board as printed.",
        ""},
       {"/positions/policy",
-       "Training target: the MCTS visit distribution at the root (PUCT), or Gumbel's completed-Q improved policy "
+       "Training target: the MCTS visit distribution at the root (PUCT), or Gumbel's completed-Q improved "
+       "policy "
        "softmax(logits + sigma(completedQ)) with --search gumbel (docs/search.md); each row sums to 1 (0 on "
        "illegal actions).",
        "probability"},
       {"/positions/z",
-       "Training target: the final result from the point of view of the player to move: +1 win, 0 draw, -1 loss.",
+       "Training target: the final result from the point of view of the player to move: +1 win, 0 draw, -1 "
+       "loss.",
        ""},
-      {"/positions/root_value", "The search's value of the root, from the same point of view as z, in [-1, 1].", ""},
+      {"/positions/root_value",
+       "The search's value of the root, from the same point of view as z, in [-1, 1].", ""},
       {"/positions/ply", "Plies played before this position (0 = initial position).", "plies"},
       {"/positions/game_id", "The game it belongs to (a value of /games/game_id).", ""},
-      {"/positions/model_version", "Version of the network that searched it (0 = random initial network).", ""},
+      {"/positions/model_version", "Version of the network that searched it (0 = random initial network).",
+       ""},
       {"/positions/full_search",
-       "1 = searched with the full budget; 0 = a playout-capped fast search (--playout-cap-fraction). A trainer "
+       "1 = searched with the full budget; 0 = a playout-capped fast search (--playout-cap-fraction). A "
+       "trainer "
        "uses only rows with 1 for the policy loss; every row is fine for the value loss. A shard without it "
        "(schema 1) is read as all 1.",
        ""},
@@ -85,13 +92,15 @@ const std::vector<ShardDatasetDoc>& ShardDatasetDocs() {
       {"/games/length", "Plies played (= number of moves).", "plies"},
       {"/games/worker", "Index of the worker process that played it.", ""},
       {"/games/seed", "Seed of the game's randomness (noise, temperature sampling).", ""},
-      {"/games/first_position", "Row in /positions of the game's first recorded position.", "rows of /positions"},
+      {"/games/first_position", "Row in /positions of the game's first recorded position.",
+       "rows of /positions"},
       {"/games/position_count",
        "Rows it has in /positions: [first_position, first_position + position_count). May be 0, or less than "
        "length when not every position is recorded; length + 1 for a resigned game (see resigned).",
        "rows of /positions"},
       {"/games/moves",
-       "Every game's moves, concatenated: 0-based action indices, as in the policy vector (zerofarm inspect shows "
+       "Every game's moves, concatenated: 0-based action indices, as in the policy vector (zerofarm inspect "
+       "shows "
        "them in the game's notation).",
        "action index"},
       {"/games/moves_offset",
@@ -99,13 +108,17 @@ const std::vector<ShardDatasetDoc>& ShardDatasetDocs() {
        "moves_offset[g] = len(moves).",
        "elements of /games/moves"},
       {"/games/resigned",
-       "The player (0 or 1) who resigned, ending the game (result = the other player; the game is not terminal "
-       "and position_count = length + 1: the resigning position is recorded); -1 = played to the end. Absent in "
+       "The player (0 or 1) who resigned, ending the game (result = the other player; the game is not "
+       "terminal "
+       "and position_count = length + 1: the resigning position is recorded); -1 = played to the end. Absent "
+       "in "
        "older shards: read as all -1.",
        ""},
       {"/games/would_resign",
-       "In a game chosen to play on (--resign-playthrough): the first player whose resignation condition held, "
-       "-1 if none. result != 1 - would_resign is a false resignation. Absent in older shards: read as all -1.",
+       "In a game chosen to play on (--resign-playthrough): the first player whose resignation condition "
+       "held, "
+       "-1 if none. result != 1 - would_resign is a false resignation. Absent in older shards: read as all "
+       "-1.",
        ""},
   };
   return docs;
@@ -162,7 +175,8 @@ void ShardWriter::Add(const mcts::GameRecord& r) {
               ", model_version " + std::to_string(r.model_version.size()) + ")");
   if (r.winner < -1 || r.winner > 1) throw bad("winner " + std::to_string(r.winner));
   if (!r.full_search.empty() && r.full_search.size() != n)
-    throw bad(std::to_string(r.full_search.size()) + " full_search flags for " + std::to_string(n) + " positions");
+    throw bad(std::to_string(r.full_search.size()) + " full_search flags for " + std::to_string(n) +
+              " positions");
   if (r.resigned < -1 || r.resigned > 1 || r.would_resign < -1 || r.would_resign > 1)
     throw bad("resigned " + std::to_string(r.resigned) + ", would_resign " + std::to_string(r.would_resign));
   if (r.moves.size() > static_cast<size_t>(INT32_MAX) || n > static_cast<size_t>(INT32_MAX))
@@ -177,8 +191,10 @@ void ShardWriter::Add(const mcts::GameRecord& r) {
   Append(&ply_, r.ply);
   position_game_id_.insert(position_game_id_.end(), n, r.game_id);
   Append(&model_version_, r.model_version);
-  if (r.full_search.empty()) full_search_.insert(full_search_.end(), n, 1);
-  else Append(&full_search_, r.full_search);
+  if (r.full_search.empty())
+    full_search_.insert(full_search_.end(), n, 1);
+  else
+    Append(&full_search_, r.full_search);
 
   game_id_.push_back(r.game_id);
   result_.push_back(static_cast<int8_t>(r.winner));

@@ -64,8 +64,8 @@ std::string TowerText(const eval::NetConfig& c) {
 
 void CheckAttrRange(const std::string& path, const char* name, int value, int lo, int hi) {
   if (value < lo || value > hi)
-    throw ConfigError(path + ": " + name + " = " + std::to_string(value) + " is out of range " + std::to_string(lo) +
-                      ".." + std::to_string(hi));
+    throw ConfigError(path + ": " + name + " = " + std::to_string(value) + " is out of range " +
+                      std::to_string(lo) + ".." + std::to_string(hi));
 }
 
 void CheckTowerRanges(const std::string& path, const eval::NetConfig& c) {
@@ -97,8 +97,8 @@ uint64_t CheckDatasetFits(const std::string& path, hid_t root, const std::string
     bytes *= fits ? d : 1;
   }
   if (!fits)
-    throw ConfigError(path + ": dataset " + name + " declares " + DimsText(dims) + " elements, more than the file's " +
-                      std::to_string(file_bytes) + " bytes hold");
+    throw ConfigError(path + ": dataset " + name + " declares " + DimsText(dims) +
+                      " elements, more than the file's " + std::to_string(file_bytes) + " bytes hold");
   *budget -= bytes;
   return bytes;
 }
@@ -155,15 +155,17 @@ void CheckNetWeights(const eval::WeightSet& w, const std::string& source) {
       throw ConfigError(source + ": tensor " + spec.name + " has shape " + ShapeList(t->shape) + "; " + net +
                         " needs " + ShapeList(spec.shape));
     if (t->is_int() != spec.is_int)
-      throw ConfigError(source + ": tensor " + spec.name + " is " + (t->is_int() ? "integer" : "floating point") +
-                        "; " + net + " needs " + (spec.is_int ? "int64" : "float32"));
+      throw ConfigError(source + ": tensor " + spec.name + " is " +
+                        (t->is_int() ? "integer" : "floating point") + "; " + net + " needs " +
+                        (spec.is_int ? "int64" : "float32"));
     for (size_t i = 0; i < t->data.size(); ++i)
       if (!std::isfinite(t->data[i]))
         throw ConfigError(source + ": tensor " + spec.name + " has a non-finite value (" +
                           (std::isnan(t->data[i]) ? "nan" : "inf") + ") at " + std::to_string(i));
   }
   for (const eval::NamedTensor& t : w.tensors)
-    if (!wanted.count(t.name)) throw ConfigError(source + ": unexpected tensor " + t.name + " (" + net + " has none)");
+    if (!wanted.count(t.name))
+      throw ConfigError(source + ": unexpected tensor " + t.name + " (" + net + " has none)");
 }
 
 void WriteWeights(const std::string& path, const eval::WeightSet& weights) {
@@ -190,7 +192,8 @@ eval::WeightSet ReadWeights(const std::string& path) {
   }
   const hid_t root = file.id();
   const std::string not_weights = path + ": not a zerofarm weights file";
-  if (!HasAttr(root, "format") || ReadStringAttr(root, "format") != kWeightsFormat) throw ConfigError(not_weights);
+  if (!HasAttr(root, "format") || ReadStringAttr(root, "format") != kWeightsFormat)
+    throw ConfigError(not_weights);
   for (const char* name : {"format_version", "game", "planes", "height", "width", "actions", "blocks",
                            "filters", "value_hidden", "version"}) {
     if (!HasAttr(root, name)) throw ConfigError(not_weights + " (missing attribute " + name + ")");
@@ -198,7 +201,7 @@ eval::WeightSet ReadWeights(const std::string& path) {
   const int format_version = ReadScalarAttr<int32_t>(root, "format_version");
   if (format_version < 1 || format_version > kWeightsFormatVersion)
     throw ConfigError(path + ": weights format version " + std::to_string(format_version) +
-                "; this zerofarm reads up to " + std::to_string(kWeightsFormatVersion));
+                      "; this zerofarm reads up to " + std::to_string(kWeightsFormatVersion));
 
   eval::WeightSet w;
   w.config.game = ReadStringAttr(root, "game");

@@ -37,7 +37,8 @@ std::vector<PonsPosition> ReadPonsFile(const std::string& path, int limit) {
     PonsPosition p;
     if (!(ls >> p.moves >> p.score) || p.score < game::Connect4Solver::kMinScore ||
         p.score > game::Connect4Solver::kMaxScore)
-      throw ConfigError(path + ":" + std::to_string(line_no) + ": expected 'moves score', got '" + line + "'");
+      throw ConfigError(path + ":" + std::to_string(line_no) + ": expected 'moves score', got '" + line +
+                        "'");
     try {
       const auto state = game.Replay(game.ParseMoves(p.moves));
       if (state->IsTerminal()) throw Error("the game is over");
@@ -70,8 +71,10 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
   auto save = [&] {
     if (cache_path.empty() || fresh == 0) return;
     std::ostringstream text;
-    for (const auto& [moves, entry] : cache) text << moves << ' ' << entry.first << ' ' << entry.second << '\n';
-    io::WriteTextFileAtomically(cache_path, text.str());  // issue 21: .tmp created fresh, never through a link
+    for (const auto& [moves, entry] : cache)
+      text << moves << ' ' << entry.first << ' ' << entry.second << '\n';
+    io::WriteTextFileAtomically(cache_path,
+                                text.str());  // issue 21: .tmp created fresh, never through a link
     fresh = 0;
   };
   for (auto& p : *positions) {
@@ -85,8 +88,8 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
       p.rating.assign(rating.begin(), rating.end());
       // The best move must score exactly the file's score; otherwise the line is wrong.
       if (p.rating.find(game::Connect4Solver::kOptimal) == std::string::npos)
-        throw Error("the solver finds no move scoring " + std::to_string(p.score) + " in position " + p.moves +
-                    ": the file's score is wrong");
+        throw Error("the solver finds no move scoring " + std::to_string(p.score) + " in position " +
+                    p.moves + ": the file's score is wrong");
       cache[p.moves] = {p.score, p.rating};
       ++fresh;
       if (MonotonicSeconds() - last_save > 30) {
@@ -100,8 +103,9 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
   save();
 }
 
-MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const std::vector<PonsPosition>& positions,
-                          mcts::SearchConfig search, int max_batch) {
+MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net,
+                          const std::vector<PonsPosition>& positions, mcts::SearchConfig search,
+                          int max_batch) {
   if (game.Name() != "connect4") throw ConfigError("move error needs connect4 weights, not " + game.Name());
   const double t0 = MonotonicSeconds();
   MoveErrorResult r;
@@ -117,7 +121,8 @@ MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const st
   auto judge = [&](const PonsPosition& p, int action, int* errors, int* outcome_errors) {
     const char q = p.rating[static_cast<size_t>(action)];
     if (q != game::Connect4Solver::kOptimal) ++*errors;
-    if (q == game::Connect4Solver::kWorseOutcome || q == game::Connect4Solver::kIllegalMove) ++*outcome_errors;
+    if (q == game::Connect4Solver::kWorseOutcome || q == game::Connect4Solver::kIllegalMove)
+      ++*outcome_errors;
   };
   // The network alone: argmax of the logits over legal moves, in batches.
   std::vector<uint8_t> features(static_cast<size_t>(max_batch) * fb);
@@ -164,7 +169,8 @@ MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const st
       }
       eval::RunSearches(game, net, ptrs, max_batch);
       for (size_t i = 0; i < n; ++i)
-        judge(positions[first + i], trees[i]->ChooseAction(0.0f, rng), &r.mcts_errors, &r.mcts_outcome_errors);
+        judge(positions[first + i], trees[i]->ChooseAction(0.0f, rng), &r.mcts_errors,
+              &r.mcts_outcome_errors);
     }
   }
   r.seconds = MonotonicSeconds() - t0;
@@ -173,8 +179,8 @@ MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const st
 
 std::string MoveErrorCsvFields(const MoveErrorResult& m) {
   std::ostringstream os;
-  os << m.positions << ',' << m.simulations << ',' << m.NetRate() << ',' << m.MctsRate() << ',' << m.NetOutcomeRate()
-     << ',' << m.MctsOutcomeRate() << ',' << m.ValueAgreement();
+  os << m.positions << ',' << m.simulations << ',' << m.NetRate() << ',' << m.MctsRate() << ','
+     << m.NetOutcomeRate() << ',' << m.MctsOutcomeRate() << ',' << m.ValueAgreement();
   return os.str();
 }
 
@@ -242,9 +248,12 @@ ArenaResult Arena(const game::Game& game, eval::Evaluator& a, eval::Evaluator& b
       const int winner = live[i].state->Winner();
       const int a_player = live[i].index % 2;
       ++result.games;
-      if (winner < 0) ++result.draws;
-      else if (winner == a_player) ++result.wins;
-      else ++result.losses;
+      if (winner < 0)
+        ++result.draws;
+      else if (winner == a_player)
+        ++result.wins;
+      else
+        ++result.losses;
       live.erase(live.begin() + static_cast<long>(i));
       if (started < games) start_game();
     }

@@ -23,9 +23,9 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/symmetry.h"
 #include "zerofarm/io/files.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/weights_file.h"
-#include "zerofarm/io/run_dir.h"
 #include "zerofarm/proc/roles.h"
 
 namespace zerofarm::learn {
@@ -51,10 +51,14 @@ TrainState TrainState::FromText(const std::string& text) {
     const std::string key = line.substr(0, eq);
     const std::string value = line.substr(eq + 1);
     try {
-      if (key == "version") s.version = static_cast<uint32_t>(std::stoul(value));
-      else if (key == "step") s.step = std::stoll(value);
-      else if (key == "samples") s.samples = std::stoll(value);
-      else throw ConfigError("unknown trainer state key '" + key + "'");
+      if (key == "version")
+        s.version = static_cast<uint32_t>(std::stoul(value));
+      else if (key == "step")
+        s.step = std::stoll(value);
+      else if (key == "samples")
+        s.samples = std::stoll(value);
+      else
+        throw ConfigError("unknown trainer state key '" + key + "'");
     } catch (const std::logic_error&) {
       throw ConfigError("bad trainer state value '" + line + "'");
     }
@@ -107,7 +111,8 @@ void DiscountValueTargets(const io::ShardReader& reader, double discount, io::Po
   for (const io::ShardGame& g : reader.ReadGames())
     for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row) {
       const auto i = static_cast<size_t>(row);
-      if (i >= rows->z.size()) throw Error(reader.path() + ": game " + std::to_string(g.game_id) + " has rows past the end");
+      if (i >= rows->z.size())
+        throw Error(reader.path() + ": game " + std::to_string(g.game_id) + " has rows past the end");
       const int plies_left = std::max(0, g.length - 1 - rows->ply[i]);
       rows->z[i] = static_cast<float>(rows->z[i] * std::pow(discount, plies_left));
     }
@@ -263,16 +268,17 @@ bool Stopping() {
 
 // Waits until the window holds --min-positions; false when stopped or out of
 // time first (Error without --wait).
-bool WaitForPositions(const TrainConfig& config, ShardWindow& window, const std::function<bool()>& out_of_time) {
+bool WaitForPositions(const TrainConfig& config, ShardWindow& window,
+                      const std::function<bool()>& out_of_time) {
   window.Refresh();
   bool announced_wait = false;
   while (window.Positions() < config.min_positions) {
     if (!config.wait)
-      throw Error(config.run + " has " + std::to_string(window.Positions()) + " positions; --min-positions is " +
-                  std::to_string(config.min_positions));
+      throw Error(config.run + " has " + std::to_string(window.Positions()) +
+                  " positions; --min-positions is " + std::to_string(config.min_positions));
     if (!announced_wait) {
-      ZF_LOG(INFO) << "waiting for " << config.min_positions << " positions in " << io::RunDir(config.run).ShardsDir() << " (have "
-                   << window.Positions() << ")";
+      ZF_LOG(INFO) << "waiting for " << config.min_positions << " positions in "
+                   << io::RunDir(config.run).ShardsDir() << " (have " << window.Positions() << ")";
       announced_wait = true;
     }
     if (Stopping() || out_of_time()) return false;
@@ -390,8 +396,10 @@ eval::TrainerOptions TrainSession::OptionsFor(const TrainConfig& config, const S
 void TrainSession::LoadMomentum(const StartPoint& start) {
   if (start.resumed && fs::exists(paths_.momentum)) {
     const eval::WeightSet momentum = io::ReadWeights(paths_.momentum);
-    if (momentum.version == start.state.version) trainer_.ImportMomentum(momentum);
-    else ZF_LOG(WARN) << "momentum of version " << momentum.version << " does not match; starting it at zero";
+    if (momentum.version == start.state.version)
+      trainer_.ImportMomentum(momentum);
+    else
+      ZF_LOG(WARN) << "momentum of version " << momentum.version << " does not match; starting it at zero";
   }
   ZF_LOG(INFO) << "training " << trainer_.Config().Describe() << ": " << start.described << "; window "
                << window_.Positions() << " positions in " << window_.Shards() << " shards";
@@ -496,8 +504,10 @@ void TrainSession::PrintProgress() {
                 static_cast<long long>(state_.step), ewma_policy_, ewma_value_,
                 busy > 0 ? steps_here_ * config_.batch / busy : 0.0, Thousands(window_.Positions()).c_str(),
                 window_.NewestModelVersion(), state_.version);
-  if (tty_) std::fprintf(stderr, "\r\033[K%s", line);
-  else std::fprintf(stderr, "zerofarm train: %s\n", line);
+  if (tty_)
+    std::fprintf(stderr, "\r\033[K%s", line);
+  else
+    std::fprintf(stderr, "zerofarm train: %s\n", line);
   last_print_ = now;
 }
 
@@ -506,9 +516,11 @@ void TrainSession::Finish(double t_start) {
   if (since_checkpoint_ > 0) Checkpoint();
   const double busy = MonotonicSeconds() - t_train_ - waiting_s_;
   char losses[96] = "no step taken";
-  if (steps_here_ > 0) std::snprintf(losses, sizeof losses, "losses policy %.4f value %.4f", ewma_policy_, ewma_value_);
+  if (steps_here_ > 0)
+    std::snprintf(losses, sizeof losses, "losses policy %.4f value %.4f", ewma_policy_, ewma_value_);
   std::printf(
-      "zerofarm train: %lld steps (%lld in all) of %d positions in %.1f s (%.0f positions/s while training, %.1f s "
+      "zerofarm train: %lld steps (%lld in all) of %d positions in %.1f s (%.0f positions/s while training, "
+      "%.1f s "
       "waiting for data); last checkpoint %s; %s\n",
       static_cast<long long>(steps_here_), static_cast<long long>(state_.step), config_.batch,
       MonotonicSeconds() - t_start, busy > 0 ? steps_here_ * config_.batch / busy : 0.0, waiting_s_,

@@ -15,12 +15,12 @@ namespace zerofarm::mcts {
 // the leaf and enters the leaf's `w` negated.
 struct Search::Node {
   float prior = 0.0f;
-  float w = 0.0f;            // sum of backed-up values (see above)
-  int32_t n = 0;             // completed visits
+  float w = 0.0f;              // sum of backed-up values (see above)
+  int32_t n = 0;               // completed visits
   int32_t virtual_visits = 0;  // leaves in flight below this node (virtual loss)
-  int32_t first_child = -1;  // index of the first child; children are contiguous
+  int32_t first_child = -1;    // index of the first child; children are contiguous
   int16_t num_children = 0;
-  int16_t action = -1;       // the move from the parent into this node
+  int16_t action = -1;  // the move from the parent into this node
   uint8_t kind = kUnexpanded;
   float terminal_value = 0.0f;  // for kTerminal: value for the player to move here
   float net_value = 0.0f;       // for kExpanded: the network's value, player to move here
@@ -37,7 +37,7 @@ struct Search::Node {
   static constexpr uint8_t kProvenLoss = 3;
 
   static constexpr uint8_t kUnexpanded = 0;
-  static constexpr uint8_t kPending = 1;   // a leaf in flight
+  static constexpr uint8_t kPending = 1;  // a leaf in flight
   static constexpr uint8_t kExpanded = 2;
   static constexpr uint8_t kTerminal = 3;
 };
@@ -107,8 +107,10 @@ int Search::NewNode(int16_t action, float prior) {
 void Search::SetRoot(const game::State& root) {
   ZF_CHECK(in_flight_ == 0) << "SetRoot with leaves in flight";
   ZF_CHECK(!root.IsTerminal()) << "search root is terminal";
-  if (!root_state_) root_state_ = root.Clone();
-  else root_state_->CopyFrom(root);
+  if (!root_state_)
+    root_state_ = root.Clone();
+  else
+    root_state_->CopyFrom(root);
   nodes_.clear();
   NewNode(-1, 1.0f);
   root_noise_added_ = false;
@@ -141,9 +143,8 @@ int Search::SelectChild(int node_index) const {
     const Node& child = nodes_[c];
     const int visits = child.n + child.virtual_visits;
     // A virtual visit counts as a loss for the chooser.
-    float q = visits > 0 ? (child.w - static_cast<float>(child.virtual_visits)) /
-                               static_cast<float>(visits)
-                         : fpu;
+    float q =
+        visits > 0 ? (child.w - static_cast<float>(child.virtual_visits)) / static_cast<float>(visits) : fpu;
     float penalty = 0.0f;
     if (solver_ && child.proof != Node::kUnproven) {
       // The exact value; a move proven lost is searched only when every
@@ -176,8 +177,10 @@ int Search::SelectLeaves(int max, std::vector<LeafRequest>* out) {
   while (added < max && budget_left()) {
     if (nodes_[0].kind == Node::kPending) break;  // the root's own evaluation is in flight
     if (nodes_[0].kind == Node::kExpanded && !root_noise_added_) {
-      if (config_.gumbel) PrepareGumbelRoot();
-      else AddRootNoise();
+      if (config_.gumbel)
+        PrepareGumbelRoot();
+      else
+        AddRootNoise();
     }
     // Descend from the root, replaying moves on a scratch state.
     std::vector<int> path;
@@ -187,8 +190,10 @@ int Search::SelectLeaves(int max, std::vector<LeafRequest>* out) {
     path.push_back(0);
     // A proven node below the root is a leaf: its value is exact.
     while (nodes_[node].kind == Node::kExpanded && (node == 0 || !IsProven(node))) {
-      if (!config_.gumbel) node = SelectChild(node);
-      else node = node == 0 ? SelectGumbelRootChild() : SelectGumbelChild(node);
+      if (!config_.gumbel)
+        node = SelectChild(node);
+      else
+        node = node == 0 ? SelectGumbelRootChild() : SelectGumbelChild(node);
       path.push_back(node);
       scratch_state_->Apply(nodes_[node].action);
     }
@@ -218,8 +223,10 @@ int Search::SelectLeaves(int max, std::vector<LeafRequest>* out) {
     }
     Pending& p = pending_[token];
     p.path = std::move(path);
-    if (!p.state) p.state = scratch_state_->Clone();
-    else p.state->CopyFrom(*scratch_state_);
+    if (!p.state)
+      p.state = scratch_state_->Clone();
+    else
+      p.state->CopyFrom(*scratch_state_);
     p.virtual_loss = count_in_flight;
     leaf.kind = Node::kPending;
     if (count_in_flight)
@@ -277,9 +284,7 @@ void Search::MarkTerminal(int node_index, const game::State& state) {
 
 bool Search::RootProven() const { return !nodes_.empty() && IsProven(0); }
 
-bool Search::IsProven(int node_index) const {
-  return solver_ && nodes_[node_index].proof != Node::kUnproven;
-}
+bool Search::IsProven(int node_index) const { return solver_ && nodes_[node_index].proof != Node::kUnproven; }
 
 float Search::ProvenValue(const Node& node) const {
   if (node.proof == Node::kProvenDraw) return 0.0f;
@@ -300,9 +305,14 @@ bool Search::TryProve(int node_index) {
       case Node::kProvenWin:
         quickest_win = quickest_win < 0 ? c.proof_plies : std::min<int>(quickest_win, c.proof_plies);
         break;
-      case Node::kProvenLoss: slowest_loss = std::max<int>(slowest_loss, c.proof_plies); break;
-      case Node::kProvenDraw: draw_plies = std::max<int>(draw_plies, c.proof_plies); break;
-      default: all_proven = false;
+      case Node::kProvenLoss:
+        slowest_loss = std::max<int>(slowest_loss, c.proof_plies);
+        break;
+      case Node::kProvenDraw:
+        draw_plies = std::max<int>(draw_plies, c.proof_plies);
+        break;
+      default:
+        all_proven = false;
     }
   }
   // Recomputed from the children each time, so a proof's length follows a
@@ -437,7 +447,8 @@ bool Search::ProofPolicy(float* out) const {
 void Search::RootVisitCounts(int* out) const {
   std::fill(out, out + game_.ActionCount(), 0);
   const Node& root = nodes_[0];
-  for (int i = 0; i < root.num_children; ++i) out[nodes_[root.first_child + i].action] = nodes_[root.first_child + i].n;
+  for (int i = 0; i < root.num_children; ++i)
+    out[nodes_[root.first_child + i].action] = nodes_[root.first_child + i].n;
 }
 
 float Search::RootValue() const {
@@ -627,7 +638,7 @@ void Search::ImprovedPolicy(int node_index) const {
   for (int i = 0; i < k; ++i) {
     const Node& c = nodes_[node.first_child + i];
     const double q = c.n > 0 ? c.w / static_cast<float>(c.n) : v_mix;  // in [-1, 1]
-    q_scratch_[i] = scale * static_cast<float>((q + 1.0) * 0.5);      // sigma(q normalised to [0, 1])
+    q_scratch_[i] = scale * static_cast<float>((q + 1.0) * 0.5);       // sigma(q normalised to [0, 1])
     pi_scratch_[i] = c.log_prior + q_scratch_[i];
     max_logit = std::max(max_logit, pi_scratch_[i]);
   }

@@ -92,8 +92,10 @@ void SelfPlayGame::PlayMove() {
   // call (reused tree, terminal leaves) was still guided by that model.
 
   const game::State& next = search_.RootState();
-  if (next.IsTerminal()) Finish(next.Winner());
-  else StartMove();
+  if (next.IsTerminal())
+    Finish(next.Winner());
+  else
+    StartMove();
 }
 
 GameRecord SelfPlayGame::TakeRecord() {

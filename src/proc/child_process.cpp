@@ -122,8 +122,7 @@ ChildProcess ChildProcess::Fork(const std::string& role, const std::function<int
 }
 
 ChildProcess ChildProcess::Exec(const std::string& role, const std::string& path,
-                                const std::vector<std::string>& argv,
-                                const std::vector<std::string>& env) {
+                                const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   // Build every C string before fork: the child only calls async-signal-safe
   // functions between fork and exec.
   std::vector<char*> args;

@@ -19,18 +19,18 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
+#include "model_watcher.h"
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/core/log.h"
 #include "zerofarm/eval/cpu_features.h"
-#include "model_watcher.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/proc/batch_policy.h"
 #include "zerofarm/proc/roles.h"
@@ -61,7 +61,8 @@ class NonFiniteCheck {
   void Check(const std::vector<shm::LeafRun>& runs, uint32_t actions, uint32_t version, uint64_t batch) {
     uint64_t bad = 0;
     for (const auto& run : runs)
-      for (uint32_t i = 0; i < run.count; ++i) bad += !Finite(run.policy + uint64_t{i} * actions, actions, run.value[i]);
+      for (uint32_t i = 0; i < run.count; ++i)
+        bad += !Finite(run.policy + uint64_t{i} * actions, actions, run.value[i]);
     if (bad == 0) return;
     // relaxed: statistics and a flag, read by the supervisor.
     block_.nonfinite_leaves.fetch_add(bad, std::memory_order_relaxed);
@@ -172,9 +173,9 @@ void RingServer::LogStart() const {
   for (uint32_t w : map_.WorkersOf(index_)) served += (served.empty() ? "" : ",") + std::to_string(w);
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) devices = v;
   ZF_LOG(INFO) << "serving workers " << served << " (CUDA_VISIBLE_DEVICES=" << devices << ") of evaluator "
-               << index_ << " with " << net_->Describe() << "; BLAS "
-               << (blas.empty() ? "none loaded" : blas) << "; wait "
-               << (config_.adaptive_wait ? "adaptive, at most " : "fixed ") << config_.max_wait_us << " us";
+               << index_ << " with " << net_->Describe() << "; BLAS " << (blas.empty() ? "none loaded" : blas)
+               << "; wait " << (config_.adaptive_wait ? "adaptive, at most " : "fixed ")
+               << config_.max_wait_us << " us";
 }
 
 // Between batches: swap in the newest model of the models directory. A file
@@ -203,7 +204,8 @@ void RingServer::MaybeReload(bool at_start) {
   } catch (const std::exception& e) {
     // issue 21: retried once the file changes (a copy still in progress), never blocks a later one.
     models_.Refused(*path);
-    ZF_LOG(ERROR) << "refused " << *path << "; keeping model version " << net_->ModelVersion() << ": " << e.what();
+    ZF_LOG(ERROR) << "refused " << *path << "; keeping model version " << net_->ModelVersion() << ": "
+                  << e.what();
   }
 }
 

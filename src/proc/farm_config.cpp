@@ -43,7 +43,8 @@ void FarmConfig::ResolveResources() {
     // at most a quarter of its free space, as well as 1/16 of the memory.
     uint64_t memory = MemAvailableBytes();
     if (const uint64_t shm_free = shm::ShmFreeBytes()) memory = std::min(memory, shm_free * 4);
-    eval_cache = AutoEvalCacheEntries(memory, shm::EvalCache::EntryBytes(game::MakeGame(game)->ActionCount()));
+    eval_cache =
+        AutoEvalCacheEntries(memory, shm::EvalCache::EntryBytes(game::MakeGame(game)->ActionCount()));
   }
   ResolveCpuFarm(cpus);
 }
@@ -55,8 +56,9 @@ void FarmConfig::ResolveCpuFarm(int cpus) {
   // a 6x64 net at batch 32..64 gains little from a second intra-op thread.
   if (cpu_evaluators == 0) cpu_evaluators = std::clamp(cpus / eval_threads, 1, std::max(1, workers));
   if (cpu_evaluators > workers)
-    throw ConfigError("--cpu-evaluators " + std::to_string(cpu_evaluators) + " needs at least as many --workers (got " +
-                      std::to_string(workers) + "): worker w is served by evaluator w % E");
+    throw ConfigError("--cpu-evaluators " + std::to_string(cpu_evaluators) +
+                      " needs at least as many --workers (got " + std::to_string(workers) +
+                      "): worker w is served by evaluator w % E");
 }
 
 uint64_t AutoEvalCacheEntries(uint64_t mem_available_bytes, size_t entry_bytes) {
@@ -82,9 +84,11 @@ void FarmConfig::Validate() const {
   for (const auto& o : OptionTable()) CheckOption(o, *this);
   game::MakeGame(game);  // throws ConfigError for an unknown game
   if (!host_id.empty()) CheckHostId(host_id);
-  if (search.simulations < 1) throw ConfigError("--simulations must be at least 1 (0, the network alone, is for eval)");
+  if (search.simulations < 1)
+    throw ConfigError("--simulations must be at least 1 (0, the network alone, is for eval)");
   if (fp16 && bf16) throw ConfigError("--fp16 and --bf16 exclude each other");
-  if (fp16 && gpus == 0) throw ConfigError("--fp16 needs a GPU evaluator (--gpus >= 1); use --bf16 on the CPU");
+  if (fp16 && gpus == 0)
+    throw ConfigError("--fp16 needs a GPU evaluator (--gpus >= 1); use --bf16 on the CPU");
   if ((bf16 || fp16) && precision != "auto" && precision != (bf16 ? "bf16" : "fp16"))
     throw ConfigError(std::string(bf16 ? "--bf16" : "--fp16") + " contradicts --precision " + precision);
   if (precision == "fp16" && gpus == 0)
@@ -92,7 +96,8 @@ void FarmConfig::Validate() const {
   if (simulate_gpus && gpus == 0) throw ConfigError("--simulate-gpus needs --gpus >= 1");
   if (simulate_gpus && (fp16 || precision == "fp16"))
     throw ConfigError("--simulate-gpus runs the networks on the CPU: fp16 is for GPUs");
-  if (hang_timeout > 0 && hang_timeout < 1) throw ConfigError("--hang-timeout must be 0 (never) or at least 1 s");
+  if (hang_timeout > 0 && hang_timeout < 1)
+    throw ConfigError("--hang-timeout must be 0 (never) or at least 1 s");
   if (search.playout_cap_fraction > 0.0f && search.fast_simulations >= search.simulations)
     throw ConfigError("--fast-simulations must be below --simulations when --playout-cap-fraction > 0");
   if (search.resign_target > 0.0f && !search.ResignEnabled())
@@ -129,7 +134,8 @@ FarmConfig ParseConfig(const std::string& text, const std::string& source, bool 
     if (line.empty() || line[0] == '#') continue;
     const std::string where = source + ":" + std::to_string(n) + ": ";
     const auto eq = line.find('=');
-    if (eq == std::string::npos) throw ConfigError(where + "expected key = value, got '" + PrintableText(line) + "'");
+    if (eq == std::string::npos)
+      throw ConfigError(where + "expected key = value, got '" + PrintableText(line) + "'");
     const std::string key = Trim(line.substr(0, eq));
     const std::string value = Trim(line.substr(eq + 1));
     const OptionSpec* o = FindOptionByKey(key);

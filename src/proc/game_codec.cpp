@@ -21,8 +21,8 @@ struct Header {
 static_assert(sizeof(Header) == 40);
 
 size_t BytesPerPosition(const game::Game& g) {
-  return static_cast<size_t>(g.Shape().FeatureBytes()) + sizeof(float) * g.ActionCount() +
-         sizeof(float) * 2 + sizeof(int16_t) + sizeof(uint32_t) + sizeof(uint8_t);
+  return static_cast<size_t>(g.Shape().FeatureBytes()) + sizeof(float) * g.ActionCount() + sizeof(float) * 2 +
+         sizeof(int16_t) + sizeof(uint32_t) + sizeof(uint8_t);
 }
 
 template <typename T>
@@ -49,8 +49,9 @@ size_t MaxGameMessageBytes(const game::Game& game) {
 
 void EncodeGame(const mcts::GameRecord& r, const game::Game& game, std::vector<uint8_t>* out) {
   const size_t n = r.Positions();
-  Header h{kMagic, static_cast<uint32_t>(n), static_cast<uint32_t>(r.moves.size()), r.worker,
-           r.winner, static_cast<int16_t>(r.resigned), static_cast<int16_t>(r.would_resign), r.game_id, r.seed};
+  Header h{kMagic,   static_cast<uint32_t>(n),         static_cast<uint32_t>(r.moves.size()), r.worker,
+           r.winner, static_cast<int16_t>(r.resigned), static_cast<int16_t>(r.would_resign),  r.game_id,
+           r.seed};
   out->resize(sizeof(Header) + r.moves.size() * sizeof(int16_t) + n * BytesPerPosition(game));
   std::memcpy(out->data(), &h, sizeof h);
   size_t at = sizeof h;

@@ -51,7 +51,8 @@ GpuEnvironment ReadGpuEnvironment() {
   if (const auto n = Env("SLURM_GPUS_ON_NODE")) {
     char* end = nullptr;
     const long v = std::strtol(n->c_str(), &end, 10);
-    if (end != n->c_str() && *end == '\0' && v >= 0 && v < 1 << 20) env.slurm_gpus_on_node = static_cast<int>(v);
+    if (end != n->c_str() && *end == '\0' && v >= 0 && v < 1 << 20)
+      env.slurm_gpus_on_node = static_cast<int>(v);
   }
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
@@ -86,8 +87,9 @@ std::vector<std::string> EvaluatorDevices(int gpus, const std::optional<std::vec
   const std::vector<std::string>& devices = *visible;
   const int n = static_cast<int>(devices.size());
   if (n == 0)
-    throw ConfigError("--gpus " + std::to_string(gpus) +
-                      ": no GPU is visible (CUDA_VISIBLE_DEVICES is empty); use --gpus 0 for the CPU evaluator");
+    throw ConfigError(
+        "--gpus " + std::to_string(gpus) +
+        ": no GPU is visible (CUDA_VISIBLE_DEVICES is empty); use --gpus 0 for the CPU evaluator");
   if (gpus > n && !share)
     throw ConfigError("--gpus " + std::to_string(gpus) + " but " + std::to_string(n) + " GPU(s) visible (" +
                       Joined(devices) + "); add --share-gpus to run several evaluators per GPU");

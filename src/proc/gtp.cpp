@@ -1,4 +1,6 @@
 // The GTP engine of `zerofarm gtp` (proc/gtp.h).
+#include "zerofarm/proc/gtp.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -8,16 +10,29 @@
 #include "zerofarm/core_version.h"
 #include "zerofarm/eval/batched_search.h"
 #include "zerofarm/mcts/search.h"
-#include "zerofarm/proc/gtp.h"
 
 namespace zerofarm::proc {
 namespace {
 
 const std::vector<std::string>& Commands() {
-  static const std::vector<std::string> kCommands = {
-      "protocol_version", "name", "version", "known_command", "list_commands", "quit", "boardsize",
-      "clear_board", "komi", "play", "genmove", "reg_genmove", "undo", "final_score", "final_status_list",
-      "showboard", "time_settings", "time_left"};
+  static const std::vector<std::string> kCommands = {"protocol_version",
+                                                     "name",
+                                                     "version",
+                                                     "known_command",
+                                                     "list_commands",
+                                                     "quit",
+                                                     "boardsize",
+                                                     "clear_board",
+                                                     "komi",
+                                                     "play",
+                                                     "genmove",
+                                                     "reg_genmove",
+                                                     "undo",
+                                                     "final_score",
+                                                     "final_status_list",
+                                                     "showboard",
+                                                     "time_settings",
+                                                     "time_left"};
   return kCommands;
 }
 
@@ -68,7 +83,8 @@ std::string GtpEngine::Handle(const std::string& raw, bool* quit) {
   for (std::string w; in >> w;) words.push_back(w);
   if (words.empty()) return "";
   std::string id;
-  if (std::all_of(words[0].begin(), words[0].end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+  if (std::all_of(words[0].begin(), words[0].end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     id = words[0];
     words.erase(words.begin());
     if (words.empty()) return "?" + id + " no command\n\n";
@@ -112,8 +128,9 @@ std::string GtpEngine::Dispatch(const std::string& name, const std::vector<std::
   if (name == "quit") return *quit = true, "";
   if (name == "boardsize") {
     if (args.size() != 1) throw GtpError("syntax error");
-    if (args[0] != std::to_string(size_)) throw GtpError("unacceptable size (this network plays " +
-                                                         std::to_string(size_) + "x" + std::to_string(size_) + ")");
+    if (args[0] != std::to_string(size_))
+      throw GtpError("unacceptable size (this network plays " + std::to_string(size_) + "x" +
+                     std::to_string(size_) + ")");
     moves_.clear();
     Reset(komi_);
     return "";
@@ -146,7 +163,8 @@ std::string GtpEngine::Play(const std::vector<std::string>& args) {
   const int action = game_->ParseAction(args[1]);
   if (action < 0) throw GtpError("invalid coordinate");
   if (state_->IsTerminal()) throw GtpError("illegal move (the game is over)");
-  if (colour != state_->CurrentPlayer()) throw GtpError(std::string("illegal move (not ") + "bw"[colour] + "'s turn)");
+  if (colour != state_->CurrentPlayer())
+    throw GtpError(std::string("illegal move (not ") + "bw"[colour] + "'s turn)");
   if (!state_->IsLegal(action)) throw GtpError("illegal move");
   state_->Apply(action);
   moves_.push_back(action);

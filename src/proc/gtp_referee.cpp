@@ -29,7 +29,8 @@ GtpProcess::GtpProcess(const std::string& command, const std::string& stderr_pat
   if (pid_ == 0) {  // the child: only async-signal-safe calls until exec
     dup2(in[0], 0);
     dup2(out[1], 1);
-    const int err = open(stderr_path.empty() ? "/dev/null" : stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    const int err =
+        open(stderr_path.empty() ? "/dev/null" : stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (err >= 0) dup2(err, 2);
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
@@ -42,11 +43,13 @@ GtpProcess::GtpProcess(const std::string& command, const std::string& stderr_pat
 
 GtpProcess::~GtpProcess() {
   if (pid_ <= 0) return;
-  struct sigaction ign{}, old{};  // a child gone already must not kill us with SIGPIPE
+  struct sigaction ign {
+  }, old{};  // a child gone already must not kill us with SIGPIPE
   ign.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ign, &old);
   const char quit[] = "quit\n";
-  if (write(to_child_, quit, sizeof quit - 1) < 0) { /* it is gone: reaped below */ }
+  if (write(to_child_, quit, sizeof quit - 1) < 0) { /* it is gone: reaped below */
+  }
   sigaction(SIGPIPE, &old, nullptr);
   close(to_child_);
   close(from_child_);
@@ -70,7 +73,8 @@ std::string GtpProcess::ReadLine(double deadline) {
       return line;
     }
     const double left = deadline - MonotonicSeconds();
-    if (left <= 0) throw Error(command_ + ": no answer within " + std::to_string(static_cast<int>(reply_seconds_)) + " s");
+    if (left <= 0)
+      throw Error(command_ + ": no answer within " + std::to_string(static_cast<int>(reply_seconds_)) + " s");
     pollfd p{from_child_, POLLIN, 0};
     const int ready = poll(&p, 1, static_cast<int>(std::ceil(left * 1000)));
     if (ready < 0 && errno == EINTR) continue;
@@ -85,7 +89,8 @@ std::string GtpProcess::ReadLine(double deadline) {
 
 std::string GtpProcess::Command(const std::string& command) {
   const std::string line = command + "\n";
-  struct sigaction ign{}, old{};
+  struct sigaction ign {
+  }, old{};
   ign.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ign, &old);  // a dead child shows as EPIPE, not as our death
   const ssize_t n = write(to_child_, line.data(), line.size());
@@ -96,7 +101,8 @@ std::string GtpProcess::Command(const std::string& command) {
   std::string first;
   do first = ReadLine(deadline);
   while (first.empty());
-  if (first[0] != '=' && first[0] != '?') throw Error(command_ + ": not a GTP response to '" + command + "': " + first);
+  if (first[0] != '=' && first[0] != '?')
+    throw Error(command_ + ": not a GTP response to '" + command + "': " + first);
   std::string text = first.substr(1);
   const size_t lead = text.find_first_not_of("0123456789");  // an id, if any
   text = lead == std::string::npos ? "" : text.substr(lead);
@@ -170,7 +176,8 @@ GtpGameResult PlayGtpGame(GtpPlayer& black, GtpPlayer& white, int size, double k
     }
     if (text == "resign") return lose(me, "resign", ""), r;
     const int action = game.ParseAction(text);
-    if (action < 0 || !state.IsLegal(action)) return lose(me, "illegal", std::string(1, colour) + " " + text), r;
+    if (action < 0 || !state.IsLegal(action))
+      return lose(me, "illegal", std::string(1, colour) + " " + text), r;
     try {
       players[1 - me]->Command(std::string("play ") + colour + " " + text);
     } catch (const GtpError& e) {  // the other side thinks it illegal: judged by our rules, it is not
@@ -187,8 +194,9 @@ GtpGameResult PlayGtpGame(GtpPlayer& black, GtpPlayer& white, int size, double k
   return r;
 }
 
-eval::ArenaResult GtpArena(GtpEngine& engine, GtpPlayer& opponent, int size, double komi, int games, int opening_plies,
-                     uint64_t seed, const std::function<void(int, const GtpGameResult&, int)>& on_game) {
+eval::ArenaResult GtpArena(GtpEngine& engine, GtpPlayer& opponent, int size, double komi, int games,
+                           int opening_plies, uint64_t seed,
+                           const std::function<void(int, const GtpGameResult&, int)>& on_game) {
   eval::ArenaResult a;
   const game::GoGame game(size, komi);
   std::vector<int> opening, legal;
@@ -206,12 +214,16 @@ eval::ArenaResult GtpArena(GtpEngine& engine, GtpPlayer& opponent, int size, dou
       }
     }
     const int engine_colour = i % 2;
-    const GtpGameResult r = engine_colour == 0 ? PlayGtpGame(engine, opponent, size, komi, opening, 10 * size * size)
-                                               : PlayGtpGame(opponent, engine, size, komi, opening, 10 * size * size);
+    const GtpGameResult r = engine_colour == 0
+                                ? PlayGtpGame(engine, opponent, size, komi, opening, 10 * size * size)
+                                : PlayGtpGame(opponent, engine, size, komi, opening, 10 * size * size);
     a.games += 1;
-    if (r.winner < 0) a.draws += 1;
-    else if (r.winner == engine_colour) a.wins += 1;
-    else a.losses += 1;
+    if (r.winner < 0)
+      a.draws += 1;
+    else if (r.winner == engine_colour)
+      a.wins += 1;
+    else
+      a.losses += 1;
     if (on_game) on_game(i, r, engine_colour);
   }
   return a;

@@ -52,5 +52,4 @@ class ModelWatcher {
   double last_look_ = -1e9;
 };
 
-
 }  // namespace zerofarm::proc

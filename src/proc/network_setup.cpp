@@ -58,6 +58,8 @@ std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const 
   return eval::MakeRandomEvaluator(net, config.seed);
 }
 
-io::RunDir RunDirOf(const FarmConfig& config) { return io::RunDir(config.out, config.host_id, config.models); }
+io::RunDir RunDirOf(const FarmConfig& config) {
+  return io::RunDir(config.out, config.host_id, config.models);
+}
 
 }  // namespace zerofarm::proc

@@ -14,10 +14,14 @@ namespace {
 
 template <typename T>
 const char* WhatIs() {
-  if constexpr (std::is_same_v<T, bool>) return "0 or 1";
-  else if constexpr (std::is_floating_point_v<T>) return "a number";
-  else if constexpr (std::is_unsigned_v<T>) return "a non-negative integer";
-  else return "an integer";
+  if constexpr (std::is_same_v<T, bool>)
+    return "0 or 1";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "a number";
+  else if constexpr (std::is_unsigned_v<T>)
+    return "a non-negative integer";
+  else
+    return "an integer";
 }
 
 template <typename T>
@@ -78,7 +82,7 @@ constexpr uint32_t kPlay = kRun | kSelfplay | kTune | kLoop | kBench;
 constexpr uint32_t kNet = kPlay | kEval | kTrain;
 
 // A number field: ZF_NUM(name, key, group, help, lo, hi, commands, field).
-#define ZF_NUM(name, key, group, help, lo_, hi_, cmds, field)                                         \
+#define ZF_NUM(name, key, group, help, lo_, hi_, cmds, field)                                        \
   [] {                                                                                               \
     OptionSpec o = Row(name, key, group, help, OptionKind::kNumber, cmds);                           \
     o.lo = lo_;                                                                                      \
@@ -88,21 +92,21 @@ constexpr uint32_t kNet = kPlay | kEval | kTrain;
     return o;                                                                                        \
   }()
 // A text field (a path, a name).
-#define ZF_STR(name, key, group, help, cmds, field)                           \
-  [] {                                                                        \
-    OptionSpec o = Row(name, key, group, help, OptionKind::kText, cmds);      \
-    o.get = [](const FarmConfig& c) { return std::string(c.field); };         \
-    o.set = [](FarmConfig& c, const std::string& v) { c.field = v; };         \
-    return o;                                                                 \
+#define ZF_STR(name, key, group, help, cmds, field)                      \
+  [] {                                                                   \
+    OptionSpec o = Row(name, key, group, help, OptionKind::kText, cmds); \
+    o.get = [](const FarmConfig& c) { return std::string(c.field); };    \
+    o.set = [](FarmConfig& c, const std::string& v) { c.field = v; };    \
+    return o;                                                            \
   }()
 // A bool key set to `value` by the switch --name (a bool field; 0 or 1 in a file).
-#define ZF_FLAG(name, key, group, help, value, cmds, field)                                     \
-  [] {                                                                                          \
-    OptionSpec o = Row(name, key, group, help, OptionKind::kFlag, cmds);                        \
-    o.flag_value = value;                                                                       \
-    o.get = [](const FarmConfig& c) { return ShowValue(c.field); };                             \
-    o.set = [](FarmConfig& c, const std::string& v) { c.field = ParseValue<bool>(v); };         \
-    return o;                                                                                   \
+#define ZF_FLAG(name, key, group, help, value, cmds, field)                             \
+  [] {                                                                                  \
+    OptionSpec o = Row(name, key, group, help, OptionKind::kFlag, cmds);                \
+    o.flag_value = value;                                                               \
+    o.get = [](const FarmConfig& c) { return ShowValue(c.field); };                     \
+    o.set = [](FarmConfig& c, const std::string& v) { c.field = ParseValue<bool>(v); }; \
+    return o;                                                                           \
   }()
 
 constexpr const char* kGame = "game and search";
@@ -119,54 +123,61 @@ std::vector<OptionSpec> BuildTable() {
       // ---- game and search --------------------------------------------------------------
       [] {
         OptionSpec o = Row("game", "game", "game and search",
-                           "Game to play: " + GameList() + " (eval: the weights' own unless given)", OptionKind::kChoice,
-                           kPlay | kEval | kGtp);
+                           "Game to play: " + GameList() + " (eval: the weights' own unless given)",
+                           OptionKind::kChoice, kPlay | kEval | kGtp);
         o.choices = game::GameNames();
         o.get = [](const FarmConfig& c) { return c.game; };
         o.set = [](FarmConfig& c, const std::string& v) { c.game = v; };
         return o;
       }(),
-      ZF_NUM("seed", "seed", kGame, "Run seed: games, noise and a random net derive from it", 0, 1.9e19, kNet | kGtp,
-             seed),
-      ZF_NUM("simulations", "simulations", kGame, "Root visits per move (eval: 0 = the network alone)", 0, 1000000,
-             kPlay | kEval | kGtp, search.simulations),
-      ZF_NUM("c-puct", "c_puct", kGame, "PUCT exploration constant", 0, 100, kPlay | kEval | kGtp, search.c_puct),
+      ZF_NUM("seed", "seed", kGame, "Run seed: games, noise and a random net derive from it", 0, 1.9e19,
+             kNet | kGtp, seed),
+      ZF_NUM("simulations", "simulations", kGame, "Root visits per move (eval: 0 = the network alone)", 0,
+             1000000, kPlay | kEval | kGtp, search.simulations),
+      ZF_NUM("c-puct", "c_puct", kGame, "PUCT exploration constant", 0, 100, kPlay | kEval | kGtp,
+             search.c_puct),
       ZF_NUM("value-discount", "value_discount", kGame,
-             "Backed-up values (and the trainer's value targets) shrink by this factor a ply: < 1 prefers quicker "
+             "Backed-up values (and the trainer's value targets) shrink by this factor a ply: < 1 prefers "
+             "quicker "
              "wins (1 = off)",
              mcts::kMinValueDiscount, 1, kNet, search.value_discount),
-      ZF_NUM("fpu-reduction", "fpu_reduction", kGame, "First-play urgency: unvisited child Q = parent Q minus this",
-             -2, 2, kPlay, search.fpu_reduction),
-      ZF_NUM("dirichlet-alpha", "dirichlet_alpha", kGame, "Root Dirichlet noise concentration", 1e-4, 100, kPlay,
-             search.dirichlet_alpha),
-      ZF_NUM("dirichlet-fraction", "dirichlet_fraction", kGame, "Share of the root prior replaced by noise (0 = off)",
-             0, 1, kPlay, search.dirichlet_fraction),
-      ZF_NUM("temperature-plies", "temperature_plies", kGame, "Opening plies whose move is sampled from the visits",
-             0, 100000, kPlay, search.temperature_plies),
-      ZF_NUM("", "final_temperature", kGame, "Temperature of the moves after the opening plies (0 = most visited)", 0,
-             10, 0, search.final_temperature),
-      ZF_NUM("leaves-per-round", "leaves_per_round", kGame, "Leaves per tree in flight (virtual loss when > 1)", 1,
-             256, kPlay, search.leaves_per_round),
+      ZF_NUM("fpu-reduction", "fpu_reduction", kGame,
+             "First-play urgency: unvisited child Q = parent Q minus this", -2, 2, kPlay,
+             search.fpu_reduction),
+      ZF_NUM("dirichlet-alpha", "dirichlet_alpha", kGame, "Root Dirichlet noise concentration", 1e-4, 100,
+             kPlay, search.dirichlet_alpha),
+      ZF_NUM("dirichlet-fraction", "dirichlet_fraction", kGame,
+             "Share of the root prior replaced by noise (0 = off)", 0, 1, kPlay, search.dirichlet_fraction),
+      ZF_NUM("temperature-plies", "temperature_plies", kGame,
+             "Opening plies whose move is sampled from the visits", 0, 100000, kPlay,
+             search.temperature_plies),
+      ZF_NUM("", "final_temperature", kGame,
+             "Temperature of the moves after the opening plies (0 = most visited)", 0, 10, 0,
+             search.final_temperature),
+      ZF_NUM("leaves-per-round", "leaves_per_round", kGame,
+             "Leaves per tree in flight (virtual loss when > 1)", 1, 256, kPlay, search.leaves_per_round),
       ZF_FLAG("no-tree-reuse", "reuse_tree", kGame, "Discard the tree after every move", "0", kPlay,
               search.reuse_tree),
-      ZF_FLAG("no-solver", "solver", kGame, "PUCT: do not prove wins and losses up the tree (MCTS-solver off)", "0",
-              kPlay | kEval, search.solver),
+      ZF_FLAG("no-solver", "solver", kGame,
+              "PUCT: do not prove wins and losses up the tree (MCTS-solver off)", "0", kPlay | kEval,
+              search.solver),
       ZF_FLAG("no-proof-targets", "proof_targets", kGame,
               "Solver: record the raw visits as the policy target, not the proof-shaped one", "0", kPlay,
               search.proof_targets),
       [] {
-        OptionSpec o = Row("search", "search", "game and search",
-                           "Root search: puct, or gumbel (Gumbel MuZero: sequential halving, improved-policy targets)",
-                           OptionKind::kChoice, kPlay);
+        OptionSpec o =
+            Row("search", "search", "game and search",
+                "Root search: puct, or gumbel (Gumbel MuZero: sequential halving, improved-policy targets)",
+                OptionKind::kChoice, kPlay);
         o.choices = {"puct", "gumbel"};
         o.get = [](const FarmConfig& c) { return std::string(c.search.gumbel ? "gumbel" : "puct"); };
         o.set = [](FarmConfig& c, const std::string& v) { c.search.gumbel = v == "gumbel"; };
         return o;
       }(),
-      ZF_NUM("gumbel-m", "gumbel_m", kGame, "Gumbel: root actions sampled without replacement", 1, 4096, kPlay,
-             search.gumbel_m),
-      ZF_NUM("gumbel-scale", "gumbel_scale", kGame, "Gumbel: scale of the root noise (0 = deterministic)", 0, 100,
-             kPlay, search.gumbel_scale),
+      ZF_NUM("gumbel-m", "gumbel_m", kGame, "Gumbel: root actions sampled without replacement", 1, 4096,
+             kPlay, search.gumbel_m),
+      ZF_NUM("gumbel-scale", "gumbel_scale", kGame, "Gumbel: scale of the root noise (0 = deterministic)", 0,
+             100, kPlay, search.gumbel_scale),
       ZF_NUM("gumbel-c-visit", "gumbel_c_visit", kGame, "Gumbel: c_visit of sigma(q)", 0, 1e6, kPlay,
              search.gumbel_c_visit),
       ZF_NUM("gumbel-c-scale", "gumbel_c_scale", kGame, "Gumbel: c_scale of sigma(q)", 0, 1e6, kPlay,
@@ -174,12 +185,13 @@ std::vector<OptionSpec> BuildTable() {
       ZF_NUM("playout-cap-fraction", "playout_cap_fraction", kGame,
              "Share of moves searched with --fast-simulations, not recorded as policy targets", 0, 1, kPlay,
              search.playout_cap_fraction),
-      ZF_NUM("fast-simulations", "fast_simulations", kGame, "Simulations of a playout-capped move", 1, 1000000, kPlay,
-             search.fast_simulations),
-      ZF_NUM("resign-threshold", "resign_threshold", kGame, "Resign below this root value (-1 = never)", -1, 1, kPlay,
-             search.resign_threshold),
-      ZF_NUM("resign-moves", "resign_moves", kGame, "Consecutive own moves below the threshold before resigning", 1,
-             10000, kPlay, search.resign_moves),
+      ZF_NUM("fast-simulations", "fast_simulations", kGame, "Simulations of a playout-capped move", 1,
+             1000000, kPlay, search.fast_simulations),
+      ZF_NUM("resign-threshold", "resign_threshold", kGame, "Resign below this root value (-1 = never)", -1,
+             1, kPlay, search.resign_threshold),
+      ZF_NUM("resign-moves", "resign_moves", kGame,
+             "Consecutive own moves below the threshold before resigning", 1, 10000, kPlay,
+             search.resign_moves),
       ZF_NUM("resign-playthrough", "resign_playthrough", kGame,
              "Share of games that never resign (they measure false resignations)", 0, 1, kPlay,
              search.resign_playthrough),
@@ -187,11 +199,12 @@ std::vector<OptionSpec> BuildTable() {
              "Move the threshold toward this false-resignation rate (0 = fixed threshold)", 0, 1, kPlay,
              search.resign_target),
       [] {  // a number, or "auto" (kEvalCacheAuto): sized from the host's memory by ResolveResources
-        OptionSpec o = ZF_NUM("eval-cache", "eval_cache", kGame,
-                              "Entries of the evaluation cache shared by a host's workers (rounded up to a power of "
-                              "two; 0 = none; auto = from the host's memory: 1/16 of MemAvailable, at most 1 GiB "
-                              "and 2^20 entries, docs/search.md)",
-                              0, 1 << 28, kPlay, eval_cache);
+        OptionSpec o =
+            ZF_NUM("eval-cache", "eval_cache", kGame,
+                   "Entries of the evaluation cache shared by a host's workers (rounded up to a power of "
+                   "two; 0 = none; auto = from the host's memory: 1/16 of MemAvailable, at most 1 GiB "
+                   "and 2^20 entries, docs/search.md)",
+                   0, 1 << 28, kPlay, eval_cache);
         o.get = [](const FarmConfig& c) {
           return c.eval_cache == FarmConfig::kEvalCacheAuto ? std::string("auto") : ShowValue(c.eval_cache);
         };
@@ -202,19 +215,21 @@ std::vector<OptionSpec> BuildTable() {
       }(),
       // ---- network ----------------------------------------------------------------------
       ZF_STR("weights", "weights", kNetwork,
-             "HDF5 weights file; empty = a random net of --blocks x --filters from --seed (eval: 'random')", kNet | kGtp,
-             weights),
+             "HDF5 weights file; empty = a random net of --blocks x --filters from --seed (eval: 'random')",
+             kNet | kGtp, weights),
       ZF_NUM("blocks", "blocks", kNetwork, "Residual blocks of a random net", 1, 80, kNet | kGtp, blocks),
       ZF_NUM("filters", "filters", kNetwork, "Filters of a random net", 1, 1024, kNet | kGtp, filters),
       ZF_NUM("eval-threads", "eval_threads", kNetwork,
-             "LibTorch intra-op threads of each process that runs a network (evaluator, trainer, eval; 0 = auto: 1, "
+             "LibTorch intra-op threads of each process that runs a network (evaluator, trainer, eval; 0 = "
+             "auto: 1, "
              "measured best: docs/benchmarks.md)",
              0, 256, kNet | kGtp, eval_threads),
       [] {
-        OptionSpec o = Row("precision", "precision", "network",
-                           "Network precision: fp32, bf16, fp16 (GPU only) or auto (bf16 on CPUs with AVX512-BF16/AMX, "
-                           "else fp32)",
-                           OptionKind::kChoice, kPlay | kEval | kTrain);
+        OptionSpec o =
+            Row("precision", "precision", "network",
+                "Network precision: fp32, bf16, fp16 (GPU only) or auto (bf16 on CPUs with AVX512-BF16/AMX, "
+                "else fp32)",
+                OptionKind::kChoice, kPlay | kEval | kTrain);
         o.choices = {"auto", "fp32", "bf16", "fp16"};
         o.get = [](const FarmConfig& c) { return c.precision; };
         o.set = [](FarmConfig& c, const std::string& v) { c.precision = v; };
@@ -227,33 +242,40 @@ std::vector<OptionSpec> BuildTable() {
              "Worker processes P (0 = the CPUs granted: SLURM_CPUS_PER_TASK, else the CPU affinity)", 0, 1024,
              kRun | kTune | kLoop | kBench, workers),
       ZF_NUM("gpus", "gpus", kFarm,
-             "Evaluators on GPUs; 0 = the CPU (--cpu-evaluators processes); -1 = one per GPU granted (CUDA_VISIBLE_DEVICES, "
+             "Evaluators on GPUs; 0 = the CPU (--cpu-evaluators processes); -1 = one per GPU granted "
+             "(CUDA_VISIBLE_DEVICES, "
              "SLURM_GPUS_ON_NODE; CUDA builds)",
              -1, 64, kRun | kLoop | kBench, gpus),
       ZF_FLAG("share-gpus", "share_gpus", kFarm,
-              "Allow more --gpus evaluators than visible GPUs: evaluator e runs on GPU e % n (on one GPU, --gpus 2 "
+              "Allow more --gpus evaluators than visible GPUs: evaluator e runs on GPU e % n (on one GPU, "
+              "--gpus 2 "
               "--share-gpus simulates two)",
               "1", kRun | kLoop, share_gpus),
       ZF_FLAG("simulate-gpus", "simulate_gpus", kFarm,
-              "Lay the farm out as for --gpus G (G evaluators, each with its own CUDA_VISIBLE_DEVICES) but run the "
+              "Lay the farm out as for --gpus G (G evaluators, each with its own CUDA_VISIBLE_DEVICES) but "
+              "run the "
               "networks on the CPU: tests the multi-GPU layout without GPUs",
               "1", kRun | kLoop, simulate_gpus),
       ZF_NUM("cpu-evaluators", "cpu_evaluators", kFarm,
-             "CPU evaluator processes of a CPU farm (--gpus 0; worker w is served by evaluator w % E); 0 = auto: one "
+             "CPU evaluator processes of a CPU farm (--gpus 0; worker w is served by evaluator w % E); 0 = "
+             "auto: one "
              "per core granted, at most the workers (docs/benchmarks.md, \"Every core works\")",
              0, 256, kRun | kTune | kLoop | kBench, cpu_evaluators),
       ZF_NUM("games-per-worker", "games_per_worker", kFarm, "Concurrent games K per worker", 1, 100000,
              kRun | kTune | kLoop | kBench, games_per_worker),
-      ZF_NUM("ring-slots", "ring_slots", kFarm, "Leaf slots per worker ring (0 = games-per-worker x leaves-per-round)",
-             0, 1 << 20, kRun | kLoop, ring_slots),
-      ZF_NUM("max-batch", "max_batch", kFarm, "Most leaves per network call", 1, 65536, kRun | kSelfplay | kLoop,
-             max_batch),
+      ZF_NUM("ring-slots", "ring_slots", kFarm,
+             "Leaf slots per worker ring (0 = games-per-worker x leaves-per-round)", 0, 1 << 20, kRun | kLoop,
+             ring_slots),
+      ZF_NUM("max-batch", "max_batch", kFarm, "Most leaves per network call", 1, 65536,
+             kRun | kSelfplay | kLoop, max_batch),
       ZF_NUM("max-wait-us", "max_wait_us", kFarm,
-             "Longest wait for more leaves after the first, in microseconds: the cap of the adaptive wait, or with "
+             "Longest wait for more leaves after the first, in microseconds: the cap of the adaptive wait, "
+             "or with "
              "--fixed-wait the wait itself",
              0, 10000000, kRun | kLoop, max_wait_us),
       ZF_FLAG("fixed-wait", "adaptive_wait", kFarm,
-              "Always wait --max-wait-us for more leaves, instead of adapting the wait to the measured leaf arrival "
+              "Always wait --max-wait-us for more leaves, instead of adapting the wait to the measured leaf "
+              "arrival "
               "rate and batch cost",
               "0", kRun | kLoop, adaptive_wait),
       ZF_NUM("hang-timeout", "hang_timeout", kFarm,
@@ -274,24 +296,29 @@ std::vector<OptionSpec> BuildTable() {
       ZF_NUM("shard-positions", "shard_positions", kOutput,
              "Positions per HDF5 shard (whole games; a shard may hold a few more)", 1, 1 << 26, kRun | kLoop,
              shard_positions),
-      ZF_NUM("compression", "compression", kOutput, "Deflate level of the shards", 0, 9, kRun | kLoop, compression),
-      ZF_NUM("games", "games", kOutput, "Stop after this many finished games (0 = no limit)", 0, 1e15, kRun, games),
-      ZF_NUM("duration", "duration", kOutput, "Stop after this many seconds (0 = no limit)", 0, 1e9, kRun | kTrain,
-             duration),
+      ZF_NUM("compression", "compression", kOutput, "Deflate level of the shards", 0, 9, kRun | kLoop,
+             compression),
+      ZF_NUM("games", "games", kOutput, "Stop after this many finished games (0 = no limit)", 0, 1e15, kRun,
+             games),
+      ZF_NUM("duration", "duration", kOutput, "Stop after this many seconds (0 = no limit)", 0, 1e9,
+             kRun | kTrain, duration),
       ZF_FLAG("no-status", "status_line", kOutput,
-              "No live status line: a progress line every --progress-every seconds instead (the summary is always "
-              "printed; --quiet is an old name)", "0",
-              kRun | kTrain | kEval, status_line),
-      ZF_NUM("progress-every", "progress_every", kOutput,
-             "Without a status line (no terminal, or --no-status): log a progress line every this many seconds "
-             "(0 = never)",
-             0, 1e6, kRun | kLoop, progress_every),
+              "No live status line: a progress line every --progress-every seconds instead (the summary is "
+              "always "
+              "printed; --quiet is an old name)",
+              "0", kRun | kTrain | kEval, status_line),
+      ZF_NUM(
+          "progress-every", "progress_every", kOutput,
+          "Without a status line (no terminal, or --no-status): log a progress line every this many seconds "
+          "(0 = never)",
+          0, 1e6, kRun | kLoop, progress_every),
       // ---- safety (command line only: a config file cannot set it) ---------------------------
       [] {
-        OptionSpec o = Row("allow-foreign-dir", "", "safety",
-                           "Write into a run or models directory that another user owns or that group or others can "
-                           "write (refused by default: such a directory lets them plant links)",
-                           OptionKind::kFlag, kRun | kSelfplay | kTune | kLoop);
+        OptionSpec o =
+            Row("allow-foreign-dir", "", "safety",
+                "Write into a run or models directory that another user owns or that group or others can "
+                "write (refused by default: such a directory lets them plant links)",
+                OptionKind::kFlag, kRun | kSelfplay | kTune | kLoop);
         o.flag_value = "1";
         o.get = [](const FarmConfig& c) { return ShowValue(c.allow_foreign_dir); };
         o.set = [](FarmConfig& c, const std::string& v) { c.allow_foreign_dir = ParseValue<bool>(v); };
@@ -301,8 +328,8 @@ std::vector<OptionSpec> BuildTable() {
   // ---- set by the supervisor: in config.txt, ignored in a user's config file ----------------
   for (auto row : {ZF_NUM("", "epoch", kSup, "Runs of this host in its host directory before this one", 0,
                           kMaxEpochs - 1, 0, epoch),
-                   ZF_NUM("", "host_index", kSup, "This host's number in the run (docs/schema.md)", 0, 65535, 0,
-                          host_index),
+                   ZF_NUM("", "host_index", kSup, "This host's number in the run (docs/schema.md)", 0, 65535,
+                          0, host_index),
                    ZF_STR("", "run_id", kSup, "The run directory's id (OUT/run_id)", 0, run_id)}) {
     row.kind = OptionKind::kSupervisor;
     t.push_back(row);

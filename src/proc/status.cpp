@@ -31,9 +31,12 @@ void WriteAll(int fd, const std::string& text) {
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n > 0) done += static_cast<size_t>(n);
-    else if (n < 0 && errno == EINTR) continue;
-    else return;
+    if (n > 0)
+      done += static_cast<size_t>(n);
+    else if (n < 0 && errno == EINTR)
+      continue;
+    else
+      return;
   }
 }
 
@@ -51,12 +54,14 @@ TerminalRelay::TerminalRelay(bool active) {
   if (!active) return;
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
-    ZF_LOG(WARN) << "no pipe for the status line's log relay (" << std::strerror(errno) << "); no status line";
+    ZF_LOG(WARN) << "no pipe for the status line's log relay (" << std::strerror(errno)
+                 << "); no status line";
     return;
   }
   tty_fd_ = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   if (tty_fd_ < 0 || ::dup2(fds[1], STDERR_FILENO) < 0) {
-    ZF_LOG(WARN) << "cannot redirect stderr for the status line (" << std::strerror(errno) << "); no status line";
+    ZF_LOG(WARN) << "cannot redirect stderr for the status line (" << std::strerror(errno)
+                 << "); no status line";
     if (tty_fd_ >= 0) ::close(tty_fd_);
     ::close(fds[0]);
     ::close(fds[1]);
@@ -83,9 +88,12 @@ void TerminalRelay::Pump(bool flush) {
   char buf[4096];
   for (;;) {
     const ssize_t n = ::read(read_fd_, buf, sizeof buf);
-    if (n > 0) pending_.append(buf, static_cast<size_t>(n));
-    else if (n < 0 && errno == EINTR) continue;
-    else break;  // EAGAIN: nothing more now; 0: every writer closed the pipe
+    if (n > 0)
+      pending_.append(buf, static_cast<size_t>(n));
+    else if (n < 0 && errno == EINTR)
+      continue;
+    else
+      break;  // EAGAIN: nothing more now; 0: every writer closed the pipe
   }
   if (flush && !pending_.empty() && pending_.back() != '\n') pending_ += '\n';
   const size_t end = pending_.rfind('\n');
@@ -109,7 +117,7 @@ void TerminalRelay::Finish() {
   thread_.join();
   ::dup2(tty_fd_, STDERR_FILENO);  // the supervisor's own log lines go straight to the terminal again
   Pump(true);                      // what the children and the supervisor left in the pipe
-  WriteAll(tty_fd_, "\n");          // the last status line stays, on a line of its own
+  WriteAll(tty_fd_, "\n");         // the last status line stays, on a line of its own
   ::close(tty_fd_);
   ::close(read_fd_);
   tty_fd_ = read_fd_ = -1;
@@ -119,21 +127,28 @@ std::string FormatSeconds(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";
   const long long s = std::llround(seconds);
   char text[32];
-  if (s >= 3600) std::snprintf(text, sizeof text, "%lldh%02lldm", s / 3600, s / 60 % 60);
-  else if (s >= 60) std::snprintf(text, sizeof text, "%lldm%02llds", s / 60, s % 60);
-  else std::snprintf(text, sizeof text, "%llds", s);
+  if (s >= 3600)
+    std::snprintf(text, sizeof text, "%lldh%02lldm", s / 3600, s / 60 % 60);
+  else if (s >= 60)
+    std::snprintf(text, sizeof text, "%lldm%02llds", s / 60, s % 60);
+  else
+    std::snprintf(text, sizeof text, "%llds", s);
   return text;
 }
 
-std::string ProgressText(uint64_t games, double elapsed, double games_per_s, int64_t games_goal, double duration) {
+std::string ProgressText(uint64_t games, double elapsed, double games_per_s, int64_t games_goal,
+                         double duration) {
   std::string text = "games " + std::to_string(games);
   double eta = -1;  // unknown
   if (games_goal > 0) {
     const uint64_t goal = static_cast<uint64_t>(games_goal);
     const uint64_t left = goal > games ? goal - games : 0;
-    text += " of " + std::to_string(goal) + " (" + std::to_string(std::min<uint64_t>(100, games * 100 / goal)) + "%)";
-    if (left == 0) eta = 0;
-    else if (games_per_s > 0) eta = static_cast<double>(left) / games_per_s;
+    text += " of " + std::to_string(goal) + " (" +
+            std::to_string(std::min<uint64_t>(100, games * 100 / goal)) + "%)";
+    if (left == 0)
+      eta = 0;
+    else if (games_per_s > 0)
+      eta = static_cast<double>(left) / games_per_s;
   }
   if (duration > 0) {
     text += ", " + FormatSeconds(elapsed) + " of " + FormatSeconds(duration);
@@ -194,7 +209,8 @@ FarmSnapshot ReadSnapshot(const shm::SegmentMap& map) {
     const uint32_t version = b.model_version.load(kRelaxed);
     s.model_min = e == 0 ? version : std::min(s.model_min, version);
     s.model_max = std::max(s.model_max, version);
-    for (uint32_t i = 0; i < shm::kBatchHistogramBuckets; ++i) s.batch_hist[i] += b.batch_size_log2[i].load(kRelaxed);
+    for (uint32_t i = 0; i < shm::kBatchHistogramBuckets; ++i)
+      s.batch_hist[i] += b.batch_size_log2[i].load(kRelaxed);
     s.restarts_evaluator += map.EvaluatorProcess(e).restarts.load(kRelaxed);
     s.hangs_evaluator += map.EvaluatorProcess(e).hangs.load(kRelaxed);
     s.nonfinite_leaves += b.nonfinite_leaves.load(kRelaxed);
@@ -238,10 +254,11 @@ StatusReporter::StatusReporter(const shm::SegmentMap& map, const FarmConfig& con
     return;
   }
   {
-    std::fprintf(csv_,
-                 "time_s,games_total,positions_total,leaf_evals_total,batches_total,games_per_s,positions_per_s,"
-                 "leaf_evals_per_s,mean_batch,evaluator_busy,latency_p50_us,latency_p90_us,latency_p99_us,"
-                 "restarts_total,restarts_worker,restarts_evaluator,restarts_writer,shards_total,bytes_total");
+    std::fprintf(
+        csv_,
+        "time_s,games_total,positions_total,leaf_evals_total,batches_total,games_per_s,positions_per_s,"
+        "leaf_evals_per_s,mean_batch,evaluator_busy,latency_p50_us,latency_p90_us,latency_p99_us,"
+        "restarts_total,restarts_worker,restarts_evaluator,restarts_writer,shards_total,bytes_total");
     for (size_t w = 0; w < first_.ring_occupancy.size(); ++w) std::fprintf(csv_, ",ring_occupancy_w%zu", w);
     for (size_t e = 0; e < first_.eval_leaves.size(); ++e) std::fprintf(csv_, ",leaf_evals_per_s_e%zu", e);
     for (uint32_t b = 0; b < shm::kBatchHistogramBuckets; ++b) std::fprintf(csv_, ",batch_hist_%u", b);
@@ -283,16 +300,16 @@ std::string StatusReporter::StatusText(const FarmSnapshot& now) {
   const double batches = static_cast<double>(now.batches - base.batches);
   const double games_per_s = Rate(now.games, base.games, dt);
   char line[320];
-  std::snprintf(line, sizeof line,
-                "%5.0fs  %s  games/s %.1f  pos/s %.0f  evals/s %.0f  batch %.1f  latency p50 %.0fus  ring %3.0f%%  "
-                "eval busy %3.0f%%  restarts %llu  host %s model %u",
-                elapsed,
-                ProgressText(now.games, elapsed, games_per_s, config_.games, config_.duration).c_str(),
-                games_per_s, Rate(now.positions, base.positions, dt), Rate(now.leaves, base.leaves, dt),
-                batches > 0 ? (now.leaves - base.leaves) / batches : 0.0, LatencyQuantileUs(now, base, 0.5),
-                100.0 * now.MeanOccupancy(),
-                dt > 0 ? 100.0 * (now.busy_ns - base.busy_ns) * 1e-9 / dt / now.eval_leaves.size() : 0.0,
-                static_cast<unsigned long long>(now.restarts()), config_.host_id.c_str(), now.model_max);
+  std::snprintf(
+      line, sizeof line,
+      "%5.0fs  %s  games/s %.1f  pos/s %.0f  evals/s %.0f  batch %.1f  latency p50 %.0fus  ring %3.0f%%  "
+      "eval busy %3.0f%%  restarts %llu  host %s model %u",
+      elapsed, ProgressText(now.games, elapsed, games_per_s, config_.games, config_.duration).c_str(),
+      games_per_s, Rate(now.positions, base.positions, dt), Rate(now.leaves, base.leaves, dt),
+      batches > 0 ? (now.leaves - base.leaves) / batches : 0.0, LatencyQuantileUs(now, base, 0.5),
+      100.0 * now.MeanOccupancy(),
+      dt > 0 ? 100.0 * (now.busy_ns - base.busy_ns) * 1e-9 / dt / now.eval_leaves.size() : 0.0,
+      static_cast<unsigned long long>(now.restarts()), config_.host_id.c_str(), now.model_max);
   return line;
 }
 
@@ -300,7 +317,7 @@ namespace {
 
 // Figures of the interval between two metrics samples.
 struct IntervalFigures {
-  double busy = 0;             // mean share of the interval the evaluators ran the network
+  double busy = 0;                   // mean share of the interval the evaluators ran the network
   double p50 = 0, p90 = 0, p99 = 0;  // leaf latency quantiles, microseconds
 };
 
@@ -308,17 +325,18 @@ struct IntervalFigures {
 // `start_t`: the first sample's time.
 void AppendCsvRow(std::FILE* csv, const FarmSnapshot& now, const FarmSnapshot& b, double start_t, double dt,
                   const IntervalFigures& f) {
-  std::fprintf(csv, "%.3f,%llu,%llu,%llu,%llu,%.3f,%.3f,%.1f,%.3f,%.4f,%.1f,%.1f,%.1f,%llu,%llu,%llu,%llu,%llu,%llu",
-               now.t - start_t,
-               static_cast<unsigned long long>(now.games), static_cast<unsigned long long>(now.positions),
-               static_cast<unsigned long long>(now.leaves), static_cast<unsigned long long>(now.batches),
-               Rate(now.games, b.games, dt), Rate(now.positions, b.positions, dt), Rate(now.leaves, b.leaves, dt),
-               now.batches > b.batches ? static_cast<double>(now.leaves - b.leaves) / (now.batches - b.batches) : 0.0,
-               f.busy, f.p50, f.p90, f.p99, static_cast<unsigned long long>(now.restarts()),
-               static_cast<unsigned long long>(now.restarts_worker),
-               static_cast<unsigned long long>(now.restarts_evaluator),
-               static_cast<unsigned long long>(now.restarts_writer), static_cast<unsigned long long>(now.shards),
-               static_cast<unsigned long long>(now.bytes));
+  std::fprintf(
+      csv, "%.3f,%llu,%llu,%llu,%llu,%.3f,%.3f,%.1f,%.3f,%.4f,%.1f,%.1f,%.1f,%llu,%llu,%llu,%llu,%llu,%llu",
+      now.t - start_t, static_cast<unsigned long long>(now.games),
+      static_cast<unsigned long long>(now.positions), static_cast<unsigned long long>(now.leaves),
+      static_cast<unsigned long long>(now.batches), Rate(now.games, b.games, dt),
+      Rate(now.positions, b.positions, dt), Rate(now.leaves, b.leaves, dt),
+      now.batches > b.batches ? static_cast<double>(now.leaves - b.leaves) / (now.batches - b.batches) : 0.0,
+      f.busy, f.p50, f.p90, f.p99, static_cast<unsigned long long>(now.restarts()),
+      static_cast<unsigned long long>(now.restarts_worker),
+      static_cast<unsigned long long>(now.restarts_evaluator),
+      static_cast<unsigned long long>(now.restarts_writer), static_cast<unsigned long long>(now.shards),
+      static_cast<unsigned long long>(now.bytes));
   for (double o : now.ring_occupancy) std::fprintf(csv, ",%.4f", o);
   for (size_t e = 0; e < now.eval_leaves.size(); ++e)
     std::fprintf(csv, ",%.1f", Rate(now.eval_leaves[e], b.eval_leaves[e], dt));
@@ -350,17 +368,20 @@ std::string PrometheusText(const FarmSnapshot& now, const IntervalFigures& f, co
     m << "zerofarm_leaf_evaluations_total{evaluator=\"" << e << "\"} " << now.eval_leaves[e] << "\n";
   metric("zerofarm_evaluator_busy_seconds_total", "counter", "Time evaluators spent running the network.");
   for (size_t e = 0; e < now.eval_busy_ns.size(); ++e)
-    m << "zerofarm_evaluator_busy_seconds_total{evaluator=\"" << e << "\"} " << now.eval_busy_ns[e] * 1e-9 << "\n";
-  single("zerofarm_evaluator_busy_ratio", "gauge", "Share of the last interval evaluators ran the network.", f.busy);
+    m << "zerofarm_evaluator_busy_seconds_total{evaluator=\"" << e << "\"} " << now.eval_busy_ns[e] * 1e-9
+      << "\n";
+  single("zerofarm_evaluator_busy_ratio", "gauge", "Share of the last interval evaluators ran the network.",
+         f.busy);
   metric("zerofarm_batch_size", "histogram", "Leaves per network call.");
   uint64_t cumulative = 0;
   for (uint32_t i = 0; i < shm::kBatchHistogramBuckets; ++i) {
     cumulative += now.batch_hist[i];
     m << "zerofarm_batch_size_bucket{le=\"" << ((2ull << i) - 1) << "\"} " << cumulative << "\n";
   }
-  m << "zerofarm_batch_size_bucket{le=\"+Inf\"} " << cumulative << "\nzerofarm_batch_size_count " << now.batches
-    << "\nzerofarm_batch_size_sum " << now.leaves << "\n";
-  metric("zerofarm_leaf_latency_seconds", "summary", "Leaf written by a worker to its result read, last interval.");
+  m << "zerofarm_batch_size_bucket{le=\"+Inf\"} " << cumulative << "\nzerofarm_batch_size_count "
+    << now.batches << "\nzerofarm_batch_size_sum " << now.leaves << "\n";
+  metric("zerofarm_leaf_latency_seconds", "summary",
+         "Leaf written by a worker to its result read, last interval.");
   m << "zerofarm_leaf_latency_seconds{quantile=\"0.5\"} " << f.p50 * 1e-6 << "\n"
     << "zerofarm_leaf_latency_seconds{quantile=\"0.9\"} " << f.p90 * 1e-6 << "\n"
     << "zerofarm_leaf_latency_seconds{quantile=\"0.99\"} " << f.p99 * 1e-6 << "\n";
@@ -371,21 +392,32 @@ std::string PrometheusText(const FarmSnapshot& now, const IntervalFigures& f, co
   m << "zerofarm_restarts_total{role=\"worker\"} " << now.restarts_worker << "\n"
     << "zerofarm_restarts_total{role=\"evaluator\"} " << now.restarts_evaluator << "\n"
     << "zerofarm_restarts_total{role=\"writer\"} " << now.restarts_writer << "\n";
-  metric("zerofarm_hung_kills_total", "counter", "Children killed and restarted for a stale heartbeat, per role.");
+  metric("zerofarm_hung_kills_total", "counter",
+         "Children killed and restarted for a stale heartbeat, per role.");
   m << "zerofarm_hung_kills_total{role=\"worker\"} " << now.hangs_worker << "\n"
     << "zerofarm_hung_kills_total{role=\"evaluator\"} " << now.hangs_evaluator << "\n"
     << "zerofarm_hung_kills_total{role=\"writer\"} " << now.hangs_writer << "\n";
-  single("zerofarm_nonfinite_leaves_total", "counter", "Leaves the network answered with NaN or Inf.", now.nonfinite_leaves);
-  single("zerofarm_games_dropped_nonfinite_total", "counter", "Games dropped for a NaN or Inf answer.", now.dropped_nonfinite);
-  single("zerofarm_positions_written_total", "counter", "Positions in renamed HDF5 shards.", now.positions_written);
-  single("zerofarm_full_search_positions_total", "counter", "Positions searched with the full budget (policy targets).", now.full_positions);
+  single("zerofarm_nonfinite_leaves_total", "counter", "Leaves the network answered with NaN or Inf.",
+         now.nonfinite_leaves);
+  single("zerofarm_games_dropped_nonfinite_total", "counter", "Games dropped for a NaN or Inf answer.",
+         now.dropped_nonfinite);
+  single("zerofarm_positions_written_total", "counter", "Positions in renamed HDF5 shards.",
+         now.positions_written);
+  single("zerofarm_full_search_positions_total", "counter",
+         "Positions searched with the full budget (policy targets).", now.full_positions);
   single("zerofarm_games_resigned_total", "counter", "Games that ended by resignation.", now.games_resigned);
-  single("zerofarm_resign_checks_total", "counter", "Play-through games in which a side would have resigned.", now.resign_checks);
-  single("zerofarm_false_resignations_total", "counter", "Of those, games the would-be resigner did not lose.", now.false_resignations);
-  single("zerofarm_resign_threshold", "gauge", "Mean resignation threshold of the workers (-1 = off).", now.resign_threshold);
-  single("zerofarm_eval_cache_lookups_total", "counter", "Leaves looked up in the shared evaluation cache.", now.cache_lookups);
-  single("zerofarm_eval_cache_hits_total", "counter", "Leaves answered by the shared evaluation cache.", now.cache_hits);
-  single("zerofarm_eval_cache_hit_ratio", "gauge", "Cache hits / lookups since the start.", (now.cache_lookups ? static_cast<double>(now.cache_hits) / now.cache_lookups : 0.0));
+  single("zerofarm_resign_checks_total", "counter", "Play-through games in which a side would have resigned.",
+         now.resign_checks);
+  single("zerofarm_false_resignations_total", "counter",
+         "Of those, games the would-be resigner did not lose.", now.false_resignations);
+  single("zerofarm_resign_threshold", "gauge", "Mean resignation threshold of the workers (-1 = off).",
+         now.resign_threshold);
+  single("zerofarm_eval_cache_lookups_total", "counter", "Leaves looked up in the shared evaluation cache.",
+         now.cache_lookups);
+  single("zerofarm_eval_cache_hits_total", "counter", "Leaves answered by the shared evaluation cache.",
+         now.cache_hits);
+  single("zerofarm_eval_cache_hit_ratio", "gauge", "Cache hits / lookups since the start.",
+         (now.cache_lookups ? static_cast<double>(now.cache_hits) / now.cache_lookups : 0.0));
   single("zerofarm_shards_written_total", "counter", "HDF5 shards written.", now.shards);
   metric("zerofarm_model_version", "gauge", "Newest model version an evaluator of this host runs.");
   m << "zerofarm_model_version{host=\"" << host_id << "\"} " << now.model_max << "\n";
@@ -411,8 +443,10 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   if (std::FILE* file = io::OpenFreshStream(tmp)) {  // issue 21: never through a planted link
     const bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
     // A full disk must not leave a half-written file behind, not even this one.
-    if (std::fclose(file) == 0 && ok) std::rename(tmp.c_str(), path.c_str());
-    else std::remove(tmp.c_str());
+    if (std::fclose(file) == 0 && ok)
+      std::rename(tmp.c_str(), path.c_str());
+    else
+      std::remove(tmp.c_str());
   }
 }
 
@@ -421,45 +455,53 @@ void StatusReporter::PrintSummary(const std::string& stop_reason) {
   const double secs = t.t - first_.t;
   if (terminal_) terminal_->Finish();  // the status line stays above the summary
   std::printf(
-      "zerofarm run: %s after %.1f s: %llu games finished, %llu written in %llu shards (%llu positions, %.1f MB) "
+      "zerofarm run: %s after %.1f s: %llu games finished, %llu written in %llu shards (%llu positions, %.1f "
+      "MB) "
       "to %s; %llu in-flight games dropped; %.1f games/s, %.1f positions/s, %.0f leaf evals/s, "
-      "mean batch %.1f, leaf latency p50 %.0f us p99 %.0f us, mean ring occupancy %.0f%%, evaluator busy %.0f%%, "
+      "mean batch %.1f, leaf latency p50 %.0f us p99 %.0f us, mean ring occupancy %.0f%%, evaluator busy "
+      "%.0f%%, "
       "restarts %llu (%llu hung); host %s, model version %u..%u\n",
       stop_reason.c_str(), secs, static_cast<unsigned long long>(t.games),
       static_cast<unsigned long long>(t.games_written), static_cast<unsigned long long>(t.shards),
-      static_cast<unsigned long long>(t.positions_written), t.bytes / 1e6, RunDirOf(config_).HostDir().c_str(),
-      static_cast<unsigned long long>(t.dropped), secs > 0 ? t.games / secs : 0, secs > 0 ? t.positions / secs : 0,
-      secs > 0 ? t.leaves / secs : 0, t.batches ? static_cast<double>(t.leaves) / t.batches : 0,
-      LatencyQuantileUs(t, first_, 0.5), LatencyQuantileUs(t, first_, 0.99),
+      static_cast<unsigned long long>(t.positions_written), t.bytes / 1e6,
+      RunDirOf(config_).HostDir().c_str(), static_cast<unsigned long long>(t.dropped),
+      secs > 0 ? t.games / secs : 0, secs > 0 ? t.positions / secs : 0, secs > 0 ? t.leaves / secs : 0,
+      t.batches ? static_cast<double>(t.leaves) / t.batches : 0, LatencyQuantileUs(t, first_, 0.5),
+      LatencyQuantileUs(t, first_, 0.99),
       occupancy_samples_ ? 100.0 * occupancy_sum_ / occupancy_samples_ : 0,
       secs > 0 ? 100.0 * t.busy_ns * 1e-9 / secs / t.eval_leaves.size() : 0,
       static_cast<unsigned long long>(t.restarts()), static_cast<unsigned long long>(t.hangs()),
       config_.host_id.c_str(), t.model_min, t.model_max);
   if (t.hangs() > 0)
-    std::printf("zerofarm run: %llu hung children killed and restarted (no heartbeat for --hang-timeout %g s): "
-                "%llu workers, %llu evaluators, %llu writers\n",
-                static_cast<unsigned long long>(t.hangs()), config_.hang_timeout,
-                static_cast<unsigned long long>(t.hangs_worker), static_cast<unsigned long long>(t.hangs_evaluator),
-                static_cast<unsigned long long>(t.hangs_writer));
+    std::printf(
+        "zerofarm run: %llu hung children killed and restarted (no heartbeat for --hang-timeout %g s): "
+        "%llu workers, %llu evaluators, %llu writers\n",
+        static_cast<unsigned long long>(t.hangs()), config_.hang_timeout,
+        static_cast<unsigned long long>(t.hangs_worker), static_cast<unsigned long long>(t.hangs_evaluator),
+        static_cast<unsigned long long>(t.hangs_writer));
   if (t.nonfinite_leaves > 0)
-    std::printf("zerofarm run: the network answered %llu leaves with NaN or Inf; %llu games were dropped for it%s\n",
-                static_cast<unsigned long long>(t.nonfinite_leaves),
-                static_cast<unsigned long long>(t.dropped_nonfinite),
-                t.models_nonfinite > 0 ? "; the model in use still does (exit code 1): replace it" : "");
+    std::printf(
+        "zerofarm run: the network answered %llu leaves with NaN or Inf; %llu games were dropped for it%s\n",
+        static_cast<unsigned long long>(t.nonfinite_leaves),
+        static_cast<unsigned long long>(t.dropped_nonfinite),
+        t.models_nonfinite > 0 ? "; the model in use still does (exit code 1): replace it" : "");
   if (!start_note_.empty()) std::printf("zerofarm run: %s\n", start_note_.c_str());
   if (config_.search.playout_cap_fraction > 0.0f || config_.search.ResignEnabled())
     std::printf(
         "zerofarm run: search: %llu of %llu positions full searches; %llu games resigned; false resignations "
         "%llu of %llu checked (%.1f%%); resign threshold %.3f\n",
         static_cast<unsigned long long>(t.full_positions), static_cast<unsigned long long>(t.positions),
-        static_cast<unsigned long long>(t.games_resigned), static_cast<unsigned long long>(t.false_resignations),
+        static_cast<unsigned long long>(t.games_resigned),
+        static_cast<unsigned long long>(t.false_resignations),
         static_cast<unsigned long long>(t.resign_checks),
         t.resign_checks ? 100.0 * t.false_resignations / t.resign_checks : 0.0, t.resign_threshold);
   if (config_.eval_cache > 0)
-    std::printf("zerofarm run: eval cache: %llu of %llu leaves answered (hit rate %.1f%%), %.2f leaf evals per position\n",
-                static_cast<unsigned long long>(t.cache_hits), static_cast<unsigned long long>(t.cache_lookups),
-                t.cache_lookups ? 100.0 * t.cache_hits / t.cache_lookups : 0.0,
-                t.positions ? static_cast<double>(t.leaves) / t.positions : 0.0);
+    std::printf(
+        "zerofarm run: eval cache: %llu of %llu leaves answered (hit rate %.1f%%), %.2f leaf evals per "
+        "position\n",
+        static_cast<unsigned long long>(t.cache_hits), static_cast<unsigned long long>(t.cache_lookups),
+        t.cache_lookups ? 100.0 * t.cache_hits / t.cache_lookups : 0.0,
+        t.positions ? static_cast<double>(t.leaves) / t.positions : 0.0);
   if (t.games > t.games_written)
     std::printf("zerofarm run: %llu finished games were NOT written (see the errors above)\n",
                 static_cast<unsigned long long>(t.games - t.games_written));

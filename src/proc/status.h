@@ -26,9 +26,9 @@ struct FarmSnapshot {
   double t = 0;  // MonotonicSeconds()
   uint64_t games = 0, games_written = 0, positions = 0, positions_written = 0, dropped = 0;
   uint64_t leaves = 0, batches = 0, busy_ns = 0, shards = 0, bytes = 0;
-  std::vector<double> ring_occupancy;    // per worker: in-flight / slots, now
-  std::vector<uint64_t> eval_leaves;     // per evaluator
-  std::vector<uint64_t> eval_busy_ns;    // per evaluator
+  std::vector<double> ring_occupancy;  // per worker: in-flight / slots, now
+  std::vector<uint64_t> eval_leaves;   // per evaluator
+  std::vector<uint64_t> eval_busy_ns;  // per evaluator
   std::array<uint64_t, shm::kBatchHistogramBuckets> batch_hist{};
   std::array<uint64_t, shm::kLatencyBuckets> latency_hist{};
   uint64_t restarts_worker = 0, restarts_evaluator = 0, restarts_writer = 0;
@@ -36,7 +36,7 @@ struct FarmSnapshot {
   uint64_t hangs_worker = 0, hangs_evaluator = 0, hangs_writer = 0;
   // Leaves the network answered with NaN or Inf, and the games dropped for it.
   uint64_t nonfinite_leaves = 0, dropped_nonfinite = 0;
-  uint32_t models_nonfinite = 0;  // evaluators whose model in use produces NaN/Inf
+  uint32_t models_nonfinite = 0;          // evaluators whose model in use produces NaN/Inf
   uint32_t model_min = 0, model_max = 0;  // model versions the evaluators run now
 
   // Search quality (docs/search.md): summed over workers; the threshold is the workers' mean.
@@ -87,13 +87,13 @@ class TerminalRelay {
   void Finish();
 
  private:
-  void Relay();                                // the relay thread's loop
+  void Relay();  // the relay thread's loop
   // Reads what the pipe holds and writes its complete lines (all of it when
   // `flush`) above the status line. The relay thread's until Finish() joins it.
   void Pump(bool flush);
 
-  int tty_fd_ = -1;   // the terminal (a dup of the original fd 2), close-on-exec
-  int read_fd_ = -1;  // the pipe's read end, non-blocking, close-on-exec
+  int tty_fd_ = -1;      // the terminal (a dup of the original fd 2), close-on-exec
+  int read_fd_ = -1;     // the pipe's read end, non-blocking, close-on-exec
   std::string pending_;  // a partial line read so far (the relay thread's, then Finish's)
   std::thread thread_;
   std::atomic<bool> stop_{false};
@@ -105,7 +105,8 @@ class TerminalRelay {
 // --games / --duration and when the run will end. `games` finished so far,
 // `elapsed` seconds since the start, `games_per_s` the smoothed rate.
 // E.g. "games 120 of 1000 (12%, ETA 7m20s)", "games 120, 40s of 60s (ETA 20s)".
-std::string ProgressText(uint64_t games, double elapsed, double games_per_s, int64_t games_goal, double duration);
+std::string ProgressText(uint64_t games, double elapsed, double games_per_s, int64_t games_goal,
+                         double duration);
 // "1h02m", "7m20s", "42s"; "?" for a negative or non-finite number.
 std::string FormatSeconds(double seconds);
 

@@ -10,8 +10,8 @@
 // SIGINT/SIGTERM, at --duration, or once --games games are finished:
 // workers first (their in-flight games are dropped and counted), then the
 // evaluators, then the writer, which drains every finished game into shards.
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,15 +31,15 @@
 #include "zerofarm/core/log.h"
 #include "zerofarm/core/rng.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/files.h"
+#include "zerofarm/io/h5.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/evaluator_command.h"
 #include "zerofarm/proc/game_codec.h"
 #include "zerofarm/proc/gpu_plan.h"
-#include "zerofarm/io/files.h"
-#include "zerofarm/io/h5.h"
-#include "zerofarm/io/run_dir.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/eval_cache.h"
 #include "zerofarm/shm/layout.h"
@@ -65,13 +65,13 @@ constexpr int kRestartLimit = 10;
 constexpr double kRestartWindowS = 30.0;
 
 struct Child {
-  ChildRole role;            // what it is: the supervisor tells children apart by this
-  std::string name;          // role.Name(): "worker-3", "eval-0", "writer" (logs)
-  uint32_t slot = 0;         // ProcessSlot index
+  ChildRole role;     // what it is: the supervisor tells children apart by this
+  std::string name;   // role.Name(): "worker-3", "eval-0", "writer" (logs)
+  uint32_t slot = 0;  // ProcessSlot index
   ChildProcess process;
-  bool finished = false;     // exited 0 on its own (a worker whose budget is spent)
+  bool finished = false;         // exited 0 on its own (a worker whose budget is spent)
   std::vector<double> failures;  // times of recent abnormal exits
-  uint64_t started_ns = 0;   // MonotonicNs() of the current process's start
+  uint64_t started_ns = 0;       // MonotonicNs() of the current process's start
 
   Child(ChildRole r, uint32_t s) : role(r), name(r.Name()), slot(s) {}
   bool IsWorker() const { return role.kind == ChildRole::Kind::kWorker; }
@@ -90,7 +90,8 @@ bool Hung(const Child& c, const shm::SegmentMap& map, const FarmConfig& config, 
   const uint64_t last = beaten ? beat : c.started_ns;
   if (last >= now) return false;  // a beat in the future: busy by promise
   *age_s = static_cast<double>(now - last) * 1e-9;
-  return *age_s > (beaten ? config.hang_timeout : std::max(config.hang_timeout, FarmConfig::kStartupGraceSeconds));
+  return *age_s >
+         (beaten ? config.hang_timeout : std::max(config.hang_timeout, FarmConfig::kStartupGraceSeconds));
 }
 
 // Kills every hung child (SIGKILL works on a SIGSTOPped one too); the caller
@@ -104,7 +105,7 @@ void KillHungChildren(std::vector<Child>& children, const shm::SegmentMap& map, 
                   << " s (--hang-timeout " << config.hang_timeout << "); killing it";
     c.process.Signal(SIGKILL);
     map.Process(c.slot).hangs.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
-    c.started_ns = now;  // not hung again before it is reaped
+    c.started_ns = now;                                                 // not hung again before it is reaped
   }
 }
 
@@ -142,7 +143,8 @@ int64_t FinishTmpShard(const FarmConfig& config, const std::string& tmp) {
   try {
     io::ShardReader shard(tmp);
     if (shard.meta().run_id != config.run_id || shard.meta().host_id != config.host_id) return -1;
-    if (shard.ReadGames().size() != shard.Games() || shard.ReadAllPositions().count != shard.Positions()) return -1;
+    if (shard.ReadGames().size() != shard.Games() || shard.ReadAllPositions().count != shard.Positions())
+      return -1;
     const std::string final_name = tmp.substr(0, tmp.size() - 4);
     if (link(tmp.c_str(), final_name.c_str()) != 0) return -1;  // EEXIST: never replace a shard
     unlink(tmp.c_str());
@@ -169,7 +171,8 @@ std::string PrepareOutput(const FarmConfig& config) {
     if (e.path().extension() != ".tmp") continue;
     if (name.size() > 7 && name.compare(name.size() - 7, 7, ".h5.tmp") == 0) {
       if (const int64_t n = FinishTmpShard(config, path); n >= 0) {
-        ZF_LOG(WARN) << "finished the complete shard " << path << " of an earlier run (" << n << " games): renamed";
+        ZF_LOG(WARN) << "finished the complete shard " << path << " of an earlier run (" << n
+                     << " games): renamed";
         ++finished;
         games += n;
         continue;
@@ -180,9 +183,10 @@ std::string PrepareOutput(const FarmConfig& config) {
     std::filesystem::remove(e.path(), ec);
   }
   if (finished == 0 && removed == 0) return "";
-  return "an earlier run of this host left " + std::to_string(finished + removed) + " shard .tmp file(s): " +
-         std::to_string(finished) + " complete, renamed into place (" + std::to_string(games) + " games), " +
-         std::to_string(removed) + " incomplete, removed (their games are lost)";
+  return "an earlier run of this host left " + std::to_string(finished + removed) +
+         " shard .tmp file(s): " + std::to_string(finished) + " complete, renamed into place (" +
+         std::to_string(games) + " games), " + std::to_string(removed) +
+         " incomplete, removed (their games are lost)";
 }
 
 uint32_t GameQueueDepth(const FarmConfig& config, size_t game_slot_bytes) {
@@ -193,7 +197,8 @@ uint32_t GameQueueDepth(const FarmConfig& config, size_t game_slot_bytes) {
   // queue fills (see writer.cpp), never blocks.
   const int64_t per_worker = config.shard_positions / (10 * config.workers) + 1;
   const int64_t wanted = per_worker * 2 + 2 * config.games_per_worker;
-  const int64_t cap = std::max<int64_t>(4 * config.games_per_worker, (64 << 20) / static_cast<int64_t>(game_slot_bytes));
+  const int64_t cap =
+      std::max<int64_t>(4 * config.games_per_worker, (64 << 20) / static_cast<int64_t>(game_slot_bytes));
   return static_cast<uint32_t>(std::clamp<int64_t>(std::min(wanted, cap), 16, 1 << 16));
 }
 
@@ -210,8 +215,8 @@ int DrainWriter(Child& writer, const std::function<void(Child&)>& start, const s
     beat();
     double age = 0;
     if (Hung(writer, map, config, MonotonicNs(), &age)) {
-      ZF_LOG(ERROR) << "the writer (pid " << writer.process.pid() << ") is hung while draining: no heartbeat for "
-                    << age << " s; killing it";
+      ZF_LOG(ERROR) << "the writer (pid " << writer.process.pid()
+                    << ") is hung while draining: no heartbeat for " << age << " s; killing it";
       writer.process.Signal(SIGKILL);
       map.Process(writer.slot).hangs.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
       writer.started_ns = MonotonicNs();
@@ -246,7 +251,8 @@ int DrainWriter(Child& writer, const std::function<void(Child&)>& start, const s
 int ModelsNonFinite(const shm::SegmentMap& map) {
   int n = 0;
   for (uint32_t e = 0; e < map.params().num_evaluators; ++e)
-    n += map.Evaluator(e).model_nonfinite.load(std::memory_order_relaxed) != 0;  // relaxed: a flag, read after reaping
+    n += map.Evaluator(e).model_nonfinite.load(std::memory_order_relaxed) !=
+         0;  // relaxed: a flag, read after reaping
   return n;
 }
 
@@ -299,10 +305,14 @@ shm::LayoutParams LayoutParamsFor(const FarmConfig& config, const game::Game& ga
 void LogStart(const FarmConfig& config, const shm::ShmSegment& segment, const shm::Layout& layout,
               uint64_t segment_id) {
   ZF_LOG(INFO) << "run " << config.run_id << ", host " << config.host_id << " (index " << config.host_index
-               << ", epoch " << config.epoch << "), segment id " << std::hex << segment_id << std::dec << ": " << config.game << ", " << config.workers
-               << " workers x " << config.games_per_worker << " games, " << config.Evaluators()
-               << (config.OnGpu() ? " GPU" : config.gpus > 0 ? " simulated-GPU (CPU)" : " CPU") << " evaluator(s), segment " << segment.name() << " ("
-               << layout.total_bytes / 1024 << " KiB), output " << config.out;
+               << ", epoch " << config.epoch << "), segment id " << std::hex << segment_id << std::dec << ": "
+               << config.game << ", " << config.workers << " workers x " << config.games_per_worker
+               << " games, " << config.Evaluators()
+               << (config.OnGpu()    ? " GPU"
+                   : config.gpus > 0 ? " simulated-GPU (CPU)"
+                                     : " CPU")
+               << " evaluator(s), segment " << segment.name() << " (" << layout.total_bytes / 1024
+               << " KiB), output " << config.out;
   std::string one_line = config.ToText();
   std::replace(one_line.begin(), one_line.end(), '\n', ' ');
   ZF_LOG(INFO) << "effective config: " << one_line;
@@ -323,8 +333,12 @@ class Farm {
  public:
   Farm(const FarmConfig& config, const shm::SegmentMap& map, std::string segment_name, EvaluatorLaunch launch,
        const shm::EvalCacheMemory* cache)
-      : config_(config), map_(map), segment_name_(std::move(segment_name)), launch_(std::move(launch)),
-        cache_(cache), workers_(map.params().num_workers) {
+      : config_(config),
+        map_(map),
+        segment_name_(std::move(segment_name)),
+        launch_(std::move(launch)),
+        cache_(cache),
+        workers_(map.params().num_workers) {
     const uint32_t evaluators = map.params().num_evaluators;
     children_.emplace_back(ChildRole{ChildRole::Kind::kWriter, 0}, workers_ + evaluators);
     for (uint32_t e = 0; e < evaluators; ++e)
@@ -451,14 +465,15 @@ void Farm::ForgetLostWork(const Child& c, pid_t pid) {
 // stops the run, and so does a crash loop (kRestartLimit deaths within
 // kRestartWindowS). Returns the stop reason, or "" when it is restarted.
 std::string Farm::StopReasonOfDeath(Child& c, int st, int* exit_code) {
-  if (WIFEXITED(st) && (WEXITSTATUS(st) == kExitUsage || WEXITSTATUS(st) == kExitNoSpace ||
-                        WEXITSTATUS(st) == kExitFailure)) {
+  if (WIFEXITED(st) &&
+      (WEXITSTATUS(st) == kExitUsage || WEXITSTATUS(st) == kExitNoSpace || WEXITSTATUS(st) == kExitFailure)) {
     *exit_code = WEXITSTATUS(st) == kExitNoSpace ? kExitNoSpace : kExitFailure;
     return c.name + " failed (" + DescribeWaitStatus(st) + "); see its log line above";
   }
   const double now = MonotonicSeconds();
   c.failures.push_back(now);
-  while (!c.failures.empty() && now - c.failures.front() > kRestartWindowS) c.failures.erase(c.failures.begin());
+  while (!c.failures.empty() && now - c.failures.front() > kRestartWindowS)
+    c.failures.erase(c.failures.begin());
   if (static_cast<int>(c.failures.size()) >= kRestartLimit) {
     *exit_code = kExitFailure;
     return c.name + " died " + std::to_string(kRestartLimit) + " times in " +
@@ -477,7 +492,8 @@ void Farm::Restart(Child& c) {
 
 // A signal, --duration, --games, or every worker finished; else "".
 std::string Farm::StopRequested(const StatusReporter& status, double started) const {
-  if (const int sig = g_signal.load(std::memory_order_relaxed)) return std::string("signal ") + strsignal(sig);
+  if (const int sig = g_signal.load(std::memory_order_relaxed))
+    return std::string("signal ") + strsignal(sig);
   if (config_.duration > 0 && MonotonicSeconds() - started >= config_.duration) return "duration reached";
   if (config_.games > 0 && status.GamesFinished() >= static_cast<uint64_t>(config_.games))
     return "game budget reached";
@@ -507,8 +523,9 @@ int Farm::Stop() {
   int exit_code = kExitOk;
   for (auto& c : children_)
     if (c.IsWriter())
-      exit_code = std::max(exit_code, DrainWriter(c, [this](Child& w) { Start(w); }, map_, config_,
-                                                  [this]() { Beat(); }));
+      exit_code =
+          std::max(exit_code, DrainWriter(
+                                  c, [this](Child& w) { Start(w); }, map_, config_, [this]() { Beat(); }));
   return exit_code;
 }
 

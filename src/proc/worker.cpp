@@ -39,9 +39,9 @@ namespace {
 constexpr uint64_t kWaitNs = 100'000'000;  // longest sleep before re-checking peers and flags
 
 struct SlotOwner {
-  int game = -1;   // index into the worker's games
-  uint64_t game_id = 0;  // that game's id: a leaf of a game dropped meanwhile is ignored
-  int token = -1;  // the search's leaf token
+  int game = -1;              // index into the worker's games
+  uint64_t game_id = 0;       // that game's id: a leaf of a game dropped meanwhile is ignored
+  int token = -1;             // the search's leaf token
   uint64_t feature_hash = 0;  // canonical hash of the leaf's features (the cache key, with the model version)
   int symmetry = 0;           // that hash's orientation: the cache stores policies in it
 };
@@ -127,7 +127,7 @@ class Worker {
 
   std::vector<std::unique_ptr<mcts::SelfPlayGame>> games_;
   std::vector<SlotOwner> owners_;
-  std::vector<uint64_t> published_ns_;  // when each slot's leaf went out
+  std::vector<uint64_t> published_ns_;   // when each slot's leaf went out
   std::deque<mcts::GameRecord> outbox_;  // finished, not yet in the queue
   std::vector<mcts::LeafRequest> leaves_;
   std::vector<uint8_t> message_;
@@ -163,7 +163,8 @@ Worker::Worker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wo
   PublishThreshold();
   if (cache_memory) cache_.emplace(*cache_memory);
   if (ring_.Ghosts().size() > 0)
-    ZF_LOG(INFO) << "resuming ring with " << ring_.Ghosts().size() << " leaves of a previous worker in flight";
+    ZF_LOG(INFO) << "resuming ring with " << ring_.Ghosts().size()
+                 << " leaves of a previous worker in flight";
   PublishInFlight();
 }
 
@@ -182,7 +183,8 @@ bool Worker::ClaimGame() {
   // be claimed again. relaxed: a counter; no data is published through it.
   uint64_t claimed = header_.games_claimed.load(std::memory_order_relaxed);
   while (claimed < static_cast<uint64_t>(config_.games))
-    if (header_.games_claimed.compare_exchange_weak(claimed, claimed + 1, std::memory_order_relaxed)) return true;
+    if (header_.games_claimed.compare_exchange_weak(claimed, claimed + 1, std::memory_order_relaxed))
+      return true;
   budget_left_ = false;
   return false;
 }
@@ -222,9 +224,9 @@ int Worker::Run() {
       last_beat_ = now;
     }
     if (map_.StopRequested() != 0) break;
-    bool progressed = BackUpResults();  // 1.
-    progressed |= NewLeaves();          // 2.
-    progressed |= QueueFinishedGames(); // 3.
+    bool progressed = BackUpResults();   // 1.
+    progressed |= NewLeaves();           // 2.
+    progressed |= QueueFinishedGames();  // 3.
     if (!budget_left_ && InFlightGames() == 0 && outbox_.empty()) {
       ZF_LOG(INFO) << "game budget spent; worker done";
       return kExitOk;
@@ -262,8 +264,8 @@ bool Worker::BackUpResults() {
         symmetries_.TransformPolicy(o.symmetry, r.policy, oriented_logits_.data());
         canonical = oriented_logits_.data();
       }
-      cache_->Insert(shm::EvalCache::MakeKey(o.feature_hash, r.model_version), canonical, r.value, r.model_version,
-                     self_);
+      cache_->Insert(shm::EvalCache::MakeKey(o.feature_hash, r.model_version), canonical, r.value,
+                     r.model_version, self_);
     }
     games_[o.game]->OnResult(o.token, r.policy, r.value, r.model_version);
     progressed = true;
@@ -349,10 +351,12 @@ bool Worker::WriteLeaves(int g, uint64_t free_slots, uint64_t* burst) {
 }
 
 // A cached answer for `leaf` under the newest model version, given to its game.
-bool Worker::AnswerFromCache(mcts::SelfPlayGame& sp, const mcts::LeafRequest& leaf, const game::CanonicalHash& key) {
+bool Worker::AnswerFromCache(mcts::SelfPlayGame& sp, const mcts::LeafRequest& leaf,
+                             const game::CanonicalHash& key) {
   float value;
   uint32_t version;
-  if (!cache_->Lookup(shm::EvalCache::MakeKey(key.hash, newest_version_), cached_logits_.data(), &value, &version))
+  if (!cache_->Lookup(shm::EvalCache::MakeKey(key.hash, newest_version_), cached_logits_.data(), &value,
+                      &version))
     return false;
   const float* logits = cached_logits_.data();
   if (key.symmetry != 0) {
@@ -434,7 +438,8 @@ int Worker::StopAndDrop() {
       queue_.WaitForSpace(kWaitNs);
     }
   }
-  if (!outbox_.empty()) ZF_LOG(WARN) << outbox_.size() << " finished games could not be queued before the deadline";
+  if (!outbox_.empty())
+    ZF_LOG(WARN) << outbox_.size() << " finished games could not be queued before the deadline";
   dropped += outbox_.size();
   outbox_.clear();
   // relaxed: statistics only; the supervisor reads them after reaping us.

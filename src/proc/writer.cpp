@@ -40,9 +40,10 @@ constexpr const char* kShardPrefix = "shard";
 // a predecessor renamed it but died before counting it (WriterBlock totals):
 // its games, positions and bytes are added now, so the summary and
 // metrics.prom equal what is on disk. `written` non-zero: it is ours.
-void CountUncountedShard(const io::ShardWriter& writer, uint64_t shard_index, const std::vector<uint64_t>& written,
-                         shm::WriterBlock& stats) {
-  if (shard_index == 0 || std::all_of(written.begin(), written.end(), [](uint64_t n) { return n == 0; })) return;
+void CountUncountedShard(const io::ShardWriter& writer, uint64_t shard_index,
+                         const std::vector<uint64_t>& written, shm::WriterBlock& stats) {
+  if (shard_index == 0 || std::all_of(written.begin(), written.end(), [](uint64_t n) { return n == 0; }))
+    return;
   shm::WriterTotals t = stats.Totals();
   if (t.next_shard_index >= shard_index) return;  // counted
   const std::string path = writer.ShardPath(shard_index - 1);
@@ -54,7 +55,8 @@ void CountUncountedShard(const io::ShardWriter& writer, uint64_t shard_index, co
   t.bytes += std::filesystem::file_size(path, ec);
   t.next_shard_index = shard_index;
   stats.Publish(t);
-  ZF_LOG(INFO) << "counted " << path << " (" << reader.Games() << " games), renamed by a writer that died before "
+  ZF_LOG(INFO) << "counted " << path << " (" << reader.Games()
+               << " games), renamed by a writer that died before "
                << "counting it";
 }
 
@@ -66,7 +68,8 @@ void MaybeDieAfterRename(const shm::SegmentMap& map) {
   const char* hook = std::getenv("ZF_FAULT_WRITER_DIE_AFTER_RENAME");
   if (!hook || ++renamed != std::atoi(hook)) return;
   if (map.WriterProcess().restarts.load(std::memory_order_relaxed) != 0) return;  // relaxed: a counter
-  ZF_LOG(WARN) << "ZF_FAULT_WRITER_DIE_AFTER_RENAME=" << hook << ": dying between rename and commit on purpose";
+  ZF_LOG(WARN) << "ZF_FAULT_WRITER_DIE_AFTER_RENAME=" << hook
+               << ": dying between rename and commit on purpose";
   raise(SIGKILL);
 }
 

@@ -150,7 +150,8 @@ bool EvalCache::Lookup(uint64_t key, float* logits, float* value, uint32_t* vers
   return false;
 }
 
-CacheInsert EvalCache::Insert(uint64_t key, const float* logits, float value, uint32_t version, pid_t writer) {
+CacheInsert EvalCache::Insert(uint64_t key, const float* logits, float value, uint32_t version,
+                              pid_t writer) {
   const uint64_t bucket = key & (entries_ - 1) & ~(kBucket - 1);
   // Already there (stable): nothing to do.
   for (uint64_t i = 0; i < kBucket; ++i) {

@@ -1,9 +1,8 @@
 #include "zerofarm/shm/layout.h"
 
-#include <cmath>
-
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <new>
 #include <string>

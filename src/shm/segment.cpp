@@ -263,7 +263,8 @@ bool RemoveIfStale(const std::string& name, double min_age_s) noexcept {
   if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     struct timespec now;
     ::clock_gettime(CLOCK_REALTIME, &now);
-    const double age = static_cast<double>(now.tv_sec - st.st_ctim.tv_sec) + 1e-9 * (now.tv_nsec - st.st_ctim.tv_nsec);
+    const double age =
+        static_cast<double>(now.tv_sec - st.st_ctim.tv_sec) + 1e-9 * (now.tv_nsec - st.st_ctim.tv_nsec);
     if (age >= min_age_s) removed = RemoveSegment(name);
   }
   ::close(fd);  // drops our lock

@@ -1,11 +1,11 @@
 // Bad input and a hostile environment: each gets one clear line and an exit
 // code, and nothing already finished is lost or left half-written.
-#include <catch2/catch.hpp>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -24,7 +24,6 @@ using namespace zerofarm;
 using namespace zerofarm::testing;
 
 namespace {
-
 
 // ERROR lines of a log.
 std::vector<std::string> ErrorLines(const std::string& log) {
@@ -125,7 +124,8 @@ TEST_CASE("rings too big for /dev/shm fail at start with one line and leave no s
   CHECK(SegmentsOf(p.pid()).empty());
 }
 
-TEST_CASE("an output directory that cannot be written fails at start with one line", "[multiprocess][fault]") {
+TEST_CASE("an output directory that cannot be written fails at start with one line",
+          "[multiprocess][fault]") {
   ScratchDir dir("zf-unwritable");
   std::ofstream(dir / "file") << "x";
   Spawned p(FarmArgs(dir / "file/run", {}), dir / "p");
@@ -182,8 +182,8 @@ TEST_CASE("after a SIGKILLed supervisor: children exit, the next run cleans up a
   const std::string out = dir / "run";
   Spawned first(FarmArgs(out, {"--shard-positions", "60"}), dir / "first");
   // Wait for a few shards, then kill the supervisor outright.
-  for (int i = 0; i < 600 && (!std::filesystem::exists(HostDir(out)) || io::ListShards(HostDir(out)).size() < 2);
-       ++i)
+  for (int i = 0;
+       i < 600 && (!std::filesystem::exists(HostDir(out)) || io::ListShards(HostDir(out)).size() < 2); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const auto children = ChildPids(first.pid());
   REQUIRE(children.size() >= 4);
@@ -202,8 +202,8 @@ TEST_CASE("after a SIGKILLed supervisor: children exit, the next run cleans up a
 
   Spawned second(FarmArgs(out, {"--games", "10", "--shard-positions", "60"}), dir / "second");
   REQUIRE(second.Wait(300) == 0);
-  CHECK(std::filesystem::exists(segments[0]) == false);       // the dead run's segment is gone
-  CHECK(FilesWithSuffix(out, ".tmp").empty());                 // the partial shard is gone
+  CHECK(std::filesystem::exists(segments[0]) == false);  // the dead run's segment is gone
+  CHECK(FilesWithSuffix(out, ".tmp").empty());           // the partial shard is gone
   const auto after = io::ListShards(HostDir(out));
   CHECK(after.size() > before.size());
   for (const auto& s : before) CHECK(std::filesystem::file_size(s) == sizes[s]);  // nothing overwritten
@@ -219,8 +219,8 @@ TEST_CASE("zerofarm without zerofarm-torch beside it says so in one line for the
   std::filesystem::copy_file(ZF_BINARY, lone);
   std::filesystem::permissions(lone, std::filesystem::perms::owner_all);
   const std::vector<std::vector<std::string>> cases = {
-      {lone, "run", "--game", "connect4", "--workers", "1", "--gpus", "0", "--games", "1", "--out", dir / "run",
-       "--no-status"},
+      {lone, "run", "--game", "connect4", "--workers", "1", "--gpus", "0", "--games", "1", "--out",
+       dir / "run", "--no-status"},
       {lone, "train", "--run", dir / "run", "--steps", "1"},
       {lone, "selfplay", "--games", "1"},
   };
@@ -269,8 +269,10 @@ TEST_CASE("hostile weights files are refused at start with one line before any c
           "[multiprocess][fault]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-hostile-weights");
-  WriteEditedNet(dir / "nan.h5", [](eval::WeightSet* w) { Tensor(w, "blocks.0.conv1.weight")->data[5] = NAN; });
-  WriteEditedNet(dir / "inf.h5", [](eval::WeightSet* w) { Tensor(w, "value_head.fc2.bias")->data[0] = INFINITY; });
+  WriteEditedNet(dir / "nan.h5",
+                 [](eval::WeightSet* w) { Tensor(w, "blocks.0.conv1.weight")->data[5] = NAN; });
+  WriteEditedNet(dir / "inf.h5",
+                 [](eval::WeightSet* w) { Tensor(w, "value_head.fc2.bias")->data[0] = INFINITY; });
   WriteEditedNet(dir / "shape.h5", [](eval::WeightSet* w) {
     eval::NamedTensor* t = Tensor(w, "policy_head.fc.bias");
     t->shape = {6};
@@ -301,8 +303,8 @@ TEST_CASE("non-HDF5 weights exit 2 in every command that takes weights", "[multi
       {ZF_BINARY, "selfplay", "--game", "connect4", "--games", "1", "--weights", dir / "text.h5"},
       {ZF_BINARY, "eval", "--weights", dir / "c4.h5", "--against", dir / "text.h5", "--games", "2"},
       {ZF_BINARY, "eval", "--weights", dir / "text.h5", "--against", dir / "c4.h5", "--games", "2"},
-      {ZF_BINARY, "loop", "--out", dir / "loop", "--pons", ReferenceFile("connect4/Test_L3_R1"), "--eval-positions",
-       "4", "--run-args", "--weights " + dir / "text.h5" + " --host-id " + kTestHost},
+      {ZF_BINARY, "loop", "--out", dir / "loop", "--pons", ReferenceFile("connect4/Test_L3_R1"),
+       "--eval-positions", "4", "--run-args", "--weights " + dir / "text.h5" + " --host-id " + kTestHost},
   };
   for (const auto& args : cases) {
     Spawned p(args, dir / "p");
@@ -329,7 +331,8 @@ TEST_CASE("bad command lines and config files get one line that names the culpri
       {FarmArgs(dir / "run", {"--config", dir / "confdir"}), "is a directory"},
       {FarmArgs(dir / "run", {"--workers", "abc"}), "--workers: bad value 'abc' (an integer)"},
       {FarmArgs(dir / "run", {"--duration=soon"}), "--duration: bad value 'soon' (a number)"},
-      {FarmArgs(dir / "run", {"--config", dir / "binary.conf"}), "binary.conf:2: expected key = value, got '\\x01"},
+      {FarmArgs(dir / "run", {"--config", dir / "binary.conf"}),
+       "binary.conf:2: expected key = value, got '\\x01"},
       {FarmArgs(dir / "run", {"--config", dir / "value.conf"}), "bad value '\\x1b[31mred'"},
   };
   for (const auto& c : cases) {
@@ -341,7 +344,8 @@ TEST_CASE("bad command lines and config files get one line that names the culpri
   CHECK_FALSE(std::filesystem::exists(dir / "run"));
 }
 
-TEST_CASE("an output disk full before the run starts exits 4 and leaves no tmp file", "[multiprocess][fault]") {
+TEST_CASE("an output disk full before the run starts exits 4 and leaves no tmp file",
+          "[multiprocess][fault]") {
   ScratchDir dir("zf-full-at-start");
   const std::string disk_dir = dir / "disk";
   SmallDisk disk(disk_dir, 64 * 1024);

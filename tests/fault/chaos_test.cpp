@@ -1,9 +1,9 @@
 // Chaos: a farm runs while this test SIGKILLs (or SIGSTOPs: hangs) random children of it. Nothing
 // finished may be lost, nothing may be written twice, no shard may be broken,
 // and every loss must be reported. Only this (parent) process asserts.
-#include <catch2/catch.hpp>
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <random>
 #include <thread>
@@ -18,7 +18,8 @@ namespace {
 
 // Seconds of the day of a log line "L HH:MM:SS.mmm [...".
 double Stamp(const std::string& line) {
-  return std::stoi(line.substr(2, 2)) * 3600.0 + std::stoi(line.substr(5, 2)) * 60.0 + std::stod(line.substr(8, 6));
+  return std::stoi(line.substr(2, 2)) * 3600.0 + std::stoi(line.substr(5, 2)) * 60.0 +
+         std::stod(line.substr(8, 6));
 }
 
 // For each "<role> (pid N) died" line, the delay to the next "restarted <role>".
@@ -64,7 +65,8 @@ void RunChaos(double seconds, int min_kills) {
   int kills = 0, stops = 0;
   std::map<std::string, int> kills_by_role;
   const size_t full = ChildPids(farm.pid()).size();  // 3 workers, an evaluator, a writer
-  while (std::chrono::steady_clock::now() - start < std::chrono::duration<double>(seconds) || kills < min_kills) {
+  while (std::chrono::steady_clock::now() - start < std::chrono::duration<double>(seconds) ||
+         kills < min_kills) {
     std::this_thread::sleep_for(interval);
     const auto children = ChildPids(farm.pid());
     if (children.empty()) continue;
@@ -109,18 +111,20 @@ void RunChaos(double seconds, int min_kills) {
   // One line for docs/reliability.md, printed whether or not the checks pass.
   std::printf("chaos result: %.0f s, %d kills (", seconds, kills);
   for (const auto& [role, n] : kills_by_role) std::printf(" %s %d", role.c_str(), n);
-  std::printf(" ), %lld games finished, %lld written, %lld in-flight games dropped, %lld restarts, "
-              "slowest restart %.3f s\n", finished, written, dropped, restarts, slowest);
+  std::printf(
+      " ), %lld games finished, %lld written, %lld in-flight games dropped, %lld restarts, "
+      "slowest restart %.3f s\n",
+      finished, written, dropped, restarts, slowest);
   CHECK(finished > 0);
-  CHECK(written == finished);          // no finished game lost
-  CHECK(dropped > 0);                  // the kills cost in-flight games, and said so
-  CHECK(restarts >= kills);            // every killed child was replaced
+  CHECK(written == finished);  // no finished game lost
+  CHECK(dropped > 0);          // the kills cost in-flight games, and said so
+  CHECK(restarts >= kills);    // every killed child was replaced
   // Every stopped child was found hung and replaced (the victims of the last
   // round may still be running when the farm stops: only earlier ones count).
   CHECK(NumberBefore(summary, " hung children killed") >= stops - 1);
 
   const ShardCheck check = CheckShards(HostDir(out));  // every shard opens, targets valid
-  CHECK(check.duplicate_ids == 0);                          // none written twice
+  CHECK(check.duplicate_ids == 0);                     // none written twice
   CHECK(static_cast<long long>(check.games) == written);
   CHECK(FilesWithSuffix(out, ".tmp").empty());
   CHECK(SegmentsOf(farm.pid()).empty());
@@ -144,4 +148,6 @@ TEST_CASE("chaos: 30+ SIGKILLs and SIGSTOPs of random children in 60 s lose no f
 }
 
 // The long version (100 kills in 10 minutes): zf_fault_test "[long]".
-TEST_CASE("chaos long: 100 SIGKILLs and SIGSTOPs in 10 minutes", "[.long][fault][chaos]") { RunChaos(600.0, 100); }
+TEST_CASE("chaos long: 100 SIGKILLs and SIGSTOPs in 10 minutes", "[.long][fault][chaos]") {
+  RunChaos(600.0, 100);
+}

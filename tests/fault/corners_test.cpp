@@ -2,14 +2,13 @@
 // #21, point 5): a writer killed between renaming a shard and committing it,
 // and a shard .tmp that a killed supervisor left behind. Real processes,
 // real shm, real HDF5; only the parent asserts.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
-#include <thread>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "farm_check.h"
 #include "test_paths.h"
@@ -48,7 +47,8 @@ TEST_CASE("a writer killed between rename and commit: the summary and metrics.pr
   ScratchDir dir("zf-rename-commit");
   const std::string out = dir / "run";
   setenv("ZF_FAULT_WRITER_DIE_AFTER_RENAME", "2", 1);  // the first writer dies after its 2nd shard
-  Spawned farm(FarmArgs(out, {"--shard-positions", "80", "--games", "40", "--compression", "0"}), dir / "farm");
+  Spawned farm(FarmArgs(out, {"--shard-positions", "80", "--games", "40", "--compression", "0"}),
+               dir / "farm");
   unsetenv("ZF_FAULT_WRITER_DIE_AFTER_RENAME");
   const int code = farm.Wait(300);
   const std::string err = farm.Stderr(), summary = farm.Stdout();
@@ -75,8 +75,10 @@ TEST_CASE("a writer killed between rename and commit: the summary and metrics.pr
   CHECK(PromValue(prom, "zerofarm_written_bytes_total") == disk.bytes);
 }
 
-TEST_CASE("a complete shard .tmp of a killed supervisor is finished by the next start and an incomplete one is counted",
-          "[multiprocess][fault][corners]") {
+TEST_CASE(
+    "a complete shard .tmp of a killed supervisor is finished by the next start and an incomplete one is "
+    "counted",
+    "[multiprocess][fault][corners]") {
   ScratchDir dir("zf-tmp-shard");
   const std::string out = dir / "run";
   Spawned first(FarmArgs(out, {"--shard-positions", "80", "--games", "24"}), dir / "first");
@@ -109,11 +111,14 @@ TEST_CASE("a complete shard .tmp of a killed supervisor is finished by the next 
   const ShardCheck check = CheckShards(HostDir(out));
   CHECK(check.duplicate_ids == 0);
   const Disk after = OnDisk(HostDir(out));
-  CHECK(after.games == before.games + last_games + static_cast<uint64_t>(NumberBefore(summary, " written in ")));
+  CHECK(after.games ==
+        before.games + last_games + static_cast<uint64_t>(NumberBefore(summary, " written in ")));
 }
 
-TEST_CASE("games a killed worker drops go back to the --games budget and a killed writer's successor removes a half-written .tmp",
-          "[multiprocess][fault][corners]") {
+TEST_CASE(
+    "games a killed worker drops go back to the --games budget and a killed writer's successor removes a "
+    "half-written .tmp",
+    "[multiprocess][fault][corners]") {
   ScratchDir dir("zf-budget");
   const std::string out = dir / "run";
   Spawned farm(FarmArgs(out, {"--games", "500", "--shard-positions", "100000"}), dir / "farm");

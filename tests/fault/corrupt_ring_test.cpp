@@ -3,9 +3,9 @@
 // it logs it once, stops serving that ring and goes on serving the others.
 // The test plays the hostile process: it maps the farm's own segment, stops
 // worker 0 and writes a head more than a ring's worth ahead of done.
-#include <catch2/catch.hpp>
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <thread>
 
 #include "farm_check.h"
@@ -15,7 +15,6 @@
 
 using namespace zerofarm;
 using namespace zerofarm::testing;
-
 
 TEST_CASE("the evaluator refuses a ring with impossible counters at run time and serves the others",
           "[fault][ring]") {
@@ -36,8 +35,8 @@ TEST_CASE("the evaluator refuses a ring with impossible counters at run time and
 
   const pid_t worker0 = ChildNamed(farm.pid(), "zf-worker-0");
   REQUIRE(worker0 > 0);
-  REQUIRE(kill(worker0, SIGSTOP) == 0);  // the worker must not rewrite head
-  REQUIRE(WaitUntilStopped(worker0, 30));    // SIGSTOP lands asynchronously
+  REQUIRE(kill(worker0, SIGSTOP) == 0);    // the worker must not rewrite head
+  REQUIRE(WaitUntilStopped(worker0, 30));  // SIGSTOP lands asynchronously
   // Impossible whatever the evaluator still completes of worker 0's leaves in
   // flight (at most a ring's worth): more than a ring's worth ahead of any done.
   ring0.head.store(ring0.done.load() + 3 * ring0.slots);

@@ -3,10 +3,10 @@
 // successor pins the segment again and re-evaluates every leaf taken but not
 // finished. Nothing finished is lost, nothing is written twice. Needs a CUDA
 // build and a GPU (skips visibly otherwise). Only this (parent) process asserts.
-#include <catch2/catch.hpp>
 #include <signal.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <thread>
 
 #include "farm_check.h"
@@ -42,9 +42,8 @@ TEST_CASE("a GPU evaluator SIGKILLed mid-batch: its successor re-evaluates the l
   ScratchDir dir("zf-gpu-kill");
   const std::string out = dir / "run";
   // A net big enough that the evaluator spends most of its time in batches.
-  std::vector<std::string> args =
-      FarmArgs(out, {"--workers", "4", "--games-per-worker", "32", "--blocks", "6", "--filters", "64",
-                     "--shard-positions", "2000"});
+  std::vector<std::string> args = FarmArgs(out, {"--workers", "4", "--games-per-worker", "32", "--blocks",
+                                                 "6", "--filters", "64", "--shard-positions", "2000"});
   *(std::find(args.begin(), args.end(), "--gpus") + 1) = "1";
   Spawned farm(args, dir / "farm");
   constexpr int kKills = 5;

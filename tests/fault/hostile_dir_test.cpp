@@ -2,12 +2,12 @@
 // `zerofarm run --out DIR` where the unprivileged user `nobody` made DIR and
 // planted symbolic links to files outside it must truncate or replace nothing
 // outside DIR. Real processes, a real farm; only the parent asserts.
-#include <catch2/catch.hpp>
 #include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -23,7 +23,6 @@ using namespace zerofarm::testing;
 namespace {
 
 constexpr uid_t kNobody = 65534;  // nobody / nogroup on Debian
-
 
 // Runs `body` in a child process as nobody:nogroup; true when it returned true.
 bool AsNobody(const std::function<bool()>& body) {
@@ -79,8 +78,9 @@ TEST_CASE("a run directory planted with links by another user truncates nothing 
   Victims victims(base / "victims");
   const std::string out = pub + "/run", host = HostDir(out);
   // nobody makes the run directory and plants links to root's files in it.
-  const std::vector<std::string> planted = {".zerofarm.lock", "metrics.csv", "metrics.prom", "metrics.prom.tmp",
-                                            "config.txt.tmp", "epoch.tmp", "epoch"};
+  const std::vector<std::string> planted = {
+      ".zerofarm.lock", "metrics.csv", "metrics.prom", "metrics.prom.tmp",
+      "config.txt.tmp", "epoch.tmp",   "epoch"};
   std::vector<std::pair<std::string, std::string>> links;  // target, link
   for (const auto& name : planted) links.emplace_back(victims.Make(name), host + "/" + name);
   links.emplace_back(victims.Make("run_id"), out + "/run_id");

@@ -4,9 +4,9 @@
 // drain is restarted and drains (point 5). Real processes, real shm, real
 // HDF5. Only this (parent) process asserts; every check is on facts (counts,
 // files), not on timing, with generous timeouts for a loaded machine.
-#include <catch2/catch.hpp>
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <thread>
 
@@ -40,8 +40,10 @@ void CheckNothingLost(const std::string& out, const std::string& summary) {
 
 }  // namespace
 
-TEST_CASE("a SIGSTOPped worker and evaluator and writer are each killed as hung and restarted with no finished game lost",
-          "[multiprocess][fault][hung][slow]") {
+TEST_CASE(
+    "a SIGSTOPped worker and evaluator and writer are each killed as hung and restarted with no finished "
+    "game lost",
+    "[multiprocess][fault][hung][slow]") {
   ScratchDir dir("zf-hung");
   const std::string out = dir / "run";
   Spawned farm(FarmArgs(out, {"--hang-timeout", "6", "--shard-positions", "300"}), dir / "farm");
@@ -56,7 +58,8 @@ TEST_CASE("a SIGSTOPped worker and evaluator and writer are each killed as hung 
     // a stopped process) and starts a new one.
     CHECK(WaitFor([&]() { return !ProcessAlive(victim); }, 90));
     pid_t successor = -1;
-    CHECK(WaitFor([&]() { return (successor = ChildNamed(farm.pid(), role)) > 0 && successor != victim; }, 60));
+    CHECK(
+        WaitFor([&]() { return (successor = ChildNamed(farm.pid(), role)) > 0 && successor != victim; }, 60));
     const std::string err = farm.Stderr();
     CHECK_THAT(err, Catch::Contains("(pid " + std::to_string(victim) + ") is hung"));
   }

@@ -3,11 +3,11 @@
 // another farm's supervisor pid, yet must not remove its live segment; a
 // dead run's segment is still removed. Decided by the flock every live
 // segment's creator holds (shm/segment.h), not by kill(pid, 0).
-#include <catch2/catch.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -59,10 +59,13 @@ std::string DeadRunsSegment() {
 
 }  // namespace
 
-TEST_CASE("a farm in another PID namespace never removes a live farm's segment and still removes a dead one's",
-          "[multiprocess][fault][namespace]") {
+TEST_CASE(
+    "a farm in another PID namespace never removes a live farm's segment and still removes a dead one's",
+    "[multiprocess][fault][namespace]") {
   if (std::system("unshare --pid --fork --mount-proc true >/dev/null 2>&1") != 0)
-    ZF_SKIP("unshare --pid --fork --mount-proc fails here: it needs root and a real root filesystem (not a chroot)");
+    ZF_SKIP(
+        "unshare --pid --fork --mount-proc fails here: it needs root and a real root filesystem (not a "
+        "chroot)");
   ScratchDir dir("zf-pidns");
   Spawned live(FarmArgs(dir / "live", {}), dir / "live");
   REQUIRE(WaitForLog(live, "serving workers", 1, 120));
@@ -70,8 +73,8 @@ TEST_CASE("a farm in another PID namespace never removes a live farm's segment a
   REQUIRE(segments.size() == 1);
   // The repro's premise: inside a new PID namespace the live supervisor's pid
   // is not there, so kill(pid, 0) would call its run dead.
-  const std::string probe = "unshare --pid --fork --mount-proc sh -c 'kill -0 " + std::to_string(live.pid()) +
-                            "' >/dev/null 2>&1";
+  const std::string probe =
+      "unshare --pid --fork --mount-proc sh -c 'kill -0 " + std::to_string(live.pid()) + "' >/dev/null 2>&1";
   CHECK(std::system(probe.c_str()) != 0);
   const std::string dead = DeadRunsSegment();
   REQUIRE(std::filesystem::exists(dead));

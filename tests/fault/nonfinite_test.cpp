@@ -3,9 +3,9 @@
 // it answers are counted, logged once per model version, and their games are
 // dropped (and counted); the run stops on time, says why in its summary, and
 // exits 1 while the model in use still produces NaN. Only the parent asserts.
-#include <catch2/catch.hpp>
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <thread>
@@ -83,12 +83,13 @@ TEST_CASE("a model that answers NaN at start: the run stops on time with exit 1 
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-nan-start");
   const eval::WeightSet nan = OverflowingWeights(3);
-  REQUIRE(AllFinite(nan));  // a finiteness check of the weights passes ...
+  REQUIRE(AllFinite(nan));         // a finiteness check of the weights passes ...
   REQUIRE(AnswersNonFinite(nan));  // ... yet the output is not finite
   io::WriteWeights(dir / "nan.h5", nan);
   const double duration = 12;
-  Spawned farm(FarmArgs(dir / "run", {"--weights", dir / "nan.h5", "--duration", "12", "--hang-timeout", "10"}),
-               dir / "farm");
+  Spawned farm(
+      FarmArgs(dir / "run", {"--weights", dir / "nan.h5", "--duration", "12", "--hang-timeout", "10"}),
+      dir / "farm");
   const auto t0 = std::chrono::steady_clock::now();
   const int code = farm.Wait(duration + 120);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -103,8 +104,10 @@ TEST_CASE("a model that answers NaN at start: the run stops on time with exit 1 
   CheckNonFiniteSummary(summary, err);
 }
 
-TEST_CASE("a model that answers NaN by hot reload: games are dropped and a later good model is used and nothing wedges",
-          "[multiprocess][fault][nonfinite]") {
+TEST_CASE(
+    "a model that answers NaN by hot reload: games are dropped and a later good model is used and nothing "
+    "wedges",
+    "[multiprocess][fault][nonfinite]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   for (const bool recover : {false, true}) {
     ScratchDir dir("zf-nan-reload");

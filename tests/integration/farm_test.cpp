@@ -1,19 +1,18 @@
 // The farm end to end: the real binary, real processes, real shared memory,
 // real HDF5 files. Only this (parent) process asserts.
-#include <catch2/catch.hpp>
-
 #include <dirent.h>
 #include <signal.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
-#include "skip.h"
 #include "farm_check.h"
+#include "skip.h"
 #include "spawn.h"
 #include "test_paths.h"
 #include "zerofarm/eval/torch_evaluator.h"
@@ -23,8 +22,6 @@
 
 using namespace zerofarm;
 using namespace zerofarm::testing;
-
-
 
 TEST_CASE("a farm of 2 workers and a CPU evaluator writes 50 games exactly once", "[multiprocess][farm]") {
   ScratchDir dir("zf-farm");
@@ -80,7 +77,8 @@ TEST_CASE("a farm of 2 workers and a CPU evaluator writes 50 games exactly once"
   CHECK(SegmentsOf(farm.pid()).empty());
 }
 
-TEST_CASE("SIGINT stops the farm cleanly: finished games kept, in-flight games reported", "[multiprocess][farm]") {
+TEST_CASE("SIGINT stops the farm cleanly: finished games kept, in-flight games reported",
+          "[multiprocess][farm]") {
   ScratchDir dir("zf-farm-int");
   const std::string out = dir / "run";
   Spawned farm(FarmArgs(out, {"--shard-positions", "100000"}), dir / "farm");
@@ -104,11 +102,22 @@ TEST_CASE("SIGINT stops the farm cleanly: finished games kept, in-flight games r
 TEST_CASE("bad command-line values give one line on stderr and exit code 2", "[multiprocess][cli]") {
   ScratchDir dir("zf-badargs");
   const std::vector<std::vector<std::string>> cases = {
-      {"--workers", "-1"},         {"--workers", "abc"},       {"--workers", "1025"},       {"--simulations", "-5"},
-      {"--game", "chess"},         {"--max-batch", "0"},       {"--gpus", "-2"},
-      {"--compression", "12"},     {"--dirichlet-fraction", "2"}, {"--no-such-option"},
-      {"--games-per-worker", "0"}, {"--duration", "-1"},       {"stray"},
-      {"--weights", dir / "missing.h5"}, {"--host-id", "a/b"}, {"--host-id", ".."},
+      {"--workers", "-1"},
+      {"--workers", "abc"},
+      {"--workers", "1025"},
+      {"--simulations", "-5"},
+      {"--game", "chess"},
+      {"--max-batch", "0"},
+      {"--gpus", "-2"},
+      {"--compression", "12"},
+      {"--dirichlet-fraction", "2"},
+      {"--no-such-option"},
+      {"--games-per-worker", "0"},
+      {"--duration", "-1"},
+      {"stray"},
+      {"--weights", dir / "missing.h5"},
+      {"--host-id", "a/b"},
+      {"--host-id", ".."},
   };
   for (const auto& extra : cases) {
     std::vector<std::string> args = {ZF_BINARY, "run", "--out", dir / "run"};

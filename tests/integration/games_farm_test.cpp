@@ -2,9 +2,8 @@
 // binary on the CPU evaluator, then every recorded game replayed legally to
 // its recorded result, and `inspect` drawing a position. Only this (parent)
 // process asserts.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
@@ -15,10 +14,10 @@
 #include "zerofarm/io/shard.h"
 
 using namespace zerofarm;
-using testing::ScratchDir;
-using testing::Spawned;
 using testing::HostDir;
 using testing::kTestHost;
+using testing::ScratchDir;
+using testing::Spawned;
 
 namespace {
 
@@ -29,10 +28,33 @@ void RunAndCheck(const std::string& name, int simulations, int games) {
   const std::string out = dir / "run";
   // --shard-positions keeps the game queues (and so the shared memory) small:
   // a queue slot holds a whole game of MaxGameLength() positions.
-  Spawned farm({ZF_BINARY, "run", "--game", name, "--workers", "2", "--gpus", "0",
-                "--games-per-worker", "4", "--simulations", std::to_string(simulations), "--blocks", "1",
-                "--filters", "8", "--games", std::to_string(games), "--out", out, "--no-status",
-                "--shard-positions", "1000", "--seed", "5", "--host-id", kTestHost},
+  Spawned farm({ZF_BINARY,
+                "run",
+                "--game",
+                name,
+                "--workers",
+                "2",
+                "--gpus",
+                "0",
+                "--games-per-worker",
+                "4",
+                "--simulations",
+                std::to_string(simulations),
+                "--blocks",
+                "1",
+                "--filters",
+                "8",
+                "--games",
+                std::to_string(games),
+                "--out",
+                out,
+                "--no-status",
+                "--shard-positions",
+                "1000",
+                "--seed",
+                "5",
+                "--host-id",
+                kTestHost},
                dir / "farm");
   const int code = farm.Wait(600);
   INFO(name << " farm stderr:\n" << farm.Stderr());
@@ -102,8 +124,9 @@ void RunAndCheck(const std::string& name, int simulations, int games) {
     }
   }
   REQUIRE(!shown_shard.empty());
-  Spawned inspect({ZF_BINARY, "inspect", shown_shard, "--game-id", std::to_string(shown.game_id), "--ply", "5"},
-                  dir / "inspect");
+  Spawned inspect(
+      {ZF_BINARY, "inspect", shown_shard, "--game-id", std::to_string(shown.game_id), "--ply", "5"},
+      dir / "inspect");
   const int inspect_code = inspect.Wait(120);
   INFO("inspect stdout:\n" << inspect.Stdout() << "\ninspect stderr:\n" << inspect.Stderr());
   REQUIRE(inspect_code == 0);
@@ -134,6 +157,4 @@ TEST_CASE("a farm plays 9x9 go games that replay to their results", "[multiproce
   RunAndCheck("go", 4, 4);
 }
 
-TEST_CASE("a farm plays 7x7 go games (komi 4.5)", "[multiprocess][farm][games]") {
-  RunAndCheck("go7", 4, 4);
-}
+TEST_CASE("a farm plays 7x7 go games (komi 4.5)", "[multiprocess][farm][games]") { RunAndCheck("go7", 4, 4); }

@@ -2,10 +2,9 @@
 // The CPU cases run everywhere (--simulate-gpus: the farm laid out as for
 // GPUs, networks on the CPU); the [gpu] cases need a CUDA build and a GPU and
 // skip visibly otherwise. Only this (parent) process asserts.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -32,8 +31,10 @@ class ScopedEnv {
     setenv(name, value, 1);
   }
   ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -81,7 +82,7 @@ struct FarmResult {
   ShardCheck shards;
 };
 FarmResult RunTestFarm(const ScratchDir& dir, int workers, int games, size_t evaluators,
-                   std::vector<std::string> extra) {
+                       std::vector<std::string> extra) {
   const std::string out = dir / "run";
   extra.insert(extra.end(), {"--workers", std::to_string(workers), "--games", std::to_string(games)});
   std::vector<std::string> args = FarmArgs(out, {});
@@ -101,8 +102,10 @@ FarmResult RunTestFarm(const ScratchDir& dir, int workers, int games, size_t eva
 
 }  // namespace
 
-TEST_CASE("two simulated GPU evaluators (--gpus 2 --simulate-gpus) each get their own CUDA_VISIBLE_DEVICES and half the workers",
-          "[multiprocess][farm][gpu_plan]") {
+TEST_CASE(
+    "two simulated GPU evaluators (--gpus 2 --simulate-gpus) each get their own CUDA_VISIBLE_DEVICES and "
+    "half the workers",
+    "[multiprocess][farm][gpu_plan]") {
   if (!eval::TorchBuilt()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-gpu-plan");
   ScopedEnv visible("CUDA_VISIBLE_DEVICES", "5,7");
@@ -123,7 +126,8 @@ TEST_CASE("two simulated GPU evaluators (--gpus 2 --simulate-gpus) each get thei
 TEST_CASE("a CPU farm with two CPU evaluator processes writes valid games from every worker",
           "[multiprocess][farm][cpu_evaluators]") {
   ScratchDir dir("zf-cpu-evals");
-  const FarmResult r = RunTestFarm(dir, 3, 18, 2, {"--gpus", "0", "--cpu-evaluators", "2", "--eval-threads", "1"});
+  const FarmResult r =
+      RunTestFarm(dir, 3, 18, 2, {"--gpus", "0", "--cpu-evaluators", "2", "--eval-threads", "1"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(r.devices.size() == 2);  // zf-eval-0 and zf-eval-1 ran
@@ -148,7 +152,8 @@ TEST_CASE("two GPU evaluators with one visible GPU are refused in one line and s
     INFO(r.err);
     CHECK(r.code == 2);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK_THAT(r.err, Catch::Contains("--gpus 2 but 1 GPU(s) visible (3)") && Catch::Contains("--share-gpus"));
+    CHECK_THAT(r.err,
+               Catch::Contains("--gpus 2 but 1 GPU(s) visible (3)") && Catch::Contains("--share-gpus"));
   }
   ScratchDir dir("zf-gpu-plan-shared");
   const FarmResult r = RunTestFarm(dir, 2, 12, 2, {"--gpus", "2", "--simulate-gpus", "--share-gpus"});
@@ -175,8 +180,10 @@ TEST_CASE("a farm with --gpus 2: two GPUs where two are visible or else two eval
   INFO(r.err);
   REQUIRE(r.code == 0);
   REQUIRE(r.devices.size() == 2);
-  if (devices >= 2) CHECK(r.devices["zf-eval-0"] != r.devices["zf-eval-1"]);
-  else CHECK(r.devices["zf-eval-0"] == r.devices["zf-eval-1"]);
+  if (devices >= 2)
+    CHECK(r.devices["zf-eval-0"] != r.devices["zf-eval-1"]);
+  else
+    CHECK(r.devices["zf-eval-0"] == r.devices["zf-eval-1"]);
   CHECK_THAT(r.err, Catch::Contains("serving workers 0,2 (CUDA_VISIBLE_DEVICES=" + r.devices["zf-eval-0"] +
                                     ") of evaluator 0 with LibTorch CUDA"));
   CHECK_THAT(r.err, Catch::Contains("serving workers 1,3 (CUDA_VISIBLE_DEVICES=" + r.devices["zf-eval-1"] +

@@ -4,8 +4,9 @@
 // plays full games against `gnugo --mode gtp --level 1` through the referee
 // (proc/gtp.h); `zerofarm eval --against-gtp` runs its arena. Without gnugo
 // every test skips visibly (ZF_SKIP), and CI does not allow that skip.
-#include <catch2/catch.hpp>
+#include "zerofarm/proc/gtp.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -20,7 +21,6 @@
 #include "zerofarm/game/go.h"
 #include "zerofarm/io/game_records.h"
 #include "zerofarm/io/shard.h"
-#include "zerofarm/proc/gtp.h"
 
 using namespace zerofarm;
 using testing::ScratchDir;
@@ -47,9 +47,33 @@ std::string GnuGo() {
 // Runs a short 9x9 farm (tiny net, 4 simulations) into dir/run.
 std::string GoFarm(const ScratchDir& dir, int games) {
   const std::string out = dir / "run";
-  Spawned farm({ZF_BINARY, "run", "--game", "go", "--workers", "2", "--gpus", "0", "--games-per-worker", "2",
-                "--simulations", "4", "--blocks", "1", "--filters", "8", "--games", std::to_string(games), "--out",
-                out, "--no-status", "--shard-positions", "1000", "--seed", "7", "--host-id", testing::kTestHost},
+  Spawned farm({ZF_BINARY,
+                "run",
+                "--game",
+                "go",
+                "--workers",
+                "2",
+                "--gpus",
+                "0",
+                "--games-per-worker",
+                "2",
+                "--simulations",
+                "4",
+                "--blocks",
+                "1",
+                "--filters",
+                "8",
+                "--games",
+                std::to_string(games),
+                "--out",
+                out,
+                "--no-status",
+                "--shard-positions",
+                "1000",
+                "--seed",
+                "7",
+                "--host-id",
+                testing::kTestHost},
                dir / "farm");
   const int code = farm.Wait(300);
   INFO("farm stderr:\n" << farm.Stderr());
@@ -94,10 +118,12 @@ TEST_CASE("export writes SGF that GNU Go loads and scores as zerofarm does", "[m
       }
       for (int c = 0; c < rules.size() * rules.size(); ++c)
         CHECK(cells[c] == (ours.At(c) < 0 ? '.' : "XO"[ours.At(c)]));
-      const game::GoState board = game::GoState::FromCells(cells, rules.size(), rules.komi(), 1000, 0, 0, false);
+      const game::GoState board =
+          game::GoState::FromCells(cells, rules.size(), rules.komi(), 1000, 0, 0, false);
       const std::string expected = io::SgfResult(*go, g);
-      CHECK(expected == (board.Score() == 0 ? std::string("0")
-                                            : (board.Score() > 0 ? "B+" : "W+") + Trim(std::abs(board.Score()))));
+      CHECK(expected == (board.Score() == 0
+                             ? std::string("0")
+                             : (board.Score() > 0 ? "B+" : "W+") + Trim(std::abs(board.Score()))));
       // GNU Go removes the stones it judges dead; Tromp-Taylor removes none.
       // Where GNU Go sees no dead stone its own final_score must agree too.
       if (!referee.Command("final_status_list dead").empty()) continue;
@@ -131,10 +157,12 @@ namespace {
 // level 1 through the referee, colours alternating.
 void PlayAgainstGnuGo(const std::string& gnugo, int games, int simulations) {
   ScratchDir dir("zf-gtp");
-  proc::GtpProcess engine(std::string(ZF_BINARY) + " gtp --game go --weights random --blocks 1 --filters 8 --simulations " +
+  proc::GtpProcess engine(std::string(ZF_BINARY) +
+                              " gtp --game go --weights random --blocks 1 --filters 8 --simulations " +
                               std::to_string(simulations) + " --seed 3",
                           dir / "engine.err", 120);
-  proc::GtpProcess gnu(gnugo + " --mode gtp --level 1 --chinese-rules --capture-all-dead", dir / "gnugo.err", 120);
+  proc::GtpProcess gnu(gnugo + " --mode gtp --level 1 --chinese-rules --capture-all-dead", dir / "gnugo.err",
+                       120);
   CHECK(engine.Command("protocol_version") == "2");
   for (int g = 0; g < games; ++g) {
     const bool black = g % 2 == 0;
@@ -151,9 +179,9 @@ void PlayAgainstGnuGo(const std::string& gnugo, int games, int simulations) {
     // Played to the end (GNU Go captures every dead stone before it passes):
     // GNU Go's own final_score is zerofarm's Tromp-Taylor result.
     if (r.reason == "score") CHECK((black ? r.white_score : r.black_score) == r.Result());
-    std::cout << "gtp game " << g << ": zerofarm " << (black ? "B" : "W") << " vs gnugo level 1: " << r.Result()
-              << " (" << r.reason << ", " << r.moves.size() << " plies; gnugo scores "
-              << (black ? r.white_score : r.black_score) << ")\n";
+    std::cout << "gtp game " << g << ": zerofarm " << (black ? "B" : "W")
+              << " vs gnugo level 1: " << r.Result() << " (" << r.reason << ", " << r.moves.size()
+              << " plies; gnugo scores " << (black ? r.white_score : r.black_score) << ")\n";
   }
 }
 
@@ -177,7 +205,8 @@ TEST_CASE("eval --against-gtp reports a 7x7 arena against gnugo as JSON", "[mult
   if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh installs it)");
   ScratchDir dir("zf-gtp-arena");
   Spawned eval({ZF_BINARY, "eval", "--game", "go7", "--weights", "random", "--blocks", "1", "--filters", "8",
-                "--simulations", "4", "--games", "2", "--quiet", "--against-gtp", gnugo + " --mode gtp --level 1 --chinese-rules --capture-all-dead"},
+                "--simulations", "4", "--games", "2", "--quiet", "--against-gtp",
+                gnugo + " --mode gtp --level 1 --chinese-rules --capture-all-dead"},
                dir / "eval");
   REQUIRE(eval.Wait(300) == 0);
   const std::string out = eval.Stdout();

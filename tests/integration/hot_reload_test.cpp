@@ -3,10 +3,10 @@
 // weights stay; hot reload never sticks (issue 21, point 7): a refused file
 // does not block a later valid one, and a file seen half-copied is retried
 // until it is complete. Only the parent asserts.
-#include <catch2/catch.hpp>
 #include <signal.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>

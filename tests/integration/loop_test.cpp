@@ -3,7 +3,6 @@
 // loop` runs farm + trainer + evaluation and records a curve. Only the
 // parent asserts.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 
@@ -44,9 +43,25 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   REQUIRE(Run(FarmArgs(run, {"--duration", "8", "--shard-positions", "500"}), dir / "farm", &out, &err) == 0);
   REQUIRE(!io::ListShards(HostDir(run)).empty());
 
-  const std::vector<std::string> train = {ZF_BINARY, "train", "--run", run, "--steps", "12", "--batch", "32",
-                                          "--checkpoint-steps", "5", "--replay", "0", "--blocks", "1",
-                                          "--filters", "8", "--min-positions", "100", "--no-wait"};
+  const std::vector<std::string> train = {ZF_BINARY,
+                                          "train",
+                                          "--run",
+                                          run,
+                                          "--steps",
+                                          "12",
+                                          "--batch",
+                                          "32",
+                                          "--checkpoint-steps",
+                                          "5",
+                                          "--replay",
+                                          "0",
+                                          "--blocks",
+                                          "1",
+                                          "--filters",
+                                          "8",
+                                          "--min-positions",
+                                          "100",
+                                          "--no-wait"};
   REQUIRE(Run(train, dir / "train1", &out, &err) == 0);
   INFO(err);
   CHECK_THAT(out, Catch::Contains("12 steps (12 in all)"));
@@ -58,15 +73,16 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
 
   // Move error of the newest checkpoint on 30 endgame positions.
   const std::string pons = ReferenceFile("connect4/Test_L3_R1");
-  REQUIRE(Run({ZF_BINARY, "eval", "--run", run, "--pons", pons, "--limit", "30", "--simulations", "16", "--no-status"},
+  REQUIRE(Run({ZF_BINARY, "eval", "--run", run, "--pons", pons, "--limit", "30", "--simulations", "16",
+               "--no-status"},
               dir / "eval", &out, &err) == 0);
   CHECK_THAT(out, Catch::Contains("\"kind\":\"move_error\""));
   CHECK_THAT(out, Catch::Contains("\"model_version\":6"));
   CHECK_THAT(out, Catch::Contains("\"positions\":30"));
   CHECK(CountLines(run + "/eval/eval.csv") == 2);
   // An arena between two checkpoints adds up.
-  REQUIRE(Run({ZF_BINARY, "eval", "--weights", run + "/models/model-6.h5", "--against", run + "/models/model-1.h5",
-               "--games", "6", "--simulations", "8"},
+  REQUIRE(Run({ZF_BINARY, "eval", "--weights", run + "/models/model-6.h5", "--against",
+               run + "/models/model-1.h5", "--games", "6", "--simulations", "8"},
               dir / "arena", &out, &err) == 0);
   CHECK_THAT(out, Catch::Contains("\"games\":6"));
 
@@ -77,7 +93,8 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
         kExitUsage);
   CHECK_THAT(err, Catch::Contains("missing.h5: No such file"));
   std::ofstream(dir / "bad.pons") << "4455 99\n";
-  CHECK(Run({ZF_BINARY, "eval", "--run", run, "--pons", dir / "bad.pons"}, dir / "bad3", &out, &err) == kExitUsage);
+  CHECK(Run({ZF_BINARY, "eval", "--run", run, "--pons", dir / "bad.pons"}, dir / "bad3", &out, &err) ==
+        kExitUsage);
   CHECK_THAT(err, Catch::Contains("bad.pons:1"));
   std::ofstream(dir / "corrupt.h5") << "not weights";
   // Weights that are not HDF5 are bad input in every command (issue 21): exit 2.
@@ -90,22 +107,45 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-loop");
   const std::string run = dir / "run";
-  const std::vector<std::string> loop = {
-      ZF_BINARY, "loop", "--out", run, "--hours", "0.012", "--eval-every", "12", "--pons",
-      ReferenceFile("connect4/Test_L3_R1"), "--eval-positions", "40", "--eval-simulations", "8",
-      "--eval-solver-simulations", "8", "--blocks", "1",
-      "--filters", "8", "--simulations", "12", "--games-per-worker", "8", "--run-args", "--shard-positions 400 --host-id " + std::string(kTestHost),
-      "--train-args", "--min-positions 200 --checkpoint-steps 10 --batch 32"};
+  const std::vector<std::string> loop = {ZF_BINARY,
+                                         "loop",
+                                         "--out",
+                                         run,
+                                         "--hours",
+                                         "0.012",
+                                         "--eval-every",
+                                         "12",
+                                         "--pons",
+                                         ReferenceFile("connect4/Test_L3_R1"),
+                                         "--eval-positions",
+                                         "40",
+                                         "--eval-simulations",
+                                         "8",
+                                         "--eval-solver-simulations",
+                                         "8",
+                                         "--blocks",
+                                         "1",
+                                         "--filters",
+                                         "8",
+                                         "--simulations",
+                                         "12",
+                                         "--games-per-worker",
+                                         "8",
+                                         "--run-args",
+                                         "--shard-positions 400 --host-id " + std::string(kTestHost),
+                                         "--train-args",
+                                         "--min-positions 200 --checkpoint-steps 10 --batch 32"};
   std::string out, err;
   REQUIRE(Run(loop, dir / "loop1", &out, &err, 400) == 0);
   INFO(err.substr(err.size() > 3000 ? err.size() - 3000 : 0));
   CHECK_THAT(out, Catch::Contains("move error against the exact solver"));
   CHECK_THAT(out, Catch::Contains("Test_L3_R1: net"));
-  CHECK_THAT(out, Catch::Contains("zerofarm run:"));   // the farm's summary: it stopped cleanly
+  CHECK_THAT(out, Catch::Contains("zerofarm run:"));    // the farm's summary: it stopped cleanly
   CHECK_THAT(out, Catch::Contains("zerofarm train:"));  // and the trainer's
   const int rows = CountLines(run + "/eval/curve.csv");
   CHECK(rows >= 2);  // header + at least the final evaluation
-  CHECK_THAT(io::ReadTextFile(run + "/eval/curve.csv"), Catch::StartsWith("hours,model_version,file,positions"));
+  CHECK_THAT(io::ReadTextFile(run + "/eval/curve.csv"),
+             Catch::StartsWith("hours,model_version,file,positions"));
   const std::string curve = io::ReadTextFile(run + "/eval/curve.csv");
   CHECK_THAT(curve, Catch::Contains("mcts_outcome_error,value_agreement,cpu_hours,solver\n"));
   // Each evaluation measures plain PUCT and PUCT with the solver.

@@ -1,7 +1,6 @@
 // What a run shows of itself: metrics.csv, metrics.prom, the plots drawn from
 // them, and a config file with command-line overrides. Only the parent asserts.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,7 +22,8 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 }  // namespace
 
-TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary", "[multiprocess][metrics]") {
+TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary",
+          "[multiprocess][metrics]") {
   ScratchDir dir("zf-metrics");
   const std::string out = dir / "run";
   Spawned farm(FarmArgs(out, {"--duration", "7", "--progress-every", "2"}), dir / "farm");
@@ -38,7 +38,8 @@ TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary
   for (const auto& line : Lines(log))
     if (line.find("] progress: ") != std::string::npos) {
       ++progress;
-      CHECK_THAT(line, Catch::Contains("s  games ") && Catch::Contains(" of 7s, ETA ") && Catch::Contains("games/s "));
+      CHECK_THAT(line, Catch::Contains("s  games ") && Catch::Contains(" of 7s, ETA ") &&
+                           Catch::Contains("games/s "));
     }
   CHECK(progress >= 2);
   const auto csv = Lines(Slurp(HostDir(out) + "/metrics.csv"));
@@ -47,7 +48,8 @@ TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary
   CHECK_THAT(csv[0], Catch::Contains("latency_p99_us") && Catch::Contains("ring_occupancy_w1") &&
                          Catch::Contains("leaf_evals_per_s_e0") && Catch::Contains("batch_hist_15"));
   const size_t columns = std::count(csv[0].begin(), csv[0].end(), ',');
-  for (size_t i = 1; i < csv.size(); ++i) CHECK(static_cast<size_t>(std::count(csv[i].begin(), csv[i].end(), ',')) == columns);
+  for (size_t i = 1; i < csv.size(); ++i)
+    CHECK(static_cast<size_t>(std::count(csv[i].begin(), csv[i].end(), ',')) == columns);
 
   const std::string prom = Slurp(HostDir(out) + "/metrics.prom");
   const long long finished = NumberBefore(summary, " games finished");
@@ -63,7 +65,8 @@ TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary
 
   // The plots, when Debian's matplotlib is there.
   if (std::system("/usr/bin/python3 -c 'import matplotlib, numpy' 2>/dev/null") == 0) {
-    const std::string cmd = "/usr/bin/python3 " + SourceDir() + "/tools/plot_metrics.py " + out + " --out " + (dir / "plots");
+    const std::string cmd =
+        "/usr/bin/python3 " + SourceDir() + "/tools/plot_metrics.py " + out + " --out " + (dir / "plots");
     REQUIRE(std::system(cmd.c_str()) == 0);
     for (const char* png : {"throughput.png", "batch.png", "latency.png", "occupancy.png"}) {
       const std::string bytes = Slurp(dir / (std::string("plots/") + png));
@@ -74,14 +77,16 @@ TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary
   }
 }
 
-TEST_CASE("a config file sets options that the command line overrides and the run config.txt fed back reproduces the run",
-          "[multiprocess][config]") {
+TEST_CASE(
+    "a config file sets options that the command line overrides and the run config.txt fed back reproduces "
+    "the run",
+    "[multiprocess][config]") {
   ScratchDir dir("zf-config");
   std::ofstream(dir / "farm.conf") << "# a small farm\ngame = connect4\nsimulations = 10\n"
                                       "games-per-worker = 3\nseed = 99\ngames = 100\n";
   const std::string out = dir / "run";
-  Spawned farm({ZF_BINARY, "run", "--config", dir / "farm.conf", "--games", "5", "--gpus", "0", "--blocks", "1",
-                "--filters", "8", "--out", out, "--no-status", "--host-id", kTestHost},
+  Spawned farm({ZF_BINARY, "run", "--config", dir / "farm.conf", "--games", "5", "--gpus", "0", "--blocks",
+                "1", "--filters", "8", "--out", out, "--no-status", "--host-id", kTestHost},
                dir / "farm");
   REQUIRE(farm.Wait(300) == 0);
   CHECK_THAT(farm.Stderr(), Catch::Contains("effective config: game=connect4"));

@@ -32,11 +32,13 @@ double Number(const std::string& line, const std::string& key) {
 
 const std::vector<std::string> kTinyNet = {"--blocks", "1", "--filters", "8", "--simulations", "10"};
 
-TEST_CASE("zerofarm bench --quick reports every part as JSON lines and a table", "[perf][multiprocess][slow]") {
+TEST_CASE("zerofarm bench --quick reports every part as JSON lines and a table",
+          "[perf][multiprocess][slow]") {
   ScratchDir dir("zf-bench");
   // One evaluator (the old default): two LibTorch starts do not fit the 3 s a
   // quick farm allows on a loaded 2-core machine (CI time, too).
-  std::vector<std::string> args = {ZF_BINARY, "bench", "--quick", "--farm-seconds", "2", "--cpu-evaluators", "1"};
+  std::vector<std::string> args = {ZF_BINARY,          "bench", "--quick", "--farm-seconds", "2",
+                                   "--cpu-evaluators", "1"};
   args.insert(args.end(), kTinyNet.begin(), kTinyNet.end());
   Spawned bench(args, dir / "bench");
   const int code = bench.Wait(240);
@@ -119,11 +121,13 @@ TEST_CASE("zerofarm bench rejects bad options with the usage exit code", "[perf]
   CHECK(bench.Stderr().find("--runs") != std::string::npos);
 }
 
-TEST_CASE("zerofarm tune --quick prints a table, a recommendation and draws a PNG", "[perf][multiprocess][slow]") {
+TEST_CASE("zerofarm tune --quick prints a table, a recommendation and draws a PNG",
+          "[perf][multiprocess][slow]") {
   ScratchDir dir("zf-tune");
   // Net and search options reach the probe farms (issue 24), through OUT/tune-config.txt.
-  std::vector<std::string> args = {ZF_BINARY, "tune", "--quick", "--out", dir / "tune", "--c-puct", "2.5",
-                                   "--value-discount", "0.9", "--eval-cache", "1024"};
+  std::vector<std::string> args = {ZF_BINARY,    "tune",         "--quick", "--out",
+                                   dir / "tune", "--c-puct",     "2.5",     "--value-discount",
+                                   "0.9",        "--eval-cache", "1024"};
   args.insert(args.end(), kTinyNet.begin(), kTinyNet.end());
   Spawned tune(args, dir / "tune-log");
   const int code = tune.Wait(240);
@@ -133,7 +137,7 @@ TEST_CASE("zerofarm tune --quick prints a table, a recommendation and draws a PN
   CHECK(out.find("ring_slots") != std::string::npos);
   CHECK(out.find("recommended: zerofarm run --workers ") != std::string::npos);
   CHECK(out.find(" --games-per-worker ") != std::string::npos);
-  CHECK(out.find("--workers 0 ") == std::string::npos);  // resolved to the CPUs granted
+  CHECK(out.find("--workers 0 ") == std::string::npos);         // resolved to the CPUs granted
   CHECK_THAT(out, Catch::Contains("a random 1x8 net (seed "));  // the header names the net it measured
   const std::string config = Slurp(dir / "tune/tune-config.txt");
   CHECK_THAT(config, Catch::Contains("c_puct=2.5\n") && Catch::Contains("value_discount=0.9\n") &&

@@ -3,9 +3,9 @@
 // a host directory of another run, and SIGTERM sent to every process of a
 // farm (what a batch system does). tests/slurm/slurm_test.sh runs the same
 // on a real Slurm. Only this (parent) process asserts.
-#include <catch2/catch.hpp>
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -21,11 +21,33 @@ using namespace zerofarm;
 using namespace zerofarm::testing;
 
 namespace {
-std::vector<std::string> HostFarm(const std::string& out, const std::string& host, std::vector<std::string> extra) {
-  std::vector<std::string> args = {ZF_BINARY, "run", "--game", "connect4", "--workers", "1", "--gpus", "0",
-                                   "--games-per-worker", "4", "--simulations", "8", "--blocks", "1",
-                                   "--filters", "8", "--out", out, "--no-status", "--seed", "11",
-                                   "--shard-positions", "100", "--host-id", host};
+std::vector<std::string> HostFarm(const std::string& out, const std::string& host,
+                                  std::vector<std::string> extra) {
+  std::vector<std::string> args = {ZF_BINARY,
+                                   "run",
+                                   "--game",
+                                   "connect4",
+                                   "--workers",
+                                   "1",
+                                   "--gpus",
+                                   "0",
+                                   "--games-per-worker",
+                                   "4",
+                                   "--simulations",
+                                   "8",
+                                   "--blocks",
+                                   "1",
+                                   "--filters",
+                                   "8",
+                                   "--out",
+                                   out,
+                                   "--no-status",
+                                   "--seed",
+                                   "11",
+                                   "--shard-positions",
+                                   "100",
+                                   "--host-id",
+                                   host};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -108,7 +130,8 @@ TEST_CASE("inspect refuses a host directory copied from another run", "[multipro
   std::filesystem::copy(dir / "b/shards/2", dir / "a/shards/2", std::filesystem::copy_options::recursive);
   Spawned inspect({ZF_BINARY, "inspect", dir / "a", "--games", "0"}, dir / "inspect");
   CHECK(inspect.Wait(60) != 0);
-  CHECK_THAT(inspect.Stderr(), Catch::Contains("comes from another run") && Catch::Contains("host directory 2"));
+  CHECK_THAT(inspect.Stderr(),
+             Catch::Contains("comes from another run") && Catch::Contains("host directory 2"));
   // The Python reader refuses it too.
   const std::string cmd = "/usr/bin/python3 " + SourceDir() + "/tools/zf_shards.py --summary " + (dir / "a") +
                           " > " + (dir / "py.out") + " 2>&1";

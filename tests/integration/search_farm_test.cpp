@@ -1,11 +1,10 @@
 // Search options end to end (docs/search.md): a farm with --search gumbel,
 // playout-cap randomisation and resignation writes valid shards. Only this
 // (parent) process asserts.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 

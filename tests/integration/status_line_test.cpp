@@ -2,8 +2,6 @@
 // pseudo-terminal; what it writes is replayed through a small terminal model
 // (carriage return, erase to end of line, newline), and no line left on the
 // screen holds both status text and a log line. Only the parent asserts.
-#include <catch2/catch.hpp>
-
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
@@ -11,10 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <regex>
 #include <string>
 #include <thread>
@@ -49,8 +48,10 @@ std::vector<std::string> Screen(const std::string& bytes) {
       if (j < bytes.size() && bytes[j] == 'K') cur.resize(std::min(cur.size(), col));
       i = j;
     } else {
-      if (col < cur.size()) cur[col] = c;
-      else cur.append(col - cur.size(), ' ').push_back(c);
+      if (col < cur.size())
+        cur[col] = c;
+      else
+        cur.append(col - cur.size(), ' ').push_back(c);
       ++col;
     }
   }
@@ -115,11 +116,34 @@ TEST_CASE("on a terminal the log lines of every process appear above the status 
   ScratchDir dir("zf-status-tty");
   // Small shards: the writer (a child) logs "wrote ..." while the status line is up; the
   // evaluator and the workers log at their start and stop.
-  const std::vector<std::string> args = {ZF_BINARY, "run", "--game", "connect4", "--workers", "2", "--gpus", "0",
-                                         "--games-per-worker", "8", "--simulations", "12", "--blocks", "1",
-                                         "--filters", "8", "--out", dir / "run", "--seed", "11", "--host-id",
-                                         kTestHost, "--shard-positions", "20", "--games", "20",
-                                         "--duration", "300"};
+  const std::vector<std::string> args = {ZF_BINARY,
+                                         "run",
+                                         "--game",
+                                         "connect4",
+                                         "--workers",
+                                         "2",
+                                         "--gpus",
+                                         "0",
+                                         "--games-per-worker",
+                                         "8",
+                                         "--simulations",
+                                         "12",
+                                         "--blocks",
+                                         "1",
+                                         "--filters",
+                                         "8",
+                                         "--out",
+                                         dir / "run",
+                                         "--seed",
+                                         "11",
+                                         "--host-id",
+                                         kTestHost,
+                                         "--shard-positions",
+                                         "20",
+                                         "--games",
+                                         "20",
+                                         "--duration",
+                                         "300"};
   int status = 0;
   const std::string bytes = RunOnTerminal(args, 120, &status);
   INFO(bytes);
@@ -133,7 +157,7 @@ TEST_CASE("on a terminal the log lines of every process appear above the status 
     const bool has_status = std::regex_search(line, status_line);
     const bool has_log = line.find(".cpp:") != std::string::npos;
     CHECK_FALSE((has_log && line.find("  games/s ") != std::string::npos));  // glued, either way round
-    if (has_log) CHECK(std::regex_match(line, log_line));  // a log line starts at column 0
+    if (has_log) CHECK(std::regex_match(line, log_line));                    // a log line starts at column 0
     if (has_status) {
       ++status_lines;
       // "of N games", the time left and an ETA.

@@ -2,16 +2,15 @@
 // Helpers of the multi-process farm tests: the arguments of a small farm, and
 // checks of what a run left behind (shards, segments, temporary files).
 // Only the test's own (parent) process calls them.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
-#include <map>
 #include <functional>
-#include <thread>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "spawn.h"
@@ -23,15 +22,37 @@ namespace zerofarm::testing {
 
 // The --host-id of the test farms: their shards go to OUT/shards/test.
 inline const std::string kTestHost = "test";
-inline std::string HostDirOf(const std::string& out, const std::string& host) { return out + "/shards/" + host; }
+inline std::string HostDirOf(const std::string& out, const std::string& host) {
+  return out + "/shards/" + host;
+}
 inline std::string HostDir(const std::string& out) { return HostDirOf(out, kTestHost); }
 
 inline std::vector<std::string> FarmArgs(const std::string& out, std::vector<std::string> extra) {
-  std::vector<std::string> args = {ZF_BINARY, "run", "--game", "connect4", "--workers", "2", "--gpus", "0",
-                                   "--cpu-evaluators", "1",  // one evaluator, as before issue #23 (CI time)
-                                   "--games-per-worker", "8", "--simulations", "12", "--blocks", "1",
-                                   "--filters", "8", "--out", out, "--no-status", "--seed", "11",
-                                   "--host-id", kTestHost};
+  std::vector<std::string> args = {ZF_BINARY,
+                                   "run",
+                                   "--game",
+                                   "connect4",
+                                   "--workers",
+                                   "2",
+                                   "--gpus",
+                                   "0",
+                                   "--cpu-evaluators",
+                                   "1",  // one evaluator, as before issue #23 (CI time)
+                                   "--games-per-worker",
+                                   "8",
+                                   "--simulations",
+                                   "12",
+                                   "--blocks",
+                                   "1",
+                                   "--filters",
+                                   "8",
+                                   "--out",
+                                   out,
+                                   "--no-status",
+                                   "--seed",
+                                   "11",
+                                   "--host-id",
+                                   kTestHost};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -155,7 +176,8 @@ inline int CountNewlines(const std::string& text) {
 // Waits up to `seconds` for `p` and checks the documented answer to bad input:
 // exit code 2 and exactly one line on stderr, matching `says`. Returns stderr.
 template <typename Matcher>
-std::string CheckUsageError(Spawned& p, double seconds, const Matcher& says, const std::string& context = "") {
+std::string CheckUsageError(Spawned& p, double seconds, const Matcher& says,
+                            const std::string& context = "") {
   const int code = p.Wait(seconds);
   const std::string err = p.Stderr();
   INFO(context << (context.empty() ? "" : ": ") << err);
@@ -193,11 +215,13 @@ inline pid_t ChildNamed(pid_t farm, const std::string& comm) {
 // Waits up to `seconds` for process `pid` to be stopped (state T in /proc):
 // SIGSTOP lands asynchronously.
 inline bool WaitUntilStopped(pid_t pid, double seconds) {
-  return WaitFor([&]() {
-    const std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
-    const auto close = stat.rfind(')');
-    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'T';
-  }, seconds);
+  return WaitFor(
+      [&]() {
+        const std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
+        const auto close = stat.rfind(')');
+        return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'T';
+      },
+      seconds);
 }
 
 // A number that follows `label` in `text` ("50 games finished" -> 50 for

@@ -4,8 +4,8 @@
 // SKIP_REGULAR_EXPRESSION (tests/CMakeLists.txt), so a skip never reads as a pass.
 #include <catch2/catch.hpp>
 
-#define ZF_SKIP(reason)               \
-  do {                                \
-    WARN("[skipped] " << reason);     \
-    return;                           \
+#define ZF_SKIP(reason)           \
+  do {                            \
+    WARN("[skipped] " << reason); \
+    return;                       \
   } while (0)

@@ -2,6 +2,7 @@
 // Runs the zerofarm binary as a real child process for integration tests:
 // fork + exec, stdout and stderr captured to files, a wait with a timeout
 // (the child is killed when it expires). Only the parent asserts.
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -9,7 +10,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <string>

@@ -16,9 +16,9 @@ namespace zerofarm::bench {
 // does not count), or over the whole run when it was too short for that.
 struct FarmProbe {
   bool ok = false;
-  std::string error;          // when !ok: why (the child's exit, its last stderr line)
-  double seconds = 0;         // the window measured
-  double evals_per_s = 0;     // leaf evaluations per second
+  std::string error;       // when !ok: why (the child's exit, its last stderr line)
+  double seconds = 0;      // the window measured
+  double evals_per_s = 0;  // leaf evaluations per second
   double positions_per_s = 0;
   // Steady state (issue #23): positions written after the warm-up window (the
   // first third of the run, the games then in flight finishing), per second
@@ -31,7 +31,7 @@ struct FarmProbe {
   double evaluator_busy = 0;  // 0..1
   double latency_p50_us = 0;  // leaf latency (whole run, from the summary)
   double latency_p99_us = 0;
-  std::string summary;        // the run's summary line
+  std::string summary;  // the run's summary line
 };
 
 // Runs `zerofarm run ARGS --duration SECONDS+3 --no-status --out DIR` (the
@@ -41,7 +41,8 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
 
 // Runs `argv` (argv[0] a path) with stdout to a file, waits at most
 // `limit_s`, and returns its stdout ("" when it failed; *error says why).
-std::string RunCapture(const std::vector<std::string>& argv, const std::string& dir, double limit_s, std::string* error);
+std::string RunCapture(const std::vector<std::string>& argv, const std::string& dir, double limit_s,
+                       std::string* error);
 
 // A fresh directory under $TMPDIR (or /tmp), "zf-PREFIX-XXXXXX".
 std::string MakeTempDir(const std::string& prefix);

@@ -29,12 +29,12 @@ const char* TransportName(HandoffTransport t);
 
 struct HandoffResult {
   HandoffTransport transport = HandoffTransport::kLeafRing;
-  uint32_t batch = 0;        // leaves per burst
-  uint64_t leaves = 0;       // leaves moved there and back
-  double seconds = 0;        // wall time of the round trips
-  uint64_t spin_ns = 0;      // leaf_ring: the spin budget of both sides
-  uint64_t spins_won = 0;    // leaf_ring: the worker side's waits that ended in the spin
-  uint64_t spins_lost = 0;   // ... and that ran out of budget and slept
+  uint32_t batch = 0;       // leaves per burst
+  uint64_t leaves = 0;      // leaves moved there and back
+  double seconds = 0;       // wall time of the round trips
+  uint64_t spin_ns = 0;     // leaf_ring: the spin budget of both sides
+  uint64_t spins_won = 0;   // leaf_ring: the worker side's waits that ended in the spin
+  uint64_t spins_lost = 0;  // ... and that ran out of budget and slept
   double NsPerLeaf() const { return leaves ? seconds * 1e9 / static_cast<double>(leaves) : 0; }
 };
 

@@ -45,14 +45,12 @@ class CheckFailure {
 
 // A loop rather than if/else (no dangling else); CheckFailure's destructor
 // aborts, so the body runs at most once.
-#define ZF_CHECK(cond)                       \
-  while (__builtin_expect(!(cond), 0))       \
-  ::zerofarm::internal::CheckFailure(__FILE__, __LINE__, #cond).stream()
+#define ZF_CHECK(cond) \
+  while (__builtin_expect(!(cond), 0)) ::zerofarm::internal::CheckFailure(__FILE__, __LINE__, #cond).stream()
 
 #ifdef NDEBUG
 #define ZF_DCHECK(cond) \
-  while (false)         \
-  ::zerofarm::internal::CheckFailure(__FILE__, __LINE__, #cond).stream()
+  while (false) ::zerofarm::internal::CheckFailure(__FILE__, __LINE__, #cond).stream()
 #else
 #define ZF_DCHECK(cond) ZF_CHECK(cond)
 #endif

@@ -23,8 +23,8 @@ struct SelfPlayOptions {
 struct SelfPlayStats {
   int64_t games = 0;
   int64_t positions = 0;
-  int64_t leaves = 0;    // leaves evaluated by the network
-  int64_t batches = 0;   // Evaluate calls
+  int64_t leaves = 0;   // leaves evaluated by the network
+  int64_t batches = 0;  // Evaluate calls
   double seconds = 0.0;
   double MeanBatch() const { return batches ? static_cast<double>(leaves) / batches : 0.0; }
 };

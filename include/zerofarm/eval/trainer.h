@@ -30,7 +30,7 @@ struct TrainerOptions {
   // Forward pass in bfloat16 (LibTorch CPU autocast; weights, gradients,
   // momentum and losses stay fp32): for CPUs with AVX512-BF16/AMX.
   bool bf16 = false;
-  uint64_t seed = 1;         // dropout-free net: seeds only LibTorch's RNG
+  uint64_t seed = 1;  // dropout-free net: seeds only LibTorch's RNG
 };
 
 // One batch, row-major, owned by the caller for the duration of Step.

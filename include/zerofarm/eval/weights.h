@@ -15,11 +15,11 @@ namespace zerofarm::eval {
 // of `filters` channels -> policy head (conv1x1 to 2 channels, fc to actions)
 // and value head (conv1x1 to 1 channel, fc to value_hidden, fc to 1, tanh).
 struct NetConfig {
-  std::string game;   // Game::Name() it was built for
-  int planes = 0;     // input feature planes
+  std::string game;  // Game::Name() it was built for
+  int planes = 0;    // input feature planes
   int height = 0;
   int width = 0;
-  int actions = 0;    // policy length
+  int actions = 0;  // policy length
   int blocks = 6;
   int filters = 64;
   int value_hidden = 64;

@@ -33,11 +33,11 @@ class Game {
  public:
   virtual ~Game() = default;
 
-  virtual std::string Name() const = 0;           // "connect4", "tictactoe"
-  virtual int ActionCount() const = 0;            // length of the policy vector
-  virtual BoardShape Shape() const = 0;           // shape of the feature planes
+  virtual std::string Name() const = 0;                     // "connect4", "tictactoe"
+  virtual int ActionCount() const = 0;                      // length of the policy vector
+  virtual BoardShape Shape() const = 0;                     // shape of the feature planes
   virtual std::vector<std::string> PlaneNames() const = 0;  // Shape().planes names
-  virtual int MaxGameLength() const = 0;          // most plies a game can last
+  virtual int MaxGameLength() const = 0;                    // most plies a game can last
   virtual std::unique_ptr<State> NewInitialState() const = 0;
 
   // ---- symmetries --------------------------------------------------------

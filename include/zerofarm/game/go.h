@@ -125,8 +125,8 @@ class GoState : public State {
   // them, top row first). Throws zerofarm::Error for a bad length or
   // character or a chain without a liberty. `passes` (0..2) consecutive
   // passes; the game is over when passes == 2 or `game_over`.
-  static GoState FromCells(const std::string& cells, int size, double komi, int max_game_length,
-                           int to_move, int passes, bool game_over);
+  static GoState FromCells(const std::string& cells, int size, double komi, int max_game_length, int to_move,
+                           int passes, bool game_over);
 
   // True when every chain of `cells` (size * size values: 0, 1 or kEmpty) has
   // a liberty: a legal Go position (OEIS A094777 counts them). Uses the same

@@ -111,8 +111,8 @@ class GomokuState : public State {
 
   uint64_t stones_[2][GomokuGame::kWords] = {};  // bit c of word c / 64: stone on cell c
   uint64_t hash_ = 0;
-  int16_t moves_ = 0;    // stones on the board = plies played
-  int8_t winner_ = -1;   // 0 / 1 once someone has won, else -1
+  int16_t moves_ = 0;   // stones on the board = plies played
+  int8_t winner_ = -1;  // 0 / 1 once someone has won, else -1
   bool standard_ = false;
 };
 

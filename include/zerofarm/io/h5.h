@@ -6,7 +6,8 @@
 //
 // Errors: every failure throws zerofarm::Error with one line that names the
 // file, the object and the operation, plus HDF5's most specific reason, e.g.
-//   "runs/r1/shards/selfplay-000003.h5: /positions/policy: open dataset failed: object 'policy' doesn't exist"
+//   "runs/r1/shards/selfplay-000003.h5: /positions/policy: open dataset failed: object 'policy' doesn't
+//   exist"
 // HDF5's own automatic printing of its error stack to stderr is switched off
 // (per thread: SilenceHdf5Errors(), which every helper here calls). A failure
 // caused by a full disk or quota (ENOSPC, EDQUOT) throws NoSpaceError so that

@@ -70,9 +70,9 @@ ShardMeta ShardMetaForGame(const game::Game& game);
 // and the text of docs/schema.md's tables (tests/unit/io/shard_test.cpp checks
 // every dataset of a real shard against both). Plain text: no '|'.
 struct ShardDatasetDoc {
-  const char* path;         // "/positions/features"
+  const char* path;  // "/positions/features"
   const char* description;
-  const char* units;        // "" where the values have none
+  const char* units;  // "" where the values have none
 };
 const std::vector<ShardDatasetDoc>& ShardDatasetDocs();
 

@@ -50,9 +50,9 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
 
 struct MoveErrorResult {
   int positions = 0;
-  int net_errors = 0;         // network alone: chose a move scoring below the best
-  int net_outcome_errors = 0; // ... that gives away a win or a draw
-  int mcts_errors = 0;        // MCTS at `simulations`
+  int net_errors = 0;          // network alone: chose a move scoring below the best
+  int net_outcome_errors = 0;  // ... that gives away a win or a draw
+  int mcts_errors = 0;         // MCTS at `simulations`
   int mcts_outcome_errors = 0;
   // The value head against the exact outcome for the side to move (score > 0
   // win, 0 draw, < 0 loss): its mean value per outcome and the share of
@@ -65,8 +65,12 @@ struct MoveErrorResult {
   double seconds = 0.0;
   double NetRate() const { return positions ? static_cast<double>(net_errors) / positions : 0.0; }
   double MctsRate() const { return positions ? static_cast<double>(mcts_errors) / positions : 0.0; }
-  double NetOutcomeRate() const { return positions ? static_cast<double>(net_outcome_errors) / positions : 0.0; }
-  double MctsOutcomeRate() const { return positions ? static_cast<double>(mcts_outcome_errors) / positions : 0.0; }
+  double NetOutcomeRate() const {
+    return positions ? static_cast<double>(net_outcome_errors) / positions : 0.0;
+  }
+  double MctsOutcomeRate() const {
+    return positions ? static_cast<double>(mcts_outcome_errors) / positions : 0.0;
+  }
   double ValueAgreement() const { return positions ? static_cast<double>(value_agree) / positions : 0.0; }
 };
 
@@ -77,8 +81,9 @@ inline constexpr const char* kMoveErrorCsvColumns =
 std::string MoveErrorCsvFields(const MoveErrorResult& m);
 
 // Rated positions only. search.simulations = 0 skips the MCTS part.
-MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net, const std::vector<PonsPosition>& positions,
-                          mcts::SearchConfig search, int max_batch = 256);
+MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net,
+                          const std::vector<PonsPosition>& positions, mcts::SearchConfig search,
+                          int max_batch = 256);
 
 // The arena's score (kept in eval, below proc, for the GTP referee too).
 using eval::ArenaResult;

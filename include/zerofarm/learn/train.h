@@ -31,21 +31,21 @@
 namespace zerofarm::learn {
 
 struct TrainConfig {
-  std::string run;            // run directory: reads RUN/shards (and its host subdirectories)
-  std::string weights;        // start here when the run has no model yet; empty = random
-  int blocks = 6;             // tower of a random start
+  std::string run;      // run directory: reads RUN/shards (and its host subdirectories)
+  std::string weights;  // start here when the run has no model yet; empty = random
+  int blocks = 6;       // tower of a random start
   int filters = 64;
-  int batch = 256;            // positions per step
-  int64_t window = 250'000;   // train on the newest this-many positions
+  int batch = 256;                // positions per step
+  int64_t window = 250'000;       // train on the newest this-many positions
   int64_t min_positions = 2'048;  // wait until the window holds this many
-  double replay = 4.0;        // samples per produced position at most; 0 = unlimited
-  double value_discount = 1.0;  // value target z x this^(plies left); the farm's search.value_discount
-  int64_t steps = 0;          // stop after this many steps in this invocation; 0 = no limit
-  double duration = 0.0;      // stop after this many seconds; 0 = no limit
-  int checkpoint_steps = 500; // write model-N.h5 every this many steps (and at the end)
-  bool augment = true;        // a random symmetry of the game per sample
-  bool wait = true;           // wait for new shards when ahead (false: stop instead)
-  bool progress = true;       // progress line on stderr
+  double replay = 4.0;            // samples per produced position at most; 0 = unlimited
+  double value_discount = 1.0;    // value target z x this^(plies left); the farm's search.value_discount
+  int64_t steps = 0;              // stop after this many steps in this invocation; 0 = no limit
+  double duration = 0.0;          // stop after this many seconds; 0 = no limit
+  int checkpoint_steps = 500;     // write model-N.h5 every this many steps (and at the end)
+  bool augment = true;            // a random symmetry of the game per sample
+  bool wait = true;               // wait for new shards when ahead (false: stop instead)
+  bool progress = true;           // progress line on stderr
   eval::TrainerOptions optim;
   uint64_t seed = 1;
 };
@@ -76,7 +76,7 @@ class ShardWindow {
   int64_t ProducedPositions() const { return produced_; }
   size_t Shards() const { return shards_.size(); }
   const std::string& GameName() const { return game_; }  // "" until a shard is seen
-  uint32_t NewestModelVersion() const;                    // max model_version_max in the window
+  uint32_t NewestModelVersion() const;                   // max model_version_max in the window
 
   // Copies row `index` (0 <= index < Positions()) into the out arrays.
   void Row(int64_t index, uint8_t* features, float* policy, float* z, uint8_t* full) const;
@@ -98,9 +98,9 @@ class ShardWindow {
   std::string game_;
   int feature_bytes_ = 0;
   int actions_ = 0;
-  std::vector<Shard> shards_;          // newest first
-  std::vector<std::string> seen_;      // every shard path counted in produced_ (sorted)
-  std::vector<std::string> bad_;       // shards that could not be read (sorted)
+  std::vector<Shard> shards_;      // newest first
+  std::vector<std::string> seen_;  // every shard path counted in produced_ (sorted)
+  std::vector<std::string> bad_;   // shards that could not be read (sorted)
   int64_t positions_ = 0;
   int64_t produced_ = 0;
 };

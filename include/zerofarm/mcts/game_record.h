@@ -25,13 +25,14 @@ struct GameRecord {
   int32_t would_resign = -1;
 
   // ---- one entry per recorded position (n = ply.size()) ------------------
-  std::vector<uint8_t> features;       // n x FeatureBytes, planes from the mover's view
-  std::vector<float> policy;           // n x ActionCount: search policy (visits or Gumbel's improved policy), sums to 1
-  std::vector<float> z;                // final result from the mover's view: +1 / 0 / -1
-  std::vector<float> root_value;       // search value of the root, mover's view, in [-1, 1]
-  std::vector<int16_t> ply;            // plies played before this position
-  std::vector<uint32_t> model_version; // version of the network that searched it (0 = random)
-  std::vector<uint8_t> full_search;    // 1 = full search (a policy target), 0 = playout-capped fast search
+  std::vector<uint8_t> features;  // n x FeatureBytes, planes from the mover's view
+  std::vector<float>
+      policy;            // n x ActionCount: search policy (visits or Gumbel's improved policy), sums to 1
+  std::vector<float> z;  // final result from the mover's view: +1 / 0 / -1
+  std::vector<float> root_value;        // search value of the root, mover's view, in [-1, 1]
+  std::vector<int16_t> ply;             // plies played before this position
+  std::vector<uint32_t> model_version;  // version of the network that searched it (0 = random)
+  std::vector<uint8_t> full_search;     // 1 = full search (a policy target), 0 = playout-capped fast search
 
   size_t Positions() const { return ply.size(); }
   // A false resignation: a side would have resigned and did not lose.

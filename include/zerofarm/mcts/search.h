@@ -144,7 +144,7 @@ class Search {
   bool solver_;  // config_.solver && !config_.gumbel
   Rng rng_;
   std::unique_ptr<game::State> root_state_;
-  std::vector<Node> nodes_;   // nodes_[0] is the root; children are contiguous
+  std::vector<Node> nodes_;       // nodes_[0] is the root; children are contiguous
   std::vector<Pending> pending_;  // slot per in-flight leaf (token = index)
   std::vector<int> free_tokens_;
   int in_flight_ = 0;

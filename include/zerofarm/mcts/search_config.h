@@ -10,15 +10,15 @@ namespace zerofarm::mcts {
 inline constexpr float kMinValueDiscount = 0.5f;
 
 struct SearchConfig {
-  int simulations = 100;          // root child visits per move (reused visits count; Gumbel: new ones only)
-  float c_puct = 1.5f;            // exploration constant of PUCT
-  float fpu_reduction = 0.25f;    // unvisited child's Q = parent's Q - this (first-play urgency)
-  float dirichlet_alpha = 1.0f;   // root noise concentration (~10 / typical legal moves)
+  int simulations = 100;         // root child visits per move (reused visits count; Gumbel: new ones only)
+  float c_puct = 1.5f;           // exploration constant of PUCT
+  float fpu_reduction = 0.25f;   // unvisited child's Q = parent's Q - this (first-play urgency)
+  float dirichlet_alpha = 1.0f;  // root noise concentration (~10 / typical legal moves)
   float dirichlet_fraction = 0.25f;  // share of the root prior replaced by noise; 0 = off
-  int temperature_plies = 8;      // plies played by sampling from visits (temperature 1); PUCT only
-  float final_temperature = 0.0f; // temperature after that; 0 = most visited
-  int leaves_per_round = 1;       // L: leaves per tree in flight (virtual loss when > 1)
-  bool reuse_tree = true;         // keep the chosen child's subtree between moves
+  int temperature_plies = 8;         // plies played by sampling from visits (temperature 1); PUCT only
+  float final_temperature = 0.0f;    // temperature after that; 0 = most visited
+  int leaves_per_round = 1;          // L: leaves per tree in flight (virtual loss when > 1)
+  bool reuse_tree = true;            // keep the chosen child's subtree between moves
   // Each ply a value is backed up multiplies it by this: a win found nearer
   // the root scores higher, so the search prefers quicker wins and slower
   // losses (the exact solver's notion of the best move). 1 = AlphaZero's.
@@ -37,10 +37,10 @@ struct SearchConfig {
   bool proof_targets = true;
 
   // ---- Gumbel root search (Danihelka et al., ICLR 2022); docs/search.md ----
-  bool gumbel = false;            // sequential halving at the root instead of PUCT
-  int gumbel_m = 16;              // actions sampled (Gumbel-top-k) at the root
-  float gumbel_scale = 1.0f;      // scale of the Gumbel noise; 0 = deterministic (evaluation)
-  float gumbel_c_visit = 50.0f;   // sigma(q) = (c_visit + max child visits) * c_scale * q
+  bool gumbel = false;           // sequential halving at the root instead of PUCT
+  int gumbel_m = 16;             // actions sampled (Gumbel-top-k) at the root
+  float gumbel_scale = 1.0f;     // scale of the Gumbel noise; 0 = deterministic (evaluation)
+  float gumbel_c_visit = 50.0f;  // sigma(q) = (c_visit + max child visits) * c_scale * q
   float gumbel_c_scale = 1.0f;
 
   // ---- playout-cap randomisation (KataGo) ----------------------------------
@@ -54,7 +54,7 @@ struct SearchConfig {
   // A side resigns when its root value is below resign_threshold for
   // resign_moves consecutive own moves, except in a resign_playthrough share
   // of games, which play on and measure whether it would have been wrong.
-  float resign_threshold = -1.0f;     // <= -1 = never resign
+  float resign_threshold = -1.0f;  // <= -1 = never resign
   int resign_moves = 3;
   float resign_playthrough = 0.1f;
   // > 0: the farm moves resign_threshold so that the measured

@@ -62,9 +62,9 @@ class SelfPlayGame {
   std::vector<float> policy_scratch_;
   uint32_t search_model_version_ = 0;  // newest version that answered this game's searches
   bool finished_ = false;
-  bool full_search_ = true;     // the current move's search is a full one
-  bool may_resign_ = false;     // resignation on, and this game is not a playthrough
-  int low_moves_[2] = {0, 0};   // consecutive own moves with root value below the threshold
+  bool full_search_ = true;    // the current move's search is a full one
+  bool may_resign_ = false;    // resignation on, and this game is not a playthrough
+  int low_moves_[2] = {0, 0};  // consecutive own moves with root value below the threshold
 };
 
 }  // namespace zerofarm::mcts

@@ -17,37 +17,37 @@ namespace zerofarm::proc {
 struct FarmConfig {
   // ---- what to play --------------------------------------------------------
   std::string game = "connect4";
-  mcts::SearchConfig search;        // simulations, c_puct, noise, temperature, L
-  uint64_t seed = 1;                // run seed: games, random net, noise derive from it
+  mcts::SearchConfig search;  // simulations, c_puct, noise, temperature, L
+  uint64_t seed = 1;          // run seed: games, random net, noise derive from it
 
   // ---- processes -------------------------------------------------------------
-  int workers = 0;                  // P worker processes; 0 = the CPUs granted (ResolveResources)
-  int gpus = -1;                    // G evaluators on GPUs; 0 = one CPU evaluator; -1 = the GPUs granted
-  int games_per_worker = 32;        // K concurrent games per worker
-  int ring_slots = 0;               // leaf slots per worker; 0 = K x L
-  int max_batch = 256;              // most leaves per network call
-  int max_wait_us = 2000;           // longest wait for more leaves after the first
-  int eval_threads = 0;             // LibTorch intra-op threads per evaluator; 0 = auto (ResolveCpuFarm)
-  bool bf16 = false;                // run the network in bfloat16
-  bool fp16 = false;                // run the network in float16 (GPU only)
+  int workers = 0;            // P worker processes; 0 = the CPUs granted (ResolveResources)
+  int gpus = -1;              // G evaluators on GPUs; 0 = one CPU evaluator; -1 = the GPUs granted
+  int games_per_worker = 32;  // K concurrent games per worker
+  int ring_slots = 0;         // leaf slots per worker; 0 = K x L
+  int max_batch = 256;        // most leaves per network call
+  int max_wait_us = 2000;     // longest wait for more leaves after the first
+  int eval_threads = 0;       // LibTorch intra-op threads per evaluator; 0 = auto (ResolveCpuFarm)
+  bool bf16 = false;          // run the network in bfloat16
+  bool fp16 = false;          // run the network in float16 (GPU only)
 
   // ---- the network -------------------------------------------------------------
-  std::string weights;              // HDF5 weights file; empty = random net from seed
-  std::string models;               // directory watched for new weights; empty = OUT/models
+  std::string weights;  // HDF5 weights file; empty = random net from seed
+  std::string models;   // directory watched for new weights; empty = OUT/models
   int blocks = 6;
   int filters = 64;
 
   // ---- output and duration -----------------------------------------------------
-  std::string out;                  // run directory (shards go to OUT/shards/HOST_ID)
+  std::string out;  // run directory (shards go to OUT/shards/HOST_ID)
   // This host's name in the run: its directory OUT/shards/<host_id>. Empty =
   // DefaultHostId() (Slurm's task, else the hostname), resolved by the CLI.
   std::string host_id;
-  int shard_positions = 16384;      // positions per HDF5 shard
-  int compression = 1;              // deflate level 0..9 of the shards
-  int64_t games = 0;                // stop after this many finished games (0 = no limit)
-  double duration = 0.0;            // stop after this many seconds (0 = no limit)
-  bool status_line = true;          // live status on a terminal (train, eval: progress lines)
-  double progress_every = 30.0;     // without a status line: a progress log line every S seconds (0 = none)
+  int shard_positions = 16384;   // positions per HDF5 shard
+  int compression = 1;           // deflate level 0..9 of the shards
+  int64_t games = 0;             // stop after this many finished games (0 = no limit)
+  double duration = 0.0;         // stop after this many seconds (0 = no limit)
+  bool status_line = true;       // live status on a terminal (train, eval: progress lines)
+  double progress_every = 30.0;  // without a status line: a progress log line every S seconds (0 = none)
 
   // Set by the supervisor, not by users (written to config.txt; a user's --config file may
   // hold them, as a run's own config.txt does, and they are ignored there):
@@ -91,7 +91,8 @@ struct FarmConfig {
   // themselves with a heartbeat in the future (shm::ProcessSlot::Beat), and a
   // child has at least kStartupGraceSeconds to write its first one.
   double hang_timeout = 30.0;
-  static constexpr double kStartupGraceSeconds = 120.0;  // LibTorch loads slowly on a busy machine, slower under ASan
+  static constexpr double kStartupGraceSeconds =
+      120.0;  // LibTorch loads slowly on a busy machine, slower under ASan
   // The allowance a child announces before a long step: 4 x hang_timeout.
   uint64_t BusyAllowanceNs() const { return static_cast<uint64_t>(hang_timeout * 4e9); }
   // ---- hostile input (issue #21) ------------

@@ -21,10 +21,10 @@
 #include <vector>
 
 #include "zerofarm/core/error.h"
+#include "zerofarm/eval/arena_result.h"
 #include "zerofarm/eval/evaluator.h"
 #include "zerofarm/game/go.h"
 #include "zerofarm/mcts/search_config.h"
-#include "zerofarm/eval/arena_result.h"
 
 namespace zerofarm::proc {
 
@@ -76,7 +76,7 @@ class GtpEngine : public GtpPlayer {
   std::string Dispatch(const std::string& name, const std::vector<std::string>& args, bool* quit);
   std::string Play(const std::vector<std::string>& args);
   std::string GenMove(const std::vector<std::string>& args, bool commit);
-  void Reset(double komi);  // a new game with this komi, replaying moves_
+  void Reset(double komi);                       // a new game with this komi, replaying moves_
   int ColourArg(const std::string& text) const;  // 0 black, 1 white; throws GtpError
   bool FillsOwnEye(int action) const;
 
@@ -121,15 +121,15 @@ class GtpProcess : public GtpPlayer {
 
 // One refereed game.
 struct GtpGameResult {
-  int winner = -1;        // 0 Black, 1 White, -1 draw
+  int winner = -1;  // 0 Black, 1 White, -1 draw
   // "score" (two passes), "resign", "illegal" (the loser's move, or a legal
   // move the loser refused), "length" (max_plies or the state's own limit)
   std::string reason;
-  std::string detail;     // the illegal move or refused command, for reason "illegal"
-  double score = 0.0;     // Tromp-Taylor black - white - komi of the final board
-  std::vector<int> moves; // every move played (actions of GoGame(size))
+  std::string detail;                    // the illegal move or refused command, for reason "illegal"
+  double score = 0.0;                    // Tromp-Taylor black - white - komi of the final board
+  std::vector<int> moves;                // every move played (actions of GoGame(size))
   std::string black_score, white_score;  // each player's own final_score ("" if it has none)
-  std::string Result() const;  // "B+3.5", "W+R", "0", "B+illegal"
+  std::string Result() const;            // "B+3.5", "W+R", "0", "B+illegal"
 };
 
 // Plays one game: boardsize, komi and clear_board to both, then `opening`
@@ -144,7 +144,8 @@ GtpGameResult PlayGtpGame(GtpPlayer& black, GtpPlayer& white, int size, double k
 // engine is Black in even games), games 2k and 2k+1 starting from the same
 // `opening_plies` random legal moves (from `seed` and k). Score from the
 // engine's view; `on_game(i, result, engine_colour)` after each game.
-eval::ArenaResult GtpArena(GtpEngine& engine, GtpPlayer& opponent, int size, double komi, int games, int opening_plies,
-                     uint64_t seed, const std::function<void(int, const GtpGameResult&, int)>& on_game = {});
+eval::ArenaResult GtpArena(GtpEngine& engine, GtpPlayer& opponent, int size, double komi, int games,
+                           int opening_plies, uint64_t seed,
+                           const std::function<void(int, const GtpGameResult&, int)>& on_game = {});
 
 }  // namespace zerofarm::proc

@@ -20,7 +20,7 @@
 namespace zerofarm::shm {
 class SegmentMap;
 class EvalCacheMemory;
-}
+}  // namespace zerofarm::shm
 
 namespace zerofarm::proc {
 
@@ -39,9 +39,12 @@ struct ChildRole {
 
   std::string Name() const {
     switch (kind) {
-      case Kind::kWorker: return "worker-" + std::to_string(index);
-      case Kind::kEvaluator: return "eval-" + std::to_string(index);
-      case Kind::kWriter: break;
+      case Kind::kWorker:
+        return "worker-" + std::to_string(index);
+      case Kind::kEvaluator:
+        return "eval-" + std::to_string(index);
+      case Kind::kWriter:
+        break;
     }
     return "writer";
   }
@@ -55,8 +58,7 @@ int RunWorker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wor
               const shm::EvalCacheMemory* cache = nullptr);
 int RunWriter(const FarmConfig& config, const shm::SegmentMap& map);
 // The exec'd evaluator: opens the segment by name, then serves its rings.
-int RunEvaluatorProcess(const std::string& segment_name, uint32_t evaluator,
-                        const std::string& config_path);
+int RunEvaluatorProcess(const std::string& segment_name, uint32_t evaluator, const std::string& config_path);
 
 // The network's shape for this run's game and settings.
 eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config);

@@ -36,7 +36,8 @@ class ShmSegment;
 
 // "ZFSHM001" as the bytes of a little-endian uint64.
 inline constexpr uint64_t kSegmentMagic = 0x313030'4D48'53'46'5AULL;
-inline constexpr uint32_t kLayoutVersion = 3;  // 2: WorkerBlock search counters; 3: hangs, non-finite counts, writer totals
+inline constexpr uint32_t kLayoutVersion =
+    3;  // 2: WorkerBlock search counters; 3: hangs, non-finite counts, writer totals
 inline constexpr uint64_t kRegionAlign = 64;            // every region and array
 inline constexpr uint64_t kRingAlign = 4096;            // each leaf ring (page) and the whole segment
 inline constexpr uint32_t kBatchHistogramBuckets = 16;  // bucket b: batch sizes in [2^b, 2^(b+1))
@@ -72,7 +73,7 @@ struct Layout {
   uint64_t num_processes = 0;      // workers + evaluators + 1 (the writer)
   uint64_t evaluators_offset = 0;  // EvaluatorBlock [num_evaluators], evaluator_stride apart
   uint64_t evaluator_stride = 0;
-  uint64_t workers_offset = 0;             // WorkerBlock [num_workers], worker_stride apart
+  uint64_t workers_offset = 0;  // WorkerBlock [num_workers], worker_stride apart
   uint64_t worker_stride = 0;
   uint64_t rings_offset = 0;               // ring w at rings_offset + w * ring_stride
   uint64_t ring_stride = 0;                // multiple of kRingAlign
@@ -135,7 +136,7 @@ struct EvaluatorBlock {
   // 1 while the model in use has produced a non-finite (NaN/Inf) policy or
   // value; 0 again when a new model is loaded.
   std::atomic<uint32_t> model_nonfinite{0};
-  std::atomic<uint64_t> nonfinite_leaves{0};     // leaves answered with NaN/Inf (workers drop their games)
+  std::atomic<uint64_t> nonfinite_leaves{0};  // leaves answered with NaN/Inf (workers drop their games)
   std::atomic<uint64_t> batch_size_log2[kBatchHistogramBuckets]{};  // batches by size bucket
 };
 static_assert(std::is_standard_layout_v<EvaluatorBlock>);
@@ -145,10 +146,10 @@ static_assert(std::is_trivially_destructible_v<EvaluatorBlock>);
 // Written by the worker only (relaxed: statistics, nothing is published
 // through them), read by the supervisor. Survive a worker's restart.
 struct WorkerBlock {
-  alignas(64) std::atomic<uint64_t> games_finished{0};  // games played to the end
-  std::atomic<uint64_t> positions{0};                   // positions of those games
-  std::atomic<uint64_t> games_dropped{0};               // in flight at a stop or crash
-  std::atomic<uint64_t> games_in_flight{0};             // playing, or finished and not yet queued
+  alignas(64) std::atomic<uint64_t> games_finished{0};    // games played to the end
+  std::atomic<uint64_t> positions{0};                     // positions of those games
+  std::atomic<uint64_t> games_dropped{0};                 // in flight at a stop or crash
+  std::atomic<uint64_t> games_in_flight{0};               // playing, or finished and not yet queued
   std::atomic<uint64_t> latency_hist[kLatencyBuckets]{};  // leaves by latency bucket
   // Search quality (docs/search.md), counted when a game enters the queue.
   std::atomic<uint64_t> full_positions{0};      // positions searched with the full budget
@@ -159,8 +160,8 @@ struct WorkerBlock {
   // --resign-target); 0 bits before the worker set it.
   std::atomic<uint32_t> resign_threshold_bits{0};
   std::atomic<uint32_t> reserved{0};
-  std::atomic<uint64_t> cache_lookups{0};  // leaves looked up in the shared evaluation cache
-  std::atomic<uint64_t> cache_hits{0};     // ... and answered from it (not sent to an evaluator)
+  std::atomic<uint64_t> cache_lookups{0};            // leaves looked up in the shared evaluation cache
+  std::atomic<uint64_t> cache_hits{0};               // ... and answered from it (not sent to an evaluator)
   std::atomic<uint64_t> games_dropped_nonfinite{0};  // of games_dropped: a leaf came back NaN/Inf
 };
 static_assert(std::is_standard_layout_v<WorkerBlock>);
@@ -183,10 +184,10 @@ struct WriterTotals {
 // complete, consistent copy, and its successor can tell whether the last
 // renamed shard was counted (next_shard_index) and count it once.
 struct WriterBlock {
-  alignas(64) std::atomic<uint32_t> current{0};            // 0 or 1: the copy in use
+  alignas(64) std::atomic<uint32_t> current{0};  // 0 or 1: the copy in use
   std::atomic<uint32_t> reserved{0};
-  std::atomic<uint64_t> corrupt_messages{0};               // malformed game messages skipped (relaxed)
-  std::atomic<uint64_t> totals[2][5]{};                    // WriterTotals fields, in order (relaxed)
+  std::atomic<uint64_t> corrupt_messages{0};  // malformed game messages skipped (relaxed)
+  std::atomic<uint64_t> totals[2][5]{};       // WriterTotals fields, in order (relaxed)
 
   WriterTotals Totals() const noexcept {
     // acquire: pairs with Publish's release, so the copy's fields are complete.

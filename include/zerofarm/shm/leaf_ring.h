@@ -36,7 +36,8 @@
 // Waking: after Publish() the worker rings its evaluator's Doorbell (one ring
 // per burst); after Complete() the evaluator rings the worker's worker_wake.
 // Either side first spins briefly (spin_wait.h), so a peer that answers within
-// microseconds costs no system call at all. See doorbell.h for the protocol. All of this is noexcept and lock-free.
+// microseconds costs no system call at all. See doorbell.h for the protocol. All of this is noexcept and
+// lock-free.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>

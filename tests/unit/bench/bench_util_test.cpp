@@ -16,7 +16,7 @@ TEST_CASE("BoundAt interpolates the bound in log2 of the batch and clamps at the
     CHECK(BoundAt(bound, 64) == 12000);
   }
   SECTION("between two sizes: linear in log2(batch), not in batch") {
-    CHECK(BoundAt(bound, 4) == Approx(3400));             // halfway from 2 to 8 in log2
+    CHECK(BoundAt(bound, 4) == Approx(3400));                    // halfway from 2 to 8 in log2
     CHECK(BoundAt(bound, std::sqrt(8.0 * 64)) == Approx(8500));  // 22.6: halfway from 8 to 64
     CHECK(BoundAt(bound, 1.5) == Approx(1000 + 800 * std::log2(1.5)));
     CHECK(BoundAt(bound, 32) == Approx(5000 + 7000 * 2.0 / 3.0));
@@ -45,8 +45,13 @@ TEST_CASE("JsonLine keeps 64-bit ids and counts above 2^53 exact", "[cli][json]"
   const uint64_t game_id = (1ull << 53) + 1;  // 9007199254740993: no double holds it
   const uint64_t count = ~0ull;               // 18446744073709551615
   const int64_t negative = -(1ll << 62) - 3;
-  const std::string text = JsonLine().Add("game_id", game_id).Add("count", count).Add("delta", negative)
-                               .Add("name", "a \"quoted\"\nname").Add("rate", 0.1).str();
+  const std::string text = JsonLine()
+                               .Add("game_id", game_id)
+                               .Add("count", count)
+                               .Add("delta", negative)
+                               .Add("name", "a \"quoted\"\nname")
+                               .Add("rate", 0.1)
+                               .str();
   CHECK(text.find("9007199254740993") != std::string::npos);
   CHECK(text.find("18446744073709551615") != std::string::npos);
   CHECK(text.find('\n') == std::string::npos);  // one line: the newline in a string is escaped

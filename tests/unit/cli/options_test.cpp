@@ -1,9 +1,8 @@
 // The option table as cxxopts options (src/cli/options.cpp): each default
 // shown once, every game listed, bad values named, aliases, --config.
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 
@@ -35,15 +34,16 @@ proc::FarmConfig Parse(proc::OptionCommand command, std::vector<std::string> arg
 }  // namespace
 
 TEST_CASE("cli options: help shows each default once and every game", "[cli][options]") {
-  for (const auto command : {proc::kRun, proc::kSelfplay, proc::kTune, proc::kLoop, proc::kBench, proc::kEval,
-                             proc::kTrain}) {
+  for (const auto command :
+       {proc::kRun, proc::kSelfplay, proc::kTune, proc::kLoop, proc::kBench, proc::kEval, proc::kTrain}) {
     cxxopts::Options options("test");
     cli::AddTableOptions(options, command);
     const std::string help = options.help();
     INFO(help);
     size_t with_default = 0;
     for (const auto& o : proc::OptionTable())
-      if ((o.commands & command) && !o.name.empty() && o.kind != proc::OptionKind::kFlag && !o.Default().empty())
+      if ((o.commands & command) && !o.name.empty() && o.kind != proc::OptionKind::kFlag &&
+          !o.Default().empty())
         ++with_default;
     CHECK(Count(help, "(default: ") == with_default);
     CHECK(Count(help, "(default: \"\")") == 0);
@@ -65,7 +65,8 @@ TEST_CASE("cli options: the same option reads the same way in every command", "[
 TEST_CASE("cli options: a bad value names its option", "[cli][options]") {
   CHECK_THROWS_WITH(Parse(proc::kRun, {"--workers", "abc"}), "--workers: bad value 'abc' (an integer)");
   CHECK_THROWS_WITH(Parse(proc::kRun, {"--c-puct=x"}), "--c-puct: bad value 'x' (a number)");
-  CHECK_THROWS_WITH(Parse(proc::kRun, {"--game", "chess"}), Catch::StartsWith("--game: bad value 'chess' (one of "));
+  CHECK_THROWS_WITH(Parse(proc::kRun, {"--game", "chess"}),
+                    Catch::StartsWith("--game: bad value 'chess' (one of "));
 }
 
 TEST_CASE("cli options: old spellings are aliases of one option", "[cli][options]") {

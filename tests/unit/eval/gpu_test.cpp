@@ -1,8 +1,8 @@
 // The CUDA evaluator. Every test SKIPs where this build has no CUDA LibTorch
 // or the machine has no GPU.
-#include <catch2/catch.hpp>
 #include <sys/mman.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 
 #include "skip.h"

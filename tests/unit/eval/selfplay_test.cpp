@@ -1,9 +1,8 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <numeric>
 #include <set>
-#include <algorithm>
 
 #include "zerofarm/eval/inprocess_selfplay.h"
 #include "zerofarm/eval/torch_evaluator.h"

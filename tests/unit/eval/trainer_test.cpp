@@ -1,14 +1,14 @@
 // The LibTorch trainer: it learns (a fixed batch is fitted), its momentum
 // state round-trips, and bad state is refused with a clear error.
-#include <catch2/catch.hpp>
+#include "zerofarm/eval/trainer.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 
 #include "skip.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/rng.h"
 #include "zerofarm/eval/torch_evaluator.h"
-#include "zerofarm/eval/trainer.h"
 
 using namespace zerofarm;
 
@@ -51,7 +51,8 @@ TEST_CASE("the trainer fits a fixed batch: both losses fall", "[trainer]") {
   const eval::TrainStepLoss first = t.Step(d.Batch(64));
   eval::TrainStepLoss last;
   for (int i = 0; i < 150; ++i) last = t.Step(d.Batch(64));
-  INFO("policy " << first.policy << " -> " << last.policy << ", value " << first.value << " -> " << last.value);
+  INFO("policy " << first.policy << " -> " << last.policy << ", value " << first.value << " -> "
+                 << last.value);
   CHECK(first.policy > 1.5);  // about ln 7 = 1.95 at the start
   CHECK(last.policy < 0.6 * first.policy);
   CHECK(last.value < 0.6 * first.value);

@@ -221,9 +221,12 @@ void CheckRateMoves(const std::string& name, size_t step) {
     for (int a = 0; a < 7; ++a) {
       INFO("column " << a + 1 << " scores " << scores[a]);
       char expected = Connect4Solver::kIllegalMove;
-      if (scores[a] == best) expected = Connect4Solver::kOptimal;
-      else if (scores[a] != Connect4Solver::kIllegal && Sign(scores[a]) == Sign(best)) expected = Connect4Solver::kSameOutcome;
-      else if (scores[a] != Connect4Solver::kIllegal) expected = Connect4Solver::kWorseOutcome;
+      if (scores[a] == best)
+        expected = Connect4Solver::kOptimal;
+      else if (scores[a] != Connect4Solver::kIllegal && Sign(scores[a]) == Sign(best))
+        expected = Connect4Solver::kSameOutcome;
+      else if (scores[a] != Connect4Solver::kIllegal)
+        expected = Connect4Solver::kWorseOutcome;
       CHECK(rating[a] == expected);
       optimal += rating[a] == Connect4Solver::kOptimal;
       same += rating[a] == Connect4Solver::kSameOutcome;

@@ -7,10 +7,10 @@
 #include <catch2/catch.hpp>
 #include <cctype>
 #include <cmath>
-#include <tuple>
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "openspiel_trace.h"
@@ -38,8 +38,7 @@ struct PlyRow {
 // move at each ply, turned to the first player's view (swapped at odd plies).
 std::map<int, PlyRow> ReadSolveTable() {
   std::map<int, PlyRow> table;
-  for (const std::string& line :
-       ReadLines(testing::ReferenceFile("connect4/results_solve_w7_h6.csv"))) {
+  for (const std::string& line : ReadLines(testing::ReferenceFile("connect4/results_solve_w7_h6.csv"))) {
     if (line.empty() || line.rfind("width", 0) == 0) continue;
     std::vector<long long> f;
     std::istringstream in(line);
@@ -142,7 +141,8 @@ void CheckPositionsPerPly(int max_ply, int outcome_sample) {
     INFO("ply " << ply);
     CHECK(static_cast<long long>(level.size()) == table.at(ply).positions);
     CHECK(static_cast<long long>(level.size()) == solved.at(ply).positions);
-    if (ply == max_ply && outcome_sample > 0) CheckOutcomeSample(level, ply, solved.at(ply), outcome_sample, kTerminalFlag);
+    if (ply == max_ply && outcome_sample > 0)
+      CheckOutcomeSample(level, ply, solved.at(ply), outcome_sample, kTerminalFlag);
     CHECK(terminal == table.at(ply).terminal);
     CHECK(mismatches == 0);
     CHECK(std::unique(hashes.begin(), hashes.end()) == hashes.end());  // no Hash collisions
@@ -202,8 +202,9 @@ TEST_CASE("connect4 positions per ply match the reference table (plies 0..9)", "
   CheckPositionsPerPly(9, 0);
 }
 
-TEST_CASE("connect4 positions per ply and a sample of their outcomes match the reference tables (plies 0..11)",
-          "[game][connect4][slow]") {
+TEST_CASE(
+    "connect4 positions per ply and a sample of their outcomes match the reference tables (plies 0..11)",
+    "[game][connect4][slow]") {
   CheckPositionsPerPly(11, 400);
 }
 
@@ -211,8 +212,7 @@ TEST_CASE("connect4 replays every line of Pons's benchmark files", "[game][conne
   const Connect4Game game;
   for (const char* name : {"Test_L3_R1", "Test_L2_R1", "Test_L1_R1", "Test_L1_R3"}) {
     int lines = 0;
-    for (const std::string& line :
-         ReadLines(testing::ReferenceFile(std::string("connect4/") + name))) {
+    for (const std::string& line : ReadLines(testing::ReferenceFile(std::string("connect4/") + name))) {
       if (line.empty()) continue;
       INFO(name << ": " << line);
       std::istringstream in(line);
@@ -439,8 +439,7 @@ TEST_CASE("connect4 text and bad input", "[game][connect4]") {
   CHECK_THROWS_AS(game.ParseMoves("48a"), Error);
   CHECK_THROWS_WITH(game.ParseMoves("48a"), Catch::Contains("'8'"));
   CHECK_THROWS_WITH(game.ParseMoves("40"), Catch::Contains("'0'"));
-  CHECK_THROWS_WITH(game.Replay(game.ParseMoves("4444444")),
-                    Catch::Contains("move 7 (4) is illegal"));
+  CHECK_THROWS_WITH(game.Replay(game.ParseMoves("4444444")), Catch::Contains("move 7 (4) is illegal"));
   CHECK_THROWS_WITH(game.Replay(game.ParseMoves("12121212")),
                     Catch::Contains("move 8 (2) is after the game ended"));
   CHECK_THROWS_AS(game.Replay({7}), Error);
@@ -454,28 +453,21 @@ TEST_CASE("connect4 text and bad input", "[game][connect4]") {
 
   // Boards that cannot arise in play.
   const std::string empty_row = ".......\n";
-  CHECK_THROWS_WITH(
-      game.ParseBoard(empty_row + empty_row + empty_row + empty_row + "...X...\n" + empty_row),
-      Catch::Contains("floating"));
-  CHECK_THROWS_AS(
-      game.ParseBoard(empty_row + empty_row + empty_row + empty_row + empty_row + "XX.....\n"),
-      Error);  // counts
-  CHECK_THROWS_AS(
-      game.ParseBoard(empty_row + empty_row + empty_row + empty_row + empty_row + "O......\n"),
-      Error);  // O moved first
-  CHECK_THROWS_AS(
-      game.ParseBoard(empty_row + empty_row + empty_row + empty_row + "OOOO...\n" + "XXXX...\n"),
-      Error);  // play went on after X's four
+  CHECK_THROWS_WITH(game.ParseBoard(empty_row + empty_row + empty_row + empty_row + "...X...\n" + empty_row),
+                    Catch::Contains("floating"));
+  CHECK_THROWS_AS(game.ParseBoard(empty_row + empty_row + empty_row + empty_row + empty_row + "XX.....\n"),
+                  Error);  // counts
+  CHECK_THROWS_AS(game.ParseBoard(empty_row + empty_row + empty_row + empty_row + empty_row + "O......\n"),
+                  Error);  // O moved first
+  CHECK_THROWS_AS(game.ParseBoard(empty_row + empty_row + empty_row + empty_row + "OOOO...\n" + "XXXX...\n"),
+                  Error);  // play went on after X's four
   CHECK_THROWS_AS(game.ParseBoard(".......\n.......\nX.....X\nXOO...X\nXOO...X\nXOOO..X\n"),
                   Error);  // two fours no single move made
-  CHECK_THROWS_AS(game.ParseBoard(empty_row + empty_row + empty_row + empty_row + empty_row),
-                  Error);
-  CHECK_THROWS_AS(game.ParseBoard(".......\n.......\n.......\n.......\n.......\n...X....\n"),
-                  Error);
+  CHECK_THROWS_AS(game.ParseBoard(empty_row + empty_row + empty_row + empty_row + empty_row), Error);
+  CHECK_THROWS_AS(game.ParseBoard(".......\n.......\n.......\n.......\n.......\n...X....\n"), Error);
   CHECK_THROWS_AS(game.ParseBoard(".......\n.......\n.......\n.......\n.......\n...Y...\n"), Error);
   // Whitespace around the rows is tolerated, the empty board reads back.
-  CHECK(game.ParseBoard("\n" + empty_row + empty_row + empty_row + empty_row + empty_row +
-                        ".......  \r\n")
+  CHECK(game.ParseBoard("\n" + empty_row + empty_row + empty_row + empty_row + empty_row + ".......  \r\n")
             ->Equals(*game.NewInitialState()));
   CHECK(AsC4(*game.NewInitialState()).Hash() != AsC4(*game.Replay({0})).Hash());
 }

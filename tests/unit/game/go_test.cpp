@@ -43,8 +43,7 @@ long long CountLegalPositions(int n) {
 
 std::map<int, std::string> ReadA094777() {
   std::map<int, std::string> terms;
-  for (const std::string& line :
-       ReadLines(testing::ReferenceFile("go/go_legal_positions_A094777.csv"))) {
+  for (const std::string& line : ReadLines(testing::ReferenceFile("go/go_legal_positions_A094777.csv"))) {
     if (line.empty() || line[0] == '#' || line.rfind("n,", 0) == 0) continue;
     const size_t comma = line.find(',');
     terms[std::stoi(line.substr(0, comma))] = line.substr(comma + 1);
@@ -131,7 +130,8 @@ struct NaiveGo {
         for (const auto& nb : nbs) {
           if (nb[0] < 0 || nb[0] >= n || nb[1] < 0 || nb[1] >= n) continue;
           const int t = nb[0] * n + nb[1];
-          if (board[t] != '.') reach[board[t] == 'X' ? 0 : 1] = true;
+          if (board[t] != '.')
+            reach[board[t] == 'X' ? 0 : 1] = true;
           else if (!in[t]) {
             in[t] = true;
             stack.push_back(t);
@@ -481,8 +481,7 @@ TEST_CASE("go text, features, sizes and bad input", "[game][go]") {
   CHECK_THROWS_WITH(game.ParseBoard(bad + "X to move\n"), Catch::Contains("'#'"));
   CHECK_THROWS_AS(game.ParseBoard(rows.substr(10) + "X to move\n"), Error);
   CHECK_THROWS_WITH(game.Replay(game.ParseMoves("e5 e5")), Catch::Contains("move 2 (e5) is illegal"));
-  CHECK_THROWS_WITH(game.Replay(game.ParseMoves("pass pass e5")),
-                    Catch::Contains("after the game ended"));
+  CHECK_THROWS_WITH(game.Replay(game.ParseMoves("pass pass e5")), Catch::Contains("after the game ended"));
 }
 
 }  // namespace zerofarm::game

@@ -32,8 +32,7 @@ struct PerftRow {
 
 std::map<int, PerftRow> ReadPerftTable() {
   std::map<int, PerftRow> table;
-  for (const std::string& line :
-       ReadLines(testing::ReferenceFile("othello/othello_perft_aartbik.csv"))) {
+  for (const std::string& line : ReadLines(testing::ReferenceFile("othello/othello_perft_aartbik.csv"))) {
     if (line.empty() || line[0] == '#' || line.rfind("depth,", 0) == 0) continue;
     std::vector<std::string> f;
     std::istringstream in(line + ",");
@@ -164,9 +163,12 @@ TEST_CASE("othello legal moves of every FFO position equal the listed moves", "[
       uint64_t discs[2] = {0, 0};
       for (int i = 0; i < 64; ++i) {
         const char ch = line[i];
-        if (ch == 'X') discs[0] |= 1ULL << i;
-        else if (ch == 'O') discs[1] |= 1ULL << i;
-        else REQUIRE(ch == '-');
+        if (ch == 'X')
+          discs[0] |= 1ULL << i;
+        else if (ch == 'O')
+          discs[1] |= 1ULL << i;
+        else
+          REQUIRE(ch == '-');
       }
       REQUIRE(line[64] == ' ');
       REQUIRE((line[65] == 'X' || line[65] == 'O'));
@@ -217,7 +219,9 @@ TEST_CASE("othello follows the OpenSpiel playthrough", "[game][othello]") {
         REQUIRE(ranks == 8);
         CHECK(state.ToString().substr(0, 72) == board);
       },
-      [&](const reference::TraceState& s, int action) { CHECK(game.ActionToString(action) == s.applied_text); });
+      [&](const reference::TraceState& s, int action) {
+        CHECK(game.ActionToString(action) == s.applied_text);
+      });
   CHECK(r.full_states >= 5);
   CHECK(r.actions.size() == 60);
   reference::CheckFinalReturns(trace, *r.state, {-1, 1});
@@ -245,8 +249,9 @@ TEST_CASE("othello passes and the end of the game", "[game][othello]") {
   s.LegalActions(&legal);
   CHECK(legal.empty());
   CHECK_FALSE(s.IsLegal(kPass));
-  CHECK(s.ToString() == "OOO.....\n........\n........\n........\n........\n........\n........\n"
-                        "........\nX to move\n");
+  CHECK(s.ToString() ==
+        "OOO.....\n........\n........\n........\n........\n........\n........\n"
+        "........\nX to move\n");
   // A full board: game over, the count decides (32-32 is a draw).
   const OthelloState draw = OthelloState::FromDiscs(0x00000000FFFFFFFFULL, 0xFFFFFFFF00000000ULL, 0);
   CHECK(draw.IsTerminal());
@@ -349,10 +354,10 @@ TEST_CASE("othello symmetries, features and text", "[game][othello]") {
     for (int c = 128; c < 192; ++c) out[c] = f[c];
     CHECK(out == f);  // each symmetry fixes the start position
   }
-  CHECK(game.CellMap(2)[1] == 8);    // b1 <-> a2: the a1-h8 diagonal
-  CHECK(game.CellMap(3)[0] == 63);   // a1 <-> h8: the h1-a8 diagonal
+  CHECK(game.CellMap(2)[1] == 8);   // b1 <-> a2: the a1-h8 diagonal
+  CHECK(game.CellMap(3)[0] == 63);  // a1 <-> h8: the h1-a8 diagonal
   CHECK(game.CellMap(3)[7] == 7);
-  CHECK(game.CellMap(1)[0] == 63);   // half turn
+  CHECK(game.CellMap(1)[0] == 63);  // half turn
   CHECK(game.CellMap(1)[7] == 56);
   // Own / opponent from Black's view at the start: Black e4 (28), d5 (35).
   CHECK(f[28] == 1);

@@ -74,8 +74,8 @@ TEST_CASE("game registry", "[game]") {
     CHECK_FALSE(s->IsTerminal());
   }
   CHECK_THROWS_AS(MakeGame("chess"), ConfigError);
-  CHECK_THROWS_WITH(MakeGame("chess"), Catch::Contains("chess") && Catch::Contains("connect4") &&
-                                           Catch::Contains("tictactoe"));
+  CHECK_THROWS_WITH(MakeGame("chess"),
+                    Catch::Contains("chess") && Catch::Contains("connect4") && Catch::Contains("tictactoe"));
 }
 
 TEST_CASE("symmetry maps are permutations closed under inverses", "[game][symmetry]") {
@@ -190,7 +190,6 @@ TEST_CASE("concrete symmetry examples", "[game][symmetry]") {
   }
 }
 
-
 TEST_CASE("symmetry tables: the same transforms, and one canonical key for all images of a position",
           "[game][symmetry]") {
   Rng rng(77);
@@ -246,12 +245,15 @@ TEST_CASE("symmetry tables: the same transforms, and one canonical key for all i
   const auto c4 = MakeGame("connect4");
   const SymmetryTables tables(*c4);
   std::vector<uint8_t> scratch(tables.FeatureBytes());
-  const auto a = Encode(*c4, *c4->Replay(c4->ParseMoves("12"))), b = Encode(*c4, *c4->Replay(c4->ParseMoves("76")));
+  const auto a = Encode(*c4, *c4->Replay(c4->ParseMoves("12"))),
+             b = Encode(*c4, *c4->Replay(c4->ParseMoves("76")));
   const auto c = Encode(*c4, *c4->Replay(c4->ParseMoves("13")));
-  CHECK(HashCanonical(tables, a.data(), scratch.data()).hash == HashCanonical(tables, b.data(), scratch.data()).hash);
+  CHECK(HashCanonical(tables, a.data(), scratch.data()).hash ==
+        HashCanonical(tables, b.data(), scratch.data()).hash);
   CHECK(HashCanonical(tables, a.data(), scratch.data()).symmetry !=
         HashCanonical(tables, b.data(), scratch.data()).symmetry);
-  CHECK(HashCanonical(tables, a.data(), scratch.data()).hash != HashCanonical(tables, c.data(), scratch.data()).hash);
+  CHECK(HashCanonical(tables, a.data(), scratch.data()).hash !=
+        HashCanonical(tables, c.data(), scratch.data()).hash);
 }
 
 }  // namespace zerofarm::game

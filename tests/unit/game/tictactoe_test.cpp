@@ -105,8 +105,7 @@ uint32_t MapBits(uint32_t bits, const std::vector<int>& map) {
 // at every position, moves that a symmetry of that position maps onto each
 // other count once (the symmetric alternatives are pruned at each node).
 // (Counting orbits of whole move sequences instead gives 255168 / 8 = 31896.)
-long CountGamesUpToSymmetry(const TicTacToeState& state,
-                            const std::vector<std::vector<int>>& maps) {
+long CountGamesUpToSymmetry(const TicTacToeState& state, const std::vector<std::vector<int>>& maps) {
   if (state.IsTerminal()) return 1;
   std::vector<const std::vector<int>*> stabiliser;
   for (const auto& map : maps) {
@@ -132,8 +131,7 @@ long CountGamesUpToSymmetry(const TicTacToeState& state,
 
 // Negamax value for the side to move: +1 win, 0 draw, -1 loss.
 int Negamax(const TicTacToeState& state) {
-  if (state.IsTerminal())
-    return state.Winner() < 0 ? 0 : (state.Winner() == state.CurrentPlayer() ? 1 : -1);
+  if (state.IsTerminal()) return state.Winner() < 0 ? 0 : (state.Winner() == state.CurrentPlayer() ? 1 : -1);
   std::vector<int> legal;
   state.LegalActions(&legal);
   int best = -2;
@@ -174,8 +172,7 @@ TEST_CASE("tictactoe reproduces every figure of tictactoe_counts.csv", "[game][t
   const int value = Negamax(TicTacToeState());
 
   std::map<std::string, std::string> computed = {
-      {"complete games (distinct move sequences ending in a terminal position)",
-       std::to_string(t.games)},
+      {"complete games (distinct move sequences ending in a terminal position)", std::to_string(t.games)},
       {"complete games won by X (first player)", std::to_string(t.x_wins)},
       {"complete games won by O (second player)", std::to_string(t.o_wins)},
       {"complete games drawn", std::to_string(t.draws)},
@@ -196,8 +193,7 @@ TEST_CASE("tictactoe reproduces every figure of tictactoe_counts.csv", "[game][t
   };
 
   int rows = 0;
-  for (const std::string& line :
-       ReadLines(testing::ReferenceFile("tictactoe/tictactoe_counts.csv"))) {
+  for (const std::string& line : ReadLines(testing::ReferenceFile("tictactoe/tictactoe_counts.csv"))) {
     if (line.empty() || line[0] == '#' || line.rfind("quantity,", 0) == 0) continue;
     const std::vector<std::string> f = SplitCsv(line);
     REQUIRE(f.size() >= 2);
@@ -295,8 +291,7 @@ TEST_CASE("tictactoe action text and move lists", "[game][tictactoe]") {
   CHECK(game.ParseMoves("  b2   a3 c1 ") == std::vector<int>{4, 0, 8});
   CHECK_THROWS_WITH(game.ParseMoves("b2 zz c1"), Catch::Contains("zz"));
   CHECK_THROWS_WITH(game.Replay({4, 4}), Catch::Contains("move 2 (b2) is illegal"));
-  CHECK_THROWS_WITH(game.Replay({0, 3, 1, 4, 2, 5}),
-                    Catch::Contains("move 6 (c2) is after the game ended"));
+  CHECK_THROWS_WITH(game.Replay({0, 3, 1, 4, 2, 5}), Catch::Contains("move 6 (c2) is after the game ended"));
   CHECK_THROWS_AS(game.Replay({9}), Error);
 }
 
@@ -307,15 +302,13 @@ TEST_CASE("tictactoe feature planes", "[game][tictactoe]") {
   std::vector<uint8_t> f(game.Shape().FeatureBytes(), 7);
   s->EncodeFeatures(f.data());
   // O to move: own = {0}, opponent = {4, 8}, plane 2 all zero.
-  CHECK(std::vector<uint8_t>(f.begin(), f.begin() + 9) ==
-        std::vector<uint8_t>{1, 0, 0, 0, 0, 0, 0, 0, 0});
+  CHECK(std::vector<uint8_t>(f.begin(), f.begin() + 9) == std::vector<uint8_t>{1, 0, 0, 0, 0, 0, 0, 0, 0});
   CHECK(std::vector<uint8_t>(f.begin() + 9, f.begin() + 18) ==
         std::vector<uint8_t>{0, 0, 0, 0, 1, 0, 0, 0, 1});
   CHECK(std::all_of(f.begin() + 18, f.end(), [](uint8_t v) { return v == 0; }));
   s->Apply(2);  // O c3: X to move
   s->EncodeFeatures(f.data());
-  CHECK(std::vector<uint8_t>(f.begin(), f.begin() + 9) ==
-        std::vector<uint8_t>{0, 0, 0, 0, 1, 0, 0, 0, 1});
+  CHECK(std::vector<uint8_t>(f.begin(), f.begin() + 9) == std::vector<uint8_t>{0, 0, 0, 0, 1, 0, 0, 0, 1});
   CHECK(std::vector<uint8_t>(f.begin() + 9, f.begin() + 18) ==
         std::vector<uint8_t>{1, 0, 1, 0, 0, 0, 0, 0, 0});
   CHECK(std::all_of(f.begin() + 18, f.end(), [](uint8_t v) { return v == 1; }));
@@ -327,7 +320,9 @@ TEST_CASE("tictactoe follows the OpenSpiel playthrough", "[game][tictactoe]") {
   const auto trace = reference::ReadOpenSpielTrace(testing::ReferenceFile("tictactoe/tic_tac_toe.txt"));
   const reference::Replayed r = reference::ReplayTrace(
       game, trace,
-      [&](const reference::TraceState& s, const State& state) { reference::CheckLowerCaseBoard(game, s, state); },
+      [&](const reference::TraceState& s, const State& state) {
+        reference::CheckLowerCaseBoard(game, s, state);
+      },
       [](const reference::TraceState&, int) {});
   CHECK(r.full_states >= 4);
   CHECK(r.actions == std::vector<int>{8, 3, 6, 0, 2, 1, 5});

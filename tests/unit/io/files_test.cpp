@@ -1,3 +1,5 @@
+#include "zerofarm/io/files.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +13,6 @@
 
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
-#include "zerofarm/io/files.h"
 #include "zerofarm/io/safe_files.h"
 
 using namespace zerofarm;
@@ -92,8 +93,9 @@ TEST_CASE("a directory of the run must be this user's and closed to group and ot
   CHECK_NOTHROW(io::CheckOwnDirectory(run, false));
   ::chmod(run.c_str(), 0775);
   CHECK_THROWS_AS(io::CheckOwnDirectory(run, false), ConfigError);
-  CHECK_THROWS_WITH(io::CheckOwnDirectory(run, false),
-                    run + " is writable by its group; refusing to write into it (--allow-foreign-dir to use it anyway)");
+  CHECK_THROWS_WITH(
+      io::CheckOwnDirectory(run, false),
+      run + " is writable by its group; refusing to write into it (--allow-foreign-dir to use it anyway)");
   ::chmod(run.c_str(), 0757);
   CHECK_THROWS_WITH(io::CheckOwnDirectory(run, false), Catch::Contains("is writable by others"));
   CHECK_NOTHROW(io::CheckOwnDirectory(run, true));

@@ -1,9 +1,10 @@
 // SGF records of shard games (io/game_records.h).
+#include "zerofarm/io/game_records.h"
+
 #include <catch2/catch.hpp>
 
 #include "zerofarm/core/error.h"
 #include "zerofarm/game/game.h"
-#include "zerofarm/io/game_records.h"
 
 using namespace zerofarm;
 
@@ -61,7 +62,8 @@ TEST_CASE("SGF results for resignation and othello and gomoku and none for conne
   const auto gomoku = game::MakeGame("gomoku");
   CHECK(io::SgfGameType(*gomoku) == 4);
   CHECK(io::SgfResult(*gomoku, Game({112}, -1)) == "0");
-  CHECK_THAT(io::GameToSgf(*gomoku, {}, Game({112}, -1), {}), Catch::Contains("SZ[15]") && Catch::Contains(";B[hh]"));
+  CHECK_THAT(io::GameToSgf(*gomoku, {}, Game({112}, -1), {}),
+             Catch::Contains("SZ[15]") && Catch::Contains(";B[hh]"));
   const auto c4 = game::MakeGame("connect4");
   CHECK(io::SgfGameType(*c4) == 0);
   CHECK_THROWS_AS(io::GameToSgf(*c4, {}, Game({3}, 0), {}), ConfigError);

@@ -63,8 +63,10 @@ mcts::GameRecord MakeGame(std::mt19937_64& rng, uint64_t game_id, int n, const S
     r.model_version.push_back(static_cast<uint32_t>(3 + rng() % 3));
     r.full_search.push_back(static_cast<uint8_t>(rng() % 2));
   }
-  if (r.winner >= 0 && rng() % 2) r.resigned = 1 - r.winner;
-  else if (rng() % 2) r.would_resign = static_cast<int32_t>(rng() % 2);
+  if (r.winner >= 0 && rng() % 2)
+    r.resigned = 1 - r.winner;
+  else if (rng() % 2)
+    r.would_resign = static_cast<int32_t>(rng() % 2);
   return r;
 }
 
@@ -331,7 +333,8 @@ int RunCommand(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-TEST_CASE("a shard without the full_search and resignation columns reads as all full, none resigned", "[io]") {
+TEST_CASE("a shard without the full_search and resignation columns reads as all full, none resigned",
+          "[io]") {
   // Shards written before these columns existed (schema 1 as first shipped).
   ScratchDir dir("zf-io");
   std::mt19937_64 rng(3);
@@ -344,10 +347,12 @@ TEST_CASE("a shard without the full_search and resignation columns reads as all 
   const std::string path = writer.Flush(0, {});
   CHECK(ShardReader(path).ReadAllPositions().full_search[12] == 1);
   // h5py deletes the new columns, leaving a shard as older writers wrote it.
-  if (RunCommand("/usr/bin/python3 -c 'import h5py' >/dev/null 2>&1") != 0) ZF_SKIP("/usr/bin/python3 with h5py not found");
+  if (RunCommand("/usr/bin/python3 -c 'import h5py' >/dev/null 2>&1") != 0)
+    ZF_SKIP("/usr/bin/python3 with h5py not found");
   REQUIRE(RunCommand("/usr/bin/python3 -c \"import h5py, sys; f = h5py.File(sys.argv[1], 'r+'); "
                      "[f.__delitem__(n) for n in ('positions/full_search', 'games/resigned', "
-                     "'games/would_resign')]\" " + path) == 0);
+                     "'games/would_resign')]\" " +
+                     path) == 0);
   ShardReader reader(path);
   const PositionRows rows = reader.ReadAllPositions();
   CHECK(rows.full_search == std::vector<uint8_t>(reader.Positions(), 1));
@@ -360,7 +365,8 @@ TEST_CASE("a shard without the full_search and resignation columns reads as all 
 }
 
 TEST_CASE("tools/zf_shards.py checks a shard written here", "[io]") {
-  if (RunCommand("/usr/bin/python3 -c 'import h5py, numpy' >/dev/null 2>&1") != 0) ZF_SKIP("/usr/bin/python3 with h5py and numpy not found");
+  if (RunCommand("/usr/bin/python3 -c 'import h5py, numpy' >/dev/null 2>&1") != 0)
+    ZF_SKIP("/usr/bin/python3 with h5py and numpy not found");
   ScratchDir dir("zf-io");
   std::mt19937_64 rng(5);
   const ShardMeta meta = TinyMeta();
@@ -394,8 +400,10 @@ namespace {
 // The paths of every dataset under group `loc` ("/games/seed"), depth first.
 void CollectDatasets(hid_t loc, const std::string& prefix, std::vector<std::string>* out) {
   for (const std::string& name : ListLinks(loc)) {
-    if (IsDataset(loc, name)) out->push_back(prefix + "/" + name);
-    else CollectDatasets(OpenGroup(loc, name).id(), prefix + "/" + name, out);
+    if (IsDataset(loc, name))
+      out->push_back(prefix + "/" + name);
+    else
+      CollectDatasets(OpenGroup(loc, name).id(), prefix + "/" + name, out);
   }
 }
 
@@ -410,7 +418,8 @@ TEST_CASE("every dataset of a shard has the description and units of the one tab
   const H5File file = OpenFile(path);
   std::vector<std::string> datasets;
   CollectDatasets(file.id(), "", &datasets);
-  REQUIRE(datasets.size() == ShardDatasetDocs().size());  // no dataset without a row, no row without a dataset
+  REQUIRE(datasets.size() ==
+          ShardDatasetDocs().size());  // no dataset without a row, no row without a dataset
   std::ifstream in(testing::SourceDir() + "/docs/schema.md");
   const std::string schema((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   REQUIRE(!schema.empty());
@@ -427,10 +436,12 @@ TEST_CASE("every dataset of a shard has the description and units of the one tab
     if (*doc->units) CHECK(ReadStringAttr(ds.id(), "units") == doc->units);
     // docs/schema.md: a row "| `leaf` | dtype | shape | units | description |".
     const std::string leaf = name.substr(name.rfind('/') + 1);
-    const std::string tail = std::string(" | ") + (*doc->units ? doc->units : "-") + " | " + doc->description + " |\n";
+    const std::string tail =
+        std::string(" | ") + (*doc->units ? doc->units : "-") + " | " + doc->description + " |\n";
     const std::string head = "\n| `" + leaf + "` | ";
     bool documented = false;
-    for (size_t at = schema.find(head); at != std::string::npos && !documented; at = schema.find(head, at + 1)) {
+    for (size_t at = schema.find(head); at != std::string::npos && !documented;
+         at = schema.find(head, at + 1)) {
       const size_t end = schema.find('\n', at + 1);
       const std::string row = schema.substr(at, end - at + 1);
       documented = row.size() >= tail.size() && row.compare(row.size() - tail.size(), tail.size(), tail) == 0;

@@ -162,7 +162,8 @@ int RunCommand(const std::string& command) {
 }
 
 TEST_CASE("weights files written by tools/h5_weights.py and by C++ agree", "[io]") {
-  if (RunCommand("/usr/bin/python3 -c 'import h5py, numpy' >/dev/null 2>&1") != 0) ZF_SKIP("/usr/bin/python3 with h5py and numpy not found");
+  if (RunCommand("/usr/bin/python3 -c 'import h5py, numpy' >/dev/null 2>&1") != 0)
+    ZF_SKIP("/usr/bin/python3 with h5py and numpy not found");
   ScratchDir dir("zf-io");
   const std::string tools = testing::SourceDir() + "/tools";
   const std::string from_py = dir / "py.h5";
@@ -238,14 +239,16 @@ TEST_CASE("NetTensors lists exactly what a net of that config holds", "[io]") {
   CHECK_NOTHROW(CheckNetWeights(ReadWeights(shipped), shipped));
 }
 
-TEST_CASE("weights with a wrong shape or a missing or extra tensor or NaN or Inf are refused in one line", "[io]") {
+TEST_CASE("weights with a wrong shape or a missing or extra tensor or NaN or Inf are refused in one line",
+          "[io]") {
   ScratchDir dir("zf-io");
   eval::WeightSet w = FullNet(kSmallC4);
   TensorOf(&w, "value_head.fc1.weight")->shape = {16, 43};
   TensorOf(&w, "value_head.fc1.weight")->data.resize(16 * 43);
   CHECK_THROWS_AS(Load(dir / "shape.h5", w), ConfigError);
-  CHECK_THROWS_WITH(Load(dir / "shape.h5", w), dir / "shape.h5" + ": tensor value_head.fc1.weight has shape [16, 43]; "
-                                                                "a 1 x 8 net needs [16, 42]");
+  CHECK_THROWS_WITH(Load(dir / "shape.h5", w), dir / "shape.h5" +
+                                                   ": tensor value_head.fc1.weight has shape [16, 43]; "
+                                                   "a 1 x 8 net needs [16, 42]");
   w = FullNet(kSmallC4);
   w.tensors.erase(w.tensors.begin() + 3);
   CHECK_THROWS_WITH(Load(dir / "missing.h5", w), Catch::Contains("tensor stem.bn.running_mean is missing"));
@@ -255,10 +258,12 @@ TEST_CASE("weights with a wrong shape or a missing or extra tensor or NaN or Inf
   CHECK_THROWS_WITH(Load(dir / "extra.h5", w), Catch::Contains("unexpected tensor blocks.1.conv1.weight"));
   w = FullNet(kSmallC4);
   TensorOf(&w, "blocks.0.bn1.running_var")->data[3] = std::nanf("");
-  CHECK_THROWS_WITH(Load(dir / "nan.h5", w), Catch::Contains("blocks.0.bn1.running_var has a non-finite value (nan) at 3"));
+  CHECK_THROWS_WITH(Load(dir / "nan.h5", w),
+                    Catch::Contains("blocks.0.bn1.running_var has a non-finite value (nan) at 3"));
   w = FullNet(kSmallC4);
   TensorOf(&w, "policy_head.fc.bias")->data[6] = -INFINITY;
-  CHECK_THROWS_WITH(Load(dir / "inf.h5", w), Catch::Contains("policy_head.fc.bias has a non-finite value (inf) at 6"));
+  CHECK_THROWS_WITH(Load(dir / "inf.h5", w),
+                    Catch::Contains("policy_head.fc.bias has a non-finite value (inf) at 6"));
 }
 
 TEST_CASE("tower attributes out of range are refused before any tensor is read", "[io]") {
@@ -293,14 +298,16 @@ TEST_CASE("a dataset declared bigger than the file is refused before it is read"
   WriteWeights(path, FullNet(kSmallC4));
   // h5py declares a 10^6 x 10^6 float32 dataset (4 TB) without writing it:
   // the file stays a few KiB.
-  const std::string script = "import h5py; f = h5py.File('" + path +
-                             "', 'a'); del f['value_head.fc1.weight']; "
-                             "f.create_dataset('value_head.fc1.weight', shape=(10**6, 10**6), dtype='f4'); f.close()";
+  const std::string script =
+      "import h5py; f = h5py.File('" + path +
+      "', 'a'); del f['value_head.fc1.weight']; "
+      "f.create_dataset('value_head.fc1.weight', shape=(10**6, 10**6), dtype='f4'); f.close()";
   REQUIRE(RunCommand("/usr/bin/python3 -c \"" + script + "\"") == 0);
   REQUIRE(std::filesystem::file_size(path) < (1 << 20));
   CHECK_THROWS_AS(ReadWeights(path), ConfigError);
-  CHECK_THROWS_WITH(ReadWeights(path), Catch::Contains("dataset value_head.fc1.weight declares 1000000 x 1000000 "
-                                                       "elements, more than the file's"));
+  CHECK_THROWS_WITH(ReadWeights(path),
+                    Catch::Contains("dataset value_head.fc1.weight declares 1000000 x 1000000 "
+                                    "elements, more than the file's"));
 }
 
 }  // namespace

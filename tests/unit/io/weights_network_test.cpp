@@ -1,6 +1,5 @@
 // The weights file end to end with the real network: save, load, identical outputs.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 

@@ -1,8 +1,9 @@
 // `zerofarm eval`'s measures with known answers: an evaluator that knows the
 // exact solution makes no move error and wins the arena; one that prefers
 // the worst moves errs on most positions.
-#include <catch2/catch.hpp>
+#include "zerofarm/learn/strength.h"
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
 
@@ -10,7 +11,6 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/game/connect4.h"
 #include "zerofarm/game/connect4_solver.h"
-#include "zerofarm/learn/strength.h"
 
 using namespace zerofarm;
 
@@ -38,7 +38,8 @@ class OracleEvaluator final : public eval::Evaluator {
         const auto& s = static_cast<const game::Connect4State&>(*state);
         const auto scores = solver_.ScoreMoves(s);
         for (int a = 0; a < 7; ++a)
-          chunks[c].policy[i * 7 + a] = scores[a] == game::Connect4Solver::kIllegal ? -50.0f : sign_ * scores[a];
+          chunks[c].policy[i * 7 + a] =
+              scores[a] == game::Connect4Solver::kIllegal ? -50.0f : sign_ * scores[a];
         const int v = solver_.SolveWeak(s);
         chunks[c].value[i] = sign_ * static_cast<float>(v);
       }

@@ -1,7 +1,8 @@
 // The trainer's data window, state file, checkpoints and resume, on real
 // shards written by io::ShardWriter from in-process self-play.
-#include <catch2/catch.hpp>
+#include "zerofarm/learn/train.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -15,7 +16,6 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/weights_file.h"
-#include "zerofarm/learn/train.h"
 
 using namespace zerofarm;
 namespace fs = std::filesystem;
@@ -203,14 +203,18 @@ TEST_CASE("a run resumed without its shards trains on the new ones at the replay
   fs::create_directories(dir / "eval");
   { std::ofstream(dir / "eval/loop-seconds.txt") << "1234.5\n"; }
   const std::string script = testing::SourceDir() + "/tools/learn-state.sh";
-  REQUIRE(std::system(("bash " + script + " save " + dir.path() + " " + (dir / "kept") + " >/dev/null").c_str()) == 0);
+  REQUIRE(std::system(
+              ("bash " + script + " save " + dir.path() + " " + (dir / "kept") + " >/dev/null").c_str()) ==
+          0);
   CHECK_FALSE(fs::exists(dir / "kept/shards"));
   CHECK(fs::exists(dir / ("kept/models/model-" + std::to_string(used.version) + ".h5")));
   CHECK_FALSE(fs::exists(dir / ("kept/models/model-" + std::to_string(used.version - 1) + ".h5")));
   CHECK(ReadAll(dir / "kept/eval/loop-seconds.txt") == "1234.5\n");
-  REQUIRE(std::system(("bash " + script + " restore " + (dir / "kept") + " " + (dir / "next") + " >/dev/null").c_str()) == 0);
+  REQUIRE(std::system(("bash " + script + " restore " + (dir / "kept") + " " + (dir / "next") + " >/dev/null")
+                          .c_str()) == 0);
   // Restoring over a run that has a trainer state is refused.
-  CHECK(std::system(("bash " + script + " restore " + (dir / "kept") + " " + (dir / "next") + " 2>/dev/null").c_str()) != 0);
+  CHECK(std::system(("bash " + script + " restore " + (dir / "kept") + " " + (dir / "next") + " 2>/dev/null")
+                        .c_str()) != 0);
 
   c.run = dir / "next";
   const int64_t fresh = WriteShards(c.run, "", 1, 20, 99);

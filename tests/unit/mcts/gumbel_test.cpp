@@ -1,7 +1,6 @@
 // Gumbel root search, playout-cap randomisation and resignation (docs/search.md).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 #include <numeric>
 
@@ -266,7 +265,8 @@ TEST_CASE("resignation: a side below the threshold for R moves resigns", "[mcts]
   CHECK(off.moves.size() > 6);
 }
 
-TEST_CASE("resignation: play-through games record whether resigning would have been wrong", "[mcts][resign]") {
+TEST_CASE("resignation: play-through games record whether resigning would have been wrong",
+          "[mcts][resign]") {
   auto g = game::MakeGame("connect4");
   mcts::SearchConfig c;
   c.simulations = 16;

@@ -1,11 +1,11 @@
-#include <catch2/catch.hpp>
+#include "zerofarm/mcts/search.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <numeric>
 #include <set>
 
 #include "zerofarm/game/game.h"
-#include "zerofarm/mcts/search.h"
 #include "zerofarm/mcts/selfplay_game.h"
 
 using namespace zerofarm;
@@ -84,8 +84,10 @@ TEST_CASE("root child visits add up to the simulations", "[mcts]") {
     s.Advance(s.ChooseAction(0.0f, rng));
     const int evals = RunUniform(s);
     CHECK(s.RootChildVisits() == 64);
-    if (reuse) CHECK(evals < 64);   // the kept subtree's visits count
-    else CHECK(evals == 65);        // 64 children visits + the root itself
+    if (reuse)
+      CHECK(evals < 64);  // the kept subtree's visits count
+    else
+      CHECK(evals == 65);  // 64 children visits + the root itself
   }
 }
 
@@ -206,7 +208,8 @@ TEST_CASE("a value discount makes the search prefer the quickest win", "[mcts]")
   REQUIRE(Negamax(*root) == 1);
   const std::vector<int> plain = ExactSearch(*g, *root, 1.0f, 400);
   const std::vector<int> discounted = ExactSearch(*g, *root, 0.9f, 400);
-  INFO("visits, plain: " << ::Catch::Detail::stringify(plain) << " discounted: " << ::Catch::Detail::stringify(discounted));
+  INFO("visits, plain: " << ::Catch::Detail::stringify(plain)
+                         << " discounted: " << ::Catch::Detail::stringify(discounted));
   // Undiscounted, every winning move looks as good as the quickest: visits spread.
   CHECK(plain[8] < 300);
   CHECK(plain[3] + plain[5] + plain[6] > 100);
@@ -322,7 +325,8 @@ TEST_CASE("the MCTS-solver plays a win in one after one simulation, and the slow
       child->Apply(a);
       lengths.push_back(NegamaxPlies(*child).second + 1);
     }
-    if (*std::min_element(lengths.begin(), lengths.end()) == *std::max_element(lengths.begin(), lengths.end()))
+    if (*std::min_element(lengths.begin(), lengths.end()) ==
+        *std::max_element(lengths.begin(), lengths.end()))
       continue;
     auto lost = Blind(*g, *pos, 2000, true, 0.9f);
     REQUIRE(lost->RootProven());
@@ -387,7 +391,8 @@ TEST_CASE("proof-shaped policy targets keep the exact result and prefer the quic
   CHECK(win_in_one > 50);
 }
 
-TEST_CASE("proof-shaped policy targets drop moves proven lost but --no-proof-targets keeps the visits", "[mcts]") {
+TEST_CASE("proof-shaped policy targets drop moves proven lost but --no-proof-targets keeps the visits",
+          "[mcts]") {
   auto g = game::MakeGame("connect4");
   auto state = g->Replay(g->ParseMoves("171727"));  // X must block column 7 (action 6)
   std::vector<float> target(g->ActionCount());

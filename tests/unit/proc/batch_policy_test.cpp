@@ -1,7 +1,7 @@
 // The adaptive wait's logic on exact inputs: no clock, no processes.
-#include <catch2/catch.hpp>
-
 #include "zerofarm/proc/batch_policy.h"
+
+#include <catch2/catch.hpp>
 
 namespace zerofarm::proc {
 namespace {

@@ -1,15 +1,17 @@
 // Which GPU each evaluator gets (proc/gpu_plan.h): pure functions, no GPU needed.
+#include "zerofarm/proc/gpu_plan.h"
+
 #include <catch2/catch.hpp>
 
 #include "zerofarm/core/error.h"
 #include "zerofarm/proc/farm_config.h"
-#include "zerofarm/proc/gpu_plan.h"
 
 using namespace zerofarm;
 using namespace zerofarm::proc;
 using List = std::vector<std::string>;
 
-TEST_CASE("visible GPUs come from CUDA_VISIBLE_DEVICES or else Slurm or else the driver", "[proc][gpu_plan]") {
+TEST_CASE("visible GPUs come from CUDA_VISIBLE_DEVICES or else Slurm or else the driver",
+          "[proc][gpu_plan]") {
   GpuEnvironment env;
   SECTION("nothing known") { CHECK_FALSE(VisibleGpus(env).has_value()); }
   SECTION("the driver's devices") {
@@ -66,7 +68,8 @@ TEST_CASE("no visible GPU is a ConfigError unless the GPUs are simulated", "[pro
   CHECK_THROWS_AS(EvaluatorDevices(0, List{"0"}, false, false), Error);
 }
 
-TEST_CASE("simulated GPUs (--simulate-gpus) need GPU evaluators and run them on the CPU", "[proc][gpu_plan]") {
+TEST_CASE("simulated GPUs (--simulate-gpus) need GPU evaluators and run them on the CPU",
+          "[proc][gpu_plan]") {
   FarmConfig c;
   c.out = "runs/test";
   c.gpus = 2;

@@ -1,11 +1,12 @@
 // The GTP engine (proc/gtp.h) on the random evaluator: the protocol's
 // framing, errors for illegal moves, and refereed engine-vs-engine games that
 // end by two passes with every move legal.
+#include "zerofarm/proc/gtp.h"
+
 #include <catch2/catch.hpp>
 
 #include "zerofarm/eval/evaluator.h"
 #include "zerofarm/game/go.h"
-#include "zerofarm/proc/gtp.h"
 
 using namespace zerofarm;
 
@@ -59,7 +60,7 @@ TEST_CASE("gtp engine refuses illegal moves and plays legal ones", "[gtp]") {
   CHECK(engine.state().MoveNumber() == 2);
   CHECK(engine.Command("undo").empty());
   CHECK(engine.state().MoveNumber() == 1);
-  CHECK(engine.Command("final_score") == "B+73.5");  // one black stone owns the board: 81 - 7.5
+  CHECK(engine.Command("final_score") == "B+73.5");              // one black stone owns the board: 81 - 7.5
   CHECK_THROWS_AS(engine.Command("genmove b"), proc::GtpError);  // White is to move
 }
 
@@ -77,8 +78,8 @@ TEST_CASE("refereed 7x7 games between two engines end by two passes with every m
   auto net_a = GoNet(7, 4), net_b = GoNet(7, 5);
   proc::GtpEngine a(*net_a, 7, 4.5, FewSimulations(), 4), b(*net_b, 7, 4.5, FewSimulations(), 5);
   for (int g = 0; g < 2; ++g) {
-    const proc::GtpGameResult r = g == 0 ? proc::PlayGtpGame(a, b, 7, 4.5, {24}, 500)
-                                         : proc::PlayGtpGame(b, a, 7, 4.5, {}, 500);
+    const proc::GtpGameResult r =
+        g == 0 ? proc::PlayGtpGame(a, b, 7, 4.5, {24}, 500) : proc::PlayGtpGame(b, a, 7, 4.5, {}, 500);
     INFO("game " << g << ": " << r.Result() << " " << r.reason << " " << r.detail);
     CHECK(r.reason == "score");
     game::GoState s = proc::NewGtpGoState(7, 4.5);

@@ -1,9 +1,9 @@
 // Host identity of a farm in a run of several hosts: game ids, host indices,
 // host ids from Slurm's environment, the CPUs granted (farm_config.h).
-#include <catch2/catch.hpp>
 #include <sched.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -26,14 +26,18 @@ class ScopedEnv {
     for (const auto& [name, value] : vars) {
       const char* old = std::getenv(name.c_str());
       saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
-      if (value) setenv(name.c_str(), value->c_str(), 1);
-      else unsetenv(name.c_str());
+      if (value)
+        setenv(name.c_str(), value->c_str(), 1);
+      else
+        unsetenv(name.c_str());
     }
   }
   ~ScopedEnv() {
     for (const auto& [name, value] : saved_) {
-      if (value) setenv(name.c_str(), value->c_str(), 1);
-      else unsetenv(name.c_str());
+      if (value)
+        setenv(name.c_str(), value->c_str(), 1);
+      else
+        unsetenv(name.c_str());
     }
   }
 
@@ -41,9 +45,11 @@ class ScopedEnv {
   std::map<std::string, std::optional<std::string>> saved_;
 };
 
-const std::map<std::string, std::optional<std::string>> kNoSlurm = {
-    {"SLURM_ARRAY_TASK_ID", std::nullopt}, {"SLURM_PROCID", std::nullopt}, {"SLURM_NTASKS", std::nullopt},
-    {"SLURM_JOB_ID", std::nullopt},        {"SLURM_CPUS_PER_TASK", std::nullopt}};
+const std::map<std::string, std::optional<std::string>> kNoSlurm = {{"SLURM_ARRAY_TASK_ID", std::nullopt},
+                                                                    {"SLURM_PROCID", std::nullopt},
+                                                                    {"SLURM_NTASKS", std::nullopt},
+                                                                    {"SLURM_JOB_ID", std::nullopt},
+                                                                    {"SLURM_CPUS_PER_TASK", std::nullopt}};
 }  // namespace
 
 TEST_CASE("game ids put host, epoch, worker and sequence in separate bits", "[proc][hosts]") {
@@ -106,8 +112,8 @@ TEST_CASE("the default host id comes from Slurm's task, else the hostname", "[pr
   }
   {
     ScopedEnv env(kNoSlurm);  // an array task running 4 tasks (srun -n 4): task * 4 + procid
-    ScopedEnv slurm({{"SLURM_JOB_ID", "88"}, {"SLURM_ARRAY_TASK_ID", "5"}, {"SLURM_NTASKS", "4"},
-                     {"SLURM_PROCID", "3"}});
+    ScopedEnv slurm(
+        {{"SLURM_JOB_ID", "88"}, {"SLURM_ARRAY_TASK_ID", "5"}, {"SLURM_NTASKS", "4"}, {"SLURM_PROCID", "3"}});
     CHECK(DefaultHostId() == "23");
   }
   {
@@ -171,7 +177,8 @@ TEST_CASE("host_id travels in the config text, host_index and run_id in a config
 }
 
 // Issue #23: the CPU farm's defaults (docs/benchmarks.md, docs/search.md).
-TEST_CASE("a CPU farm resolves one single-threaded evaluator per core and an explicit count", "[proc][cpu_farm]") {
+TEST_CASE("a CPU farm resolves one single-threaded evaluator per core and an explicit count",
+          "[proc][cpu_farm]") {
   FarmConfig c;
   c.out = "/tmp/unused";
   c.gpus = 0;
@@ -203,7 +210,7 @@ TEST_CASE("a CPU farm resolves one single-threaded evaluator per core and an exp
 TEST_CASE("the evaluation cache is on by default and sized from the host's memory", "[proc][cpu_farm]") {
   CHECK(FarmConfig{}.eval_cache == FarmConfig::kEvalCacheAuto);
   CHECK(FarmConfig::FromText(FarmConfig{}.ToText()).eval_cache == FarmConfig::kEvalCacheAuto);
-  CHECK(AutoEvalCacheEntries(uint64_t{24} << 30, 64) == (uint64_t{1} << 20));  // capped at 2^20 entries
+  CHECK(AutoEvalCacheEntries(uint64_t{24} << 30, 64) == (uint64_t{1} << 20));   // capped at 2^20 entries
   CHECK(AutoEvalCacheEntries(uint64_t{256} << 20, 64) == (uint64_t{1} << 18));  // 16 MiB: 1/16 of the memory
   CHECK(AutoEvalCacheEntries(0, 64) == 4096);
   CHECK(MemAvailableBytes() > 0);

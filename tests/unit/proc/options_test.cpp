@@ -1,10 +1,11 @@
 // The option table (proc/options.h): every row complete, ranges named in
 // their errors, config text round trips, the shipped example is the table's.
-#include <catch2/catch.hpp>
+#include "zerofarm/proc/options.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -13,12 +14,12 @@
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/game/game.h"
-#include "zerofarm/proc/options.h"
 
 using namespace zerofarm;
 using namespace zerofarm::proc;
 
-TEST_CASE("options: every row has a name or key and help and a valid default and unique spellings", "[proc][options]") {
+TEST_CASE("options: every row has a name or key and help and a valid default and unique spellings",
+          "[proc][options]") {
   std::set<std::string> names, keys;
   const FarmConfig defaults;
   for (const auto& o : OptionTable()) {
@@ -26,7 +27,8 @@ TEST_CASE("options: every row has a name or key and help and a valid default and
     CHECK_FALSE(o.help.empty());
     CHECK_FALSE((o.name.empty() && o.key.empty()));
     // Help prints the default, once; only an empty default says in words what it means.
-    if (!o.Default().empty() && o.kind != OptionKind::kFlag) CHECK(o.help.find("default") == std::string::npos);
+    if (!o.Default().empty() && o.kind != OptionKind::kFlag)
+      CHECK(o.help.find("default") == std::string::npos);
     if (!o.name.empty()) CHECK(names.insert(o.name).second);
     if (!o.key.empty()) CHECK(keys.insert(o.key).second);
     if (o.kind != OptionKind::kSupervisor && !o.name.empty()) CHECK(o.commands != 0);
@@ -61,7 +63,8 @@ TEST_CASE("options: a value out of range or unparsable names its option", "[proc
                     Catch::Contains("--seed: bad value '-1'"));
   CHECK_THROWS_WITH(SetOption(*FindOptionByName("search"), &c, "mcts", "--search"),
                     "--search: bad value 'mcts' (one of puct, gumbel)");
-  CHECK_THROWS_WITH(FarmConfig::FromText("c-puct = lots\n"), Catch::Contains("config:1: c_puct: bad value 'lots'"));
+  CHECK_THROWS_WITH(FarmConfig::FromText("c-puct = lots\n"),
+                    Catch::Contains("config:1: c_puct: bad value 'lots'"));
 }
 
 TEST_CASE("options: the effective config reads back as itself with every key changed", "[proc][options]") {
@@ -75,14 +78,22 @@ TEST_CASE("options: the effective config reads back as itself with every key cha
       case OptionKind::kNumber: {
         std::ostringstream os;
         os << (o.Default().find('.') != std::string::npos || o.hi <= 1 ? o.lo + (o.hi - o.lo) * 0.3
-                                                                        : std::min(o.hi, o.lo + 3));
+                                                                       : std::min(o.hi, o.lo + 3));
         v = os.str();
         break;
       }
-      case OptionKind::kText: v = "w" + o.key; break;
-      case OptionKind::kSupervisor: v = o.key == "run_id" ? "wrun" : "3"; break;
-      case OptionKind::kFlag: v = o.flag_value; break;
-      case OptionKind::kChoice: v = o.choices.back(); break;
+      case OptionKind::kText:
+        v = "w" + o.key;
+        break;
+      case OptionKind::kSupervisor:
+        v = o.key == "run_id" ? "wrun" : "3";
+        break;
+      case OptionKind::kFlag:
+        v = o.flag_value;
+        break;
+      case OptionKind::kChoice:
+        v = o.choices.back();
+        break;
     }
     INFO(o.key << " = " << v);
     REQUIRE_NOTHROW(SetOption(o, &c, v, o.key));
@@ -117,7 +128,8 @@ TEST_CASE("options: the shipped example config is the generated one", "[proc][op
   std::string uncommented;
   std::istringstream lines(ExampleConfig());
   for (std::string line; std::getline(lines, line);)
-    if (line.rfind("# ", 0) == 0 && line.find(" = ") != std::string::npos && line.find(' ', 2) == line.find(" = "))
+    if (line.rfind("# ", 0) == 0 && line.find(" = ") != std::string::npos &&
+        line.find(' ', 2) == line.find(" = "))
       uncommented += line.substr(2) + "\n";
   CHECK(FarmConfig::FromText(uncommented).ToText() == FarmConfig().ToText());
 }

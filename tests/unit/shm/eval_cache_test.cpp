@@ -35,7 +35,7 @@ bool Consistent(uint64_t key, const std::vector<float>& got, float value) {
 // The state word of entry `index` (white box: it is the entry's first 8 bytes).
 std::atomic<uint64_t>& StateWord(const EvalCacheMemory& m, uint64_t index) {
   return *reinterpret_cast<std::atomic<uint64_t>*>(static_cast<uint8_t*>(m.data()) +
-                                                    index * EvalCache::EntryBytes(m.actions()));
+                                                   index * EvalCache::EntryBytes(m.actions()));
 }
 
 }  // namespace

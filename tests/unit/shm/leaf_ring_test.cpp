@@ -287,7 +287,8 @@ TEST_CASE("Leaf ring: futex ping-pong between two threads never loses a wake-up"
   LeafRingProducer p = m.MakeLeafProducer(0);
   produced = testing::RunPingPongProducer(p, total, 4, spin_ns);
   evaluator.join();  // on a failure it returns after one timeout of its own
-  INFO("spin " << spin_ns << " ns, worker sleeps " << produced.waits << ", evaluator sleeps " << consumed.waits);
+  INFO("spin " << spin_ns << " ns, worker sleeps " << produced.waits << ", evaluator sleeps "
+               << consumed.waits);
   CHECK(produced.errors == 0);  // no timeouts, no wrong results
   CHECK(consumed.errors == 0);
   CHECK(produced.leaves == total);

@@ -167,9 +167,9 @@ TEST_CASE("Leaf ring across fork: futex ping-pong never loses a wake-up", "[shm]
   REQUIRE((evaluator > 0 && worker > 0));
   const int worker_code = children.Wait(worker, kChildTimeoutS);
   const int evaluator_code = children.Wait(evaluator, kChildTimeoutS);
-  WARN("futex ping-pong across fork, spin " << spin_ns << " ns: " << total << " round trips in " << Since(t0) << " s; sleeps: worker "
-                                       << reports->producer.waits << ", evaluator "
-                                       << reports->consumer.waits);
+  WARN("futex ping-pong across fork, spin " << spin_ns << " ns: " << total << " round trips in " << Since(t0)
+                                            << " s; sleeps: worker " << reports->producer.waits
+                                            << ", evaluator " << reports->consumer.waits);
   CHECK(worker_code == 0);
   CHECK(evaluator_code == 0);
   CHECK(reports->producer.errors == 0);  // no timeouts, no wrong results

@@ -200,7 +200,8 @@ inline FuzzTotals RunLeafConsumer(LeafRingConsumer& c, Doorbell bell, uint64_t t
 // that end in the spin with waits that sleep.
 inline constexpr uint64_t kPingPongTimeoutNs = 10'000'000'000ULL;  // 10 s
 
-inline FuzzTotals RunPingPongProducer(LeafRingProducer& p, uint64_t total, uint64_t seed, uint64_t spin_ns = 0) {
+inline FuzzTotals RunPingPongProducer(LeafRingProducer& p, uint64_t total, uint64_t seed,
+                                      uint64_t spin_ns = 0) {
   FuzzTotals t;
   p.SetSpinBudgetNs(spin_ns);
   std::vector<uint8_t> expect(p.FeatureBytes());
@@ -225,7 +226,8 @@ inline FuzzTotals RunPingPongProducer(LeafRingProducer& p, uint64_t total, uint6
   return t;
 }
 
-inline FuzzTotals RunPingPongConsumer(LeafRingConsumer& c, Doorbell bell, uint64_t total, uint64_t spin_ns = 0) {
+inline FuzzTotals RunPingPongConsumer(LeafRingConsumer& c, Doorbell bell, uint64_t total,
+                                      uint64_t spin_ns = 0) {
   FuzzTotals t;
   SpinPolicy spin(spin_ns);
   const uint32_t fb = c.FeatureBytes();

@@ -16,8 +16,7 @@ double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>
 
 constexpr uint64_t kLongNs = 10'000'000'000ULL;  // 10 s: far beyond any hand-off
 
-TEST_CASE("SpinPolicy: spins while spins win and backs off after losses until a probe wins",
-          "[shm]") {
+TEST_CASE("SpinPolicy: spins while spins win and backs off after losses until a probe wins", "[shm]") {
   SpinPolicy none(0);
   CHECK(none.NextBudgetNs() == 0);  // no budget: never spins
 
@@ -102,7 +101,8 @@ TEST_CASE("Doorbell: a waiter past its spin budget sleeps in the futex and is wo
   std::thread waiter([&] {
     const auto t0 = Clock::now();
     // acquire: pairs with the release store of the counter below.
-    got = bell.SpinThenSleepUnless([&] { return counter.load(std::memory_order_acquire) > 0; }, spin, kLongNs);
+    got =
+        bell.SpinThenSleepUnless([&] { return counter.load(std::memory_order_acquire) > 0; }, spin, kLongNs);
     took = SecondsSince(t0);
   });
   // The waiter announces its sleep only after its spin ran out.
@@ -110,10 +110,10 @@ TEST_CASE("Doorbell: a waiter past its spin budget sleeps in the futex and is wo
   counter.store(1, std::memory_order_release);  // release: as a ring counter
   const bool woke_a_sleeper = bell.Ring();
   waiter.join();
-  CHECK(woke_a_sleeper);          // a sleeper: the futex word bumped and FUTEX_WAKE issued
+  CHECK(woke_a_sleeper);  // a sleeper: the futex word bumped and FUTEX_WAKE issued
   CHECK(words.word.load() == 1);
   CHECK(words.sleeping.load() == 0);
-  CHECK(got);                     // woken with the work, long before the timeout
+  CHECK(got);  // woken with the work, long before the timeout
   CHECK(took < 5.0);
   CHECK(spin.Lost() == 1);
   CHECK(spin.Won() == 0);
