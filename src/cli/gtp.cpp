@@ -2,7 +2,7 @@
 // (GoGui, Sabaki, gnugo's twogtp, `zerofarm eval --against-gtp`). One
 // process, one thread: read a command line, answer it, until quit or EOF.
 // Logs go to stderr only; stdout carries nothing but GTP responses.
-#include "zerofarm/proc/gtp.h"
+#include "zerofarm/learn/gtp.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -64,7 +64,7 @@ int GtpCommand(int argc, char** argv) {
   CheckTableOptions(c, proc::kGtp);
   if (c.weights.empty()) throw ConfigError("--weights W.h5 (or --weights random) is required");
   GtpEngineParts parts = MakeGtpEngineParts(c, r.count("game") > 0, c.weights);
-  proc::GtpEngine engine(*parts.net, parts.size, parts.komi, parts.search, c.seed);
+  learn::GtpEngine engine(*parts.net, parts.size, parts.komi, parts.search, c.seed);
   bool quit = false;
   for (std::string line; !quit && std::getline(std::cin, line);) {
     const std::string response = engine.Handle(line, &quit);
@@ -85,19 +85,19 @@ int GtpArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, co
   if (opening < 0 || opening > 100) throw ConfigError("--opening-plies must be in [0, 100]");
   GtpEngineParts parts = MakeGtpEngineParts(c, r.count("game") > 0, weights);
   const uint64_t seed = c.seed;
-  proc::GtpEngine engine(*parts.net, parts.size, parts.komi, parts.search, seed);
-  proc::GtpProcess program(opponent);
+  learn::GtpEngine engine(*parts.net, parts.size, parts.komi, parts.search, seed);
+  learn::GtpProcess program(opponent);
   std::string opponent_name = opponent;
   try {
     opponent_name = program.Command("name") + " " + program.Command("version");
-  } catch (const proc::GtpError&) {
+  } catch (const learn::GtpError&) {
   }
   const bool quiet = !c.status_line;
   nlohmann::ordered_json records = nlohmann::ordered_json::array();
   int illegal = 0;
-  const eval::ArenaResult a = proc::GtpArena(
+  const eval::ArenaResult a = learn::GtpArena(
       engine, program, parts.size, parts.komi, games, opening, seed,
-      [&](int i, const proc::GtpGameResult& g, int colour) {
+      [&](int i, const learn::GtpGameResult& g, int colour) {
         illegal += g.reason == "illegal";
         records.push_back({{"game", i},
                            {"zerofarm", colour == 0 ? "B" : "W"},

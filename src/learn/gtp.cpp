@@ -1,5 +1,5 @@
 // The GTP engine of `zerofarm gtp` (proc/gtp.h).
-#include "zerofarm/proc/gtp.h"
+#include "zerofarm/learn/gtp.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 #include "zerofarm/eval/batched_search.h"
 #include "zerofarm/mcts/search.h"
 
-namespace zerofarm::proc {
+namespace zerofarm::learn {
 namespace {
 
 const std::vector<std::string>& Commands() {
@@ -219,4 +219,4 @@ int GtpEngine::ChooseMove() {
   return best;
 }
 
-}  // namespace zerofarm::proc
+}  // namespace zerofarm::learn

@@ -12,9 +12,9 @@
 
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/rng.h"
-#include "zerofarm/proc/gtp.h"
+#include "zerofarm/learn/gtp.h"
 
-namespace zerofarm::proc {
+namespace zerofarm::learn {
 
 GtpProcess::GtpProcess(const std::string& command, const std::string& stderr_path, double reply_seconds)
     : command_(command), reply_seconds_(reply_seconds) {
@@ -229,4 +229,4 @@ eval::ArenaResult GtpArena(GtpEngine& engine, GtpPlayer& opponent, int size, dou
   return a;
 }
 
-}  // namespace zerofarm::proc
+}  // namespace zerofarm::learn

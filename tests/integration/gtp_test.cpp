@@ -4,7 +4,7 @@
 // plays full games against `gnugo --mode gtp --level 1` through the referee
 // (proc/gtp.h); `zerofarm eval --against-gtp` runs its arena. Without gnugo
 // every test skips visibly (ZF_SKIP), and CI does not allow that skip.
-#include "zerofarm/proc/gtp.h"
+#include "zerofarm/learn/gtp.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -93,7 +93,7 @@ TEST_CASE("export writes SGF that GNU Go loads and scores as zerofarm does", "[m
   CHECK_THAT(sgf.Stderr(), Catch::Contains("6 game(s) as sgf"));
   // GNU Go under area rules, as zerofarm's Tromp-Taylor: the farm's games
   // have no resignations, so every one was played to its end.
-  proc::GtpProcess referee(gnugo + " --mode gtp --chinese-rules --level 1", dir / "gnugo.err", 120);
+  learn::GtpProcess referee(gnugo + " --mode gtp --chinese-rules --level 1", dir / "gnugo.err", 120);
   int games = 0, compared = 0;
   for (const auto& shard : io::ListShards(testing::HostDir(run))) {
     io::ShardReader reader(shard);
@@ -157,21 +157,21 @@ namespace {
 // level 1 through the referee, colours alternating.
 void PlayAgainstGnuGo(const std::string& gnugo, int games, int simulations) {
   ScratchDir dir("zf-gtp");
-  proc::GtpProcess engine(std::string(ZF_BINARY) +
+  learn::GtpProcess engine(std::string(ZF_BINARY) +
                               " gtp --game go --weights random --blocks 1 --filters 8 --simulations " +
                               std::to_string(simulations) + " --seed 3",
                           dir / "engine.err", 120);
-  proc::GtpProcess gnu(gnugo + " --mode gtp --level 1 --chinese-rules --capture-all-dead", dir / "gnugo.err",
+  learn::GtpProcess gnu(gnugo + " --mode gtp --level 1 --chinese-rules --capture-all-dead", dir / "gnugo.err",
                        120);
   CHECK(engine.Command("protocol_version") == "2");
   for (int g = 0; g < games; ++g) {
     const bool black = g % 2 == 0;
-    const proc::GtpGameResult r = black ? proc::PlayGtpGame(engine, gnu, 9, 7.5, {}, 810)
-                                        : proc::PlayGtpGame(gnu, engine, 9, 7.5, {}, 810);
+    const learn::GtpGameResult r = black ? learn::PlayGtpGame(engine, gnu, 9, 7.5, {}, 810)
+                                        : learn::PlayGtpGame(gnu, engine, 9, 7.5, {}, 810);
     INFO("engine stderr: " << testing::Slurp(dir / "engine.err"));
     INFO("game " << g << ": " << r.Result() << " (" << r.reason << " " << r.detail << ")");
     CHECK((r.reason == "score" || r.reason == "resign"));
-    game::GoState s = proc::NewGtpGoState(9, 7.5);
+    game::GoState s = learn::NewGtpGoState(9, 7.5);
     for (int m : r.moves) {  // the referee judged each move; judge them again here
       REQUIRE(s.IsLegal(m));
       s.Apply(m);

@@ -26,7 +26,7 @@
 #include "zerofarm/game/go.h"
 #include "zerofarm/mcts/search_config.h"
 
-namespace zerofarm::proc {
+namespace zerofarm::learn {
 
 // A GTP command's failure ("? text"), or a peer that broke the protocol.
 class GtpError : public Error {
@@ -148,4 +148,4 @@ eval::ArenaResult GtpArena(GtpEngine& engine, GtpPlayer& opponent, int size, dou
                            int opening_plies, uint64_t seed,
                            const std::function<void(int, const GtpGameResult&, int)>& on_game = {});
 
-}  // namespace zerofarm::proc
+}  // namespace zerofarm::learn

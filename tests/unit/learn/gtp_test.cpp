@@ -1,7 +1,7 @@
 // The GTP engine (proc/gtp.h) on the random evaluator: the protocol's
 // framing, errors for illegal moves, and refereed engine-vs-engine games that
 // end by two passes with every move legal.
-#include "zerofarm/proc/gtp.h"
+#include "zerofarm/learn/gtp.h"
 
 #include <catch2/catch.hpp>
 
@@ -26,7 +26,7 @@ mcts::SearchConfig FewSimulations() {
 
 TEST_CASE("gtp engine answers ok or error with the command id", "[gtp]") {
   auto net = GoNet(9, 1);
-  proc::GtpEngine engine(*net, 9, 7.5, FewSimulations(), 1);
+  learn::GtpEngine engine(*net, 9, 7.5, FewSimulations(), 1);
   bool quit = false;
   CHECK(engine.Handle("1 protocol_version", &quit) == "=1 2\n\n");
   CHECK(engine.Handle("name", &quit) == "= zerofarm\n\n");
@@ -46,7 +46,7 @@ TEST_CASE("gtp engine answers ok or error with the command id", "[gtp]") {
 
 TEST_CASE("gtp engine refuses illegal moves and plays legal ones", "[gtp]") {
   auto net = GoNet(9, 2);
-  proc::GtpEngine engine(*net, 9, 7.5, FewSimulations(), 2);
+  learn::GtpEngine engine(*net, 9, 7.5, FewSimulations(), 2);
   bool quit = false;
   CHECK(engine.Handle("play b E5", &quit) == "= \n\n");
   CHECK(engine.Handle("play b e6", &quit) == "? illegal move (not b's turn)\n\n");
@@ -61,12 +61,12 @@ TEST_CASE("gtp engine refuses illegal moves and plays legal ones", "[gtp]") {
   CHECK(engine.Command("undo").empty());
   CHECK(engine.state().MoveNumber() == 1);
   CHECK(engine.Command("final_score") == "B+73.5");              // one black stone owns the board: 81 - 7.5
-  CHECK_THROWS_AS(engine.Command("genmove b"), proc::GtpError);  // White is to move
+  CHECK_THROWS_AS(engine.Command("genmove b"), learn::GtpError);  // White is to move
 }
 
 TEST_CASE("gtp engine passes after a pass when it is ahead", "[gtp]") {
   auto net = GoNet(9, 3);
-  proc::GtpEngine engine(*net, 9, 7.5, FewSimulations(), 3);
+  learn::GtpEngine engine(*net, 9, 7.5, FewSimulations(), 3);
   engine.Command("play b e5");
   engine.Command("play w pass");
   CHECK(engine.Command("genmove b") == "pass");  // B+73.5 on the board: two passes end the game
@@ -76,13 +76,13 @@ TEST_CASE("gtp engine passes after a pass when it is ahead", "[gtp]") {
 
 TEST_CASE("refereed 7x7 games between two engines end by two passes with every move legal", "[gtp]") {
   auto net_a = GoNet(7, 4), net_b = GoNet(7, 5);
-  proc::GtpEngine a(*net_a, 7, 4.5, FewSimulations(), 4), b(*net_b, 7, 4.5, FewSimulations(), 5);
+  learn::GtpEngine a(*net_a, 7, 4.5, FewSimulations(), 4), b(*net_b, 7, 4.5, FewSimulations(), 5);
   for (int g = 0; g < 2; ++g) {
-    const proc::GtpGameResult r =
-        g == 0 ? proc::PlayGtpGame(a, b, 7, 4.5, {24}, 500) : proc::PlayGtpGame(b, a, 7, 4.5, {}, 500);
+    const learn::GtpGameResult r =
+        g == 0 ? learn::PlayGtpGame(a, b, 7, 4.5, {24}, 500) : learn::PlayGtpGame(b, a, 7, 4.5, {}, 500);
     INFO("game " << g << ": " << r.Result() << " " << r.reason << " " << r.detail);
     CHECK(r.reason == "score");
-    game::GoState s = proc::NewGtpGoState(7, 4.5);
+    game::GoState s = learn::NewGtpGoState(7, 4.5);
     for (int m : r.moves) {
       REQUIRE(s.IsLegal(m));
       s.Apply(m);
