@@ -158,16 +158,16 @@ namespace {
 void PlayAgainstGnuGo(const std::string& gnugo, int games, int simulations) {
   ScratchDir dir("zf-gtp");
   learn::GtpProcess engine(std::string(ZF_BINARY) +
-                              " gtp --game go --weights random --blocks 1 --filters 8 --simulations " +
-                              std::to_string(simulations) + " --seed 3",
-                          dir / "engine.err", 120);
+                               " gtp --game go --weights random --blocks 1 --filters 8 --simulations " +
+                               std::to_string(simulations) + " --seed 3",
+                           dir / "engine.err", 120);
   learn::GtpProcess gnu(gnugo + " --mode gtp --level 1 --chinese-rules --capture-all-dead", dir / "gnugo.err",
-                       120);
+                        120);
   CHECK(engine.Command("protocol_version") == "2");
   for (int g = 0; g < games; ++g) {
     const bool black = g % 2 == 0;
     const learn::GtpGameResult r = black ? learn::PlayGtpGame(engine, gnu, 9, 7.5, {}, 810)
-                                        : learn::PlayGtpGame(gnu, engine, 9, 7.5, {}, 810);
+                                         : learn::PlayGtpGame(gnu, engine, 9, 7.5, {}, 810);
     INFO("engine stderr: " << testing::Slurp(dir / "engine.err"));
     INFO("game " << g << ": " << r.Result() << " (" << r.reason << " " << r.detail << ")");
     CHECK((r.reason == "score" || r.reason == "resign"));

@@ -60,7 +60,7 @@ TEST_CASE("gtp engine refuses illegal moves and plays legal ones", "[gtp]") {
   CHECK(engine.state().MoveNumber() == 2);
   CHECK(engine.Command("undo").empty());
   CHECK(engine.state().MoveNumber() == 1);
-  CHECK(engine.Command("final_score") == "B+73.5");              // one black stone owns the board: 81 - 7.5
+  CHECK(engine.Command("final_score") == "B+73.5");               // one black stone owns the board: 81 - 7.5
   CHECK_THROWS_AS(engine.Command("genmove b"), learn::GtpError);  // White is to move
 }
 
