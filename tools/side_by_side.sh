@@ -5,6 +5,11 @@
 #   openspiel  its best setting: 2 actors, no evaluator thread, OPENBLAS_NUM_THREADS=1
 #              (../shared/peer-bench/run-openspiel.sh; build it first with
 #              MIRROR=DIR ../shared/peer-bench/build-openspiel.sh)
+#   openspiel-malloc  the same with glibc's malloc keeping freed memory
+#              (GLIBC_TUNABLES, the settings eval::KeepFreedMemory gives
+#              zerofarm's evaluators; docs/benchmarks.md "The allocator"), so
+#              that zerofarm is not compared with a peer missing a setting
+#              anyone can give it. Ratios are against the better of the two.
 #   zerofarm   defaults (what the README's command runs)
 #   zerofarm   the same with --precision fp32
 # Positions/s are STEADY STATE for both: OpenSpiel's from its logs' own
@@ -49,12 +54,14 @@ meta() {  # one JSON line: what, when, where, how loaded
     "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$0 --rounds $rounds --duration $dur --warmup $warmup"
 }
 
-openspiel() {  # round
-  OPENBLAS_NUM_THREADS=1 RUNS=1 WARMUP=$warmup WINDOW=$((dur - warmup)) EVALUATORS=0 \
+openspiel() {  # round system tunables
+  GLIBC_TUNABLES=$3 OPENBLAS_NUM_THREADS=1 RUNS=1 WARMUP=$warmup WINDOW=$((dur - warmup)) EVALUATORS=0 \
     bash "$peer/run-openspiel.sh" 2>/dev/null | grep positions_per_s |
-    python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); d.update(system="openspiel",
-      setting="2 actors, no evaluator, OPENBLAS_NUM_THREADS=1", round=int(sys.argv[1])); print(json.dumps(d))' "$1"
+    python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); d.update(system=sys.argv[2],
+      setting="2 actors, no evaluator, OPENBLAS_NUM_THREADS=1" + (", GLIBC_TUNABLES=" + sys.argv[3] if sys.argv[3] else ""),
+      round=int(sys.argv[1])); print(json.dumps(d))' "$1" "$2" "$3"
 }
+malloc_kept=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824
 
 zerofarm() {  # round label extra-args...
   local round=$1 label=$2 out
@@ -105,7 +112,10 @@ PY
 
 meta start | tee -a "$jsonl"
 for r in $(seq 1 "$rounds"); do
-  if [ "$only" != zerofarm ]; then openspiel "$r" | tee -a "$jsonl"; fi
+  if [ "$only" != zerofarm ]; then
+    openspiel "$r" openspiel "" | tee -a "$jsonl"
+    openspiel "$r" openspiel-malloc "$malloc_kept" | tee -a "$jsonl"
+  fi
   if [ "$only" != openspiel ]; then
     zerofarm "$r" "defaults" | tee -a "$jsonl"
     zerofarm "$r" "fp32" --precision fp32 | tee -a "$jsonl"
@@ -116,11 +126,16 @@ python3 - "$jsonl" <<'PY' | tee "$results/summary.txt"
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if '"system"' in l]
 med = {}
-for key in ("openspiel", "defaults", "fp32"):
-    xs = [r["positions_per_s"] for r in runs if (r["system"] == key or r.get("setting") == key) and r.get("positions_per_s")]
+for key in ("openspiel", "openspiel-malloc", "defaults", "fp32"):
+    xs = [r["positions_per_s"] for r in runs
+          if (r["system"] == key or (r["system"] == "zerofarm" and r.get("setting") == key)) and r.get("positions_per_s")]
     med[key] = statistics.median(xs) if xs else None
-    print(f"{key:10s} steady-state positions/s: {xs} median {med[key]}")
-for key in ("defaults", "fp32"):
-    if med.get(key) and med.get("openspiel"):
-        print(f"ratio {key} / openspiel: {med[key] / med['openspiel']:.2f}")
+    print(f"{key:16s} steady-state positions/s: {xs} median {med[key]}")
+peers = [k for k in ("openspiel", "openspiel-malloc") if med.get(k)]
+if peers:
+    best = max(peers, key=lambda k: med[k])
+    print(f"OpenSpiel's best setting here: {best}")
+    for key in ("defaults", "fp32"):
+        if med.get(key):
+            print(f"ratio {key} / {best}: {med[key] / med[best]:.2f}")
 PY
