@@ -19,8 +19,9 @@
 #   3. the list of skipped tests with their reasons (tools/check_tests.py
 #      skips): the command fails if a test was skipped that must run here
 #      (only GPU tests, the Slurm test without a cgroup filesystem, the
-#      PID-namespace test where unshare cannot run, and the CUDA compile check
-#      turned off or unable to fetch, may).
+#      PID-namespace test where unshare cannot run, the status line where no
+#      pseudo-terminal opens, KeepFreedMemory under ASan, and the CUDA compile
+#      check turned off or unable to fetch, may).
 #
 #   tools/test.sh --long      only the hidden long tests instead: the chaos
 #                             test's 100 SIGKILLs in 10 minutes and the first
