@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,19 +27,25 @@ constexpr double kMetricsSeconds = 2.0;
 
 double Rate(uint64_t now, uint64_t before, double dt) { return dt > 0 ? (now - before) / dt : 0.0; }
 
-// Writes all of `text` to `fd`; gives up on an error (a terminal gone).
-void WriteAll(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n > 0)
-      done += static_cast<size_t>(n);
-    else if (n < 0 && errno == EINTR)
-      continue;
-    else
-      return;
+// Writes every byte of `parts` to `fd`, in one write(2) unless the terminal
+// takes less; gives up on an error (a terminal gone). Allocates nothing, so
+// the relay thread may call it (see TerminalRelay).
+void WriteAll(int fd, iovec* parts, int count) {
+  while (count > 0) {
+    const ssize_t n = ::writev(fd, parts, count);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    size_t left = static_cast<size_t>(n);
+    for (; count > 0 && left >= parts->iov_len; ++parts, --count) left -= parts->iov_len;
+    if (count > 0) {
+      parts->iov_base = static_cast<char*>(parts->iov_base) + left;
+      parts->iov_len -= left;
+    }
   }
 }
+
+iovec Part(const char* text, size_t size) { return {const_cast<char*>(text), size}; }
+iovec Part(const std::string& text) { return Part(text.data(), text.size()); }
 
 // The status line cut to the terminal's width: a line that wraps could not be
 // cleared by "\r" alone, and the next log line would be glued to its rest.
@@ -70,11 +77,17 @@ TerminalRelay::TerminalRelay(bool active) {
   }
   ::close(fds[1]);  // fd 2 (no close-on-exec: dup2 clears it) is the write end now, for every child
   read_fd_ = fds[0];
+  pending_ = std::make_unique<char[]>(kPendingBytes);  // here: the relay thread never allocates
   ::fcntl(read_fd_, F_SETFL, ::fcntl(read_fd_, F_GETFL) | O_NONBLOCK);
   thread_ = std::thread([this] { Relay(); });
+  // acquire: pairs with Relay()'s release, so the new thread's start-up (which
+  // allocates: glibc's pthread_getattr_np under AddressSanitizer) is over, its
+  // allocator locks released, before the first child is forked.
+  while (!running_.load(std::memory_order_acquire)) std::this_thread::yield();
 }
 
 void TerminalRelay::Relay() {
+  running_.store(true, std::memory_order_release);  // release: see the constructor
   // relaxed: stop_ carries no data; Finish() joins this thread before it
   // touches pending_ or the pipe itself.
   while (!stop_.load(std::memory_order_relaxed)) {
@@ -84,31 +97,38 @@ void TerminalRelay::Relay() {
   }
 }
 
-void TerminalRelay::Pump(bool flush) {
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(read_fd_, buf, sizeof buf);
+bool TerminalRelay::Pump(bool flush) {
+  char* const buf = pending_.get();
+  while (pending_size_ < kPendingBytes) {
+    const ssize_t n = ::read(read_fd_, buf + pending_size_, kPendingBytes - pending_size_);
     if (n > 0)
-      pending_.append(buf, static_cast<size_t>(n));
+      pending_size_ += static_cast<size_t>(n);
     else if (n < 0 && errno == EINTR)
       continue;
     else
       break;  // EAGAIN: nothing more now; 0: every writer closed the pipe
   }
-  if (flush && !pending_.empty() && pending_.back() != '\n') pending_ += '\n';
-  const size_t end = pending_.rfind('\n');
-  if (end == std::string::npos) return;  // no complete line yet
+  const bool full = pending_size_ == kPendingBytes;  // a 64 KiB line: written as it is
+  size_t end = pending_size_;
+  while (end > 0 && buf[end - 1] != '\n') --end;
+  if (flush || full) end = pending_size_;
+  if (end == 0) return full;  // no complete line yet
   std::lock_guard<std::mutex> lock(mu_);
   // Clear the status line, the log lines, then the status line again below them.
-  WriteAll(tty_fd_, "\r\033[K" + pending_.substr(0, end + 1) + "\r" + status_ + "\033[K");
-  pending_.erase(0, end + 1);
+  iovec parts[] = {Part("\r\033[K", 4), Part(buf, end), Part("\n", buf[end - 1] != '\n' ? 1 : 0),
+                   Part("\r", 1),       Part(status_),  Part("\033[K", 3)};
+  WriteAll(tty_fd_, parts, 6);
+  std::memmove(buf, buf + end, pending_size_ - end);
+  pending_size_ -= end;
+  return full;
 }
 
 void TerminalRelay::SetStatus(const std::string& text) {
   if (!active()) return;
   std::lock_guard<std::mutex> lock(mu_);
   status_ = FitToTerminal(tty_fd_, text);
-  WriteAll(tty_fd_, "\r" + status_ + "\033[K");
+  iovec parts[] = {Part("\r", 1), Part(status_), Part("\033[K", 3)};
+  WriteAll(tty_fd_, parts, 3);
 }
 
 void TerminalRelay::Finish() {
@@ -116,8 +136,10 @@ void TerminalRelay::Finish() {
   stop_.store(true, std::memory_order_relaxed);  // relaxed: see Relay()
   thread_.join();
   ::dup2(tty_fd_, STDERR_FILENO);  // the supervisor's own log lines go straight to the terminal again
-  Pump(true);                      // what the children and the supervisor left in the pipe
-  WriteAll(tty_fd_, "\n");         // the last status line stays, on a line of its own
+  // What the children and the supervisor left in the pipe (again while a buffer fills up).
+  for (bool more = true; more;) more = Pump(true);
+  iovec end[] = {Part("\n", 1)};  // the last status line stays, on a line of its own
+  WriteAll(tty_fd_, end, 1);
   ::close(tty_fd_);
   ::close(read_fd_);
   tty_fd_ = read_fd_ = -1;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -68,6 +69,13 @@ double LatencyQuantileUs(const FarmSnapshot& now, const FarmSnapshot& before, do
 // only leaves a partial line (ended by a newline at the next one).
 // The relay never waits for a child; a child waits only while the pipe
 // (64 KiB) is full, i.e. while the terminal itself does not take output.
+// The relay thread allocates nothing and takes no lock a child uses: workers
+// and the writer are forked from this process (no exec) while it runs, and a
+// lock another thread holds at fork() stays held forever in the child. glibc's
+// malloc resets its locks at fork; AddressSanitizer's allocator (GCC 12) does
+// not, and a writer forked while this thread was starting (ASan's thread
+// start-up allocates) hung in its last shard flush (CI, 2026-11-25). So the
+// constructor returns only once the thread runs, and then it never allocates.
 //
 // Inactive (no terminal on stderr, or no status line wanted): does nothing and
 // SetStatus() is not called. Thread safety: SetStatus and Finish are called by
@@ -90,13 +98,20 @@ class TerminalRelay {
   void Relay();  // the relay thread's loop
   // Reads what the pipe holds and writes its complete lines (all of it when
   // `flush`) above the status line. The relay thread's until Finish() joins it.
-  void Pump(bool flush);
+  // Returns true when the buffer filled up: the pipe may hold more.
+  bool Pump(bool flush);
 
-  int tty_fd_ = -1;      // the terminal (a dup of the original fd 2), close-on-exec
-  int read_fd_ = -1;     // the pipe's read end, non-blocking, close-on-exec
-  std::string pending_;  // a partial line read so far (the relay thread's, then Finish's)
+  static constexpr size_t kPendingBytes = 64 * 1024;  // the pipe's own capacity
+
+  int tty_fd_ = -1;   // the terminal (a dup of the original fd 2), close-on-exec
+  int read_fd_ = -1;  // the pipe's read end, non-blocking, close-on-exec
+  // What was read and not yet written: a partial line (the relay thread's, then
+  // Finish's). A fixed buffer, allocated by the constructor.
+  std::unique_ptr<char[]> pending_;
+  size_t pending_size_ = 0;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> running_{false};  // set by the relay thread once its start-up is over
   std::mutex mu_;
   std::string status_;  // guarded by mu_
 };

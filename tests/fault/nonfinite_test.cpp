@@ -107,7 +107,7 @@ TEST_CASE("a model that answers NaN at start: the run stops on time with exit 1 
 TEST_CASE(
     "a model that answers NaN by hot reload: games are dropped and a later good model is used and nothing "
     "wedges",
-    "[multiprocess][fault][nonfinite]") {
+    "[multiprocess][fault][nonfinite][slow]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   for (const bool recover : {false, true}) {
     ScratchDir dir("zf-nan-reload");

@@ -140,11 +140,11 @@ void RunAndCheck(const std::string& name, int simulations, int games) {
 
 }  // namespace
 
-TEST_CASE("a farm plays gomoku games that replay to their results", "[multiprocess][farm][games]") {
+TEST_CASE("a farm plays gomoku games that replay to their results", "[multiprocess][farm][games][slow]") {
   RunAndCheck("gomoku", 8, 4);
 }
 
-TEST_CASE("a farm plays standard-rule gomoku games", "[multiprocess][farm][games]") {
+TEST_CASE("a farm plays standard-rule gomoku games", "[multiprocess][farm][games][slow]") {
   RunAndCheck("gomoku-standard", 8, 4);
 }
 
@@ -153,7 +153,7 @@ TEST_CASE("a farm plays othello games (with passes) that replay to their results
   RunAndCheck("othello", 8, 4);
 }
 
-TEST_CASE("a farm plays 9x9 go games that replay to their results", "[multiprocess][farm][games]") {
+TEST_CASE("a farm plays 9x9 go games that replay to their results", "[multiprocess][farm][games][slow]") {
   RunAndCheck("go", 4, 4);
 }
 

@@ -105,7 +105,7 @@ FarmResult RunTestFarm(const ScratchDir& dir, int workers, int games, size_t eva
 TEST_CASE(
     "two simulated GPU evaluators (--gpus 2 --simulate-gpus) each get their own CUDA_VISIBLE_DEVICES and "
     "half the workers",
-    "[multiprocess][farm][gpu_plan]") {
+    "[multiprocess][farm][gpu_plan][slow]") {
   if (!eval::TorchBuilt()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-gpu-plan");
   ScopedEnv visible("CUDA_VISIBLE_DEVICES", "5,7");
@@ -143,7 +143,7 @@ TEST_CASE("a CPU farm with two CPU evaluator processes writes valid games from e
 }
 
 TEST_CASE("two GPU evaluators with one visible GPU are refused in one line and share it with --share-gpus",
-          "[multiprocess][farm][gpu_plan]") {
+          "[multiprocess][farm][gpu_plan][slow]") {
   if (!eval::TorchBuilt()) ZF_SKIP("built without LibTorch");
   ScopedEnv visible("CUDA_VISIBLE_DEVICES", "3");
   {

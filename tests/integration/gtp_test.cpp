@@ -187,7 +187,8 @@ void PlayAgainstGnuGo(const std::string& gnugo, int games, int simulations) {
 
 }  // namespace
 
-TEST_CASE("zerofarm gtp plays full 9x9 games against gnugo with every move legal", "[multiprocess][gtp]") {
+TEST_CASE("zerofarm gtp plays full 9x9 games against gnugo with every move legal",
+          "[multiprocess][gtp][slow]") {
   const std::string gnugo = GnuGo();
   if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh installs it)");
   PlayAgainstGnuGo(gnugo, 2, 8);
@@ -200,7 +201,7 @@ TEST_CASE("gtp long: 10 full 9x9 games against gnugo", "[.long][multiprocess][gt
   PlayAgainstGnuGo(gnugo, 10, 64);
 }
 
-TEST_CASE("eval --against-gtp reports a 7x7 arena against gnugo as JSON", "[multiprocess][gtp]") {
+TEST_CASE("eval --against-gtp reports a 7x7 arena against gnugo as JSON", "[multiprocess][gtp][slow]") {
   const std::string gnugo = GnuGo();
   if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh installs it)");
   ScratchDir dir("zf-gtp-arena");

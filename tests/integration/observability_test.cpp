@@ -23,7 +23,7 @@ std::vector<std::string> Lines(const std::string& text) {
 }  // namespace
 
 TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary",
-          "[multiprocess][metrics]") {
+          "[multiprocess][metrics][slow]") {
   ScratchDir dir("zf-metrics");
   const std::string out = dir / "run";
   Spawned farm(FarmArgs(out, {"--duration", "7", "--progress-every", "2"}), dir / "farm");
@@ -80,7 +80,7 @@ TEST_CASE("a run writes metrics.csv and metrics.prom that agree with its summary
 TEST_CASE(
     "a config file sets options that the command line overrides and the run config.txt fed back reproduces "
     "the run",
-    "[multiprocess][config]") {
+    "[multiprocess][config][slow]") {
   ScratchDir dir("zf-config");
   std::ofstream(dir / "farm.conf") << "# a small farm\ngame = connect4\nsimulations = 10\n"
                                       "games-per-worker = 3\nseed = 99\ngames = 100\n";

@@ -157,7 +157,7 @@ TEST_CASE("a farm with the shared evaluation cache writes valid shards and survi
 }
 
 TEST_CASE("a resign target moves the threshold down while false resignations exceed the target",
-          "[multiprocess][farm][search]") {
+          "[multiprocess][farm][search][slow]") {
   ScratchDir dir("zf-resign-target");
   const std::string out = dir / "run";
   // With a random net about a third of the checked games are false
