@@ -81,8 +81,8 @@ TerminalRelay::TerminalRelay(bool active) {
   ::fcntl(read_fd_, F_SETFL, ::fcntl(read_fd_, F_GETFL) | O_NONBLOCK);
   thread_ = std::thread([this] { Relay(); });
   // acquire: pairs with Relay()'s release, so the new thread's start-up (which
-  // allocates: glibc's pthread_getattr_np under AddressSanitizer) is over, its
-  // allocator locks released, before the first child is forked.
+  // allocates under AddressSanitizer) is over, its allocator locks released,
+  // before the first child is forked.
   while (!running_.load(std::memory_order_acquire)) std::this_thread::yield();
 }
 
