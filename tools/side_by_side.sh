@@ -20,6 +20,12 @@
 #
 #   tools/side_by_side.sh [--rounds N] [--duration S] [--warmup S] [--results DIR]
 #                         [--zerofarm BIN] [--peer-bench DIR] [--only openspiel|zerofarm]
+#                         [--setting LABEL=ARGS ...]
+#
+# --setting replaces zerofarm's two settings (defaults, fp32) with the ones
+# given, in order, each LABEL run with `zerofarm run ... ARGS` (ARGS split on
+# spaces): e.g. --only zerofarm --setting k32="--games-per-worker 32"
+# --setting k128="--games-per-worker 128" compares two defaults interleaved.
 #
 # Writes DIR/side-by-side.jsonl (one JSON line a run, plus machine and load
 # lines) and DIR/summary.txt (medians and ratios). Defaults: 1 round, 300 s,
@@ -27,6 +33,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 rounds=1 dur=300 warmup=60 results="" zf=build/zerofarm peer=../shared/peer-bench only=""
+settings=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift ;;
@@ -36,6 +43,8 @@ while [ $# -gt 0 ]; do
     --zerofarm) zf=$2; shift ;;
     --peer-bench) peer=$2; shift ;;
     --only) only=$2; shift ;;
+    --setting) [[ $2 == *=* ]] || { echo "side_by_side: --setting needs LABEL=ARGS" >&2; exit 2; }
+      settings+=("$2"); shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "side_by_side: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -51,7 +60,7 @@ meta() {  # one JSON line: what, when, where, how loaded
   python3 -c 'import json,sys,os; print(json.dumps({"event": sys.argv[1], "date": sys.argv[2],
     "commit": sys.argv[3], "machine": sys.argv[4], "cores": os.cpu_count(), "loadavg": open("/proc/loadavg").read().split()[:3],
     "command": sys.argv[5]}))' "$1" "$(date -u +%FT%TZ)" "$(git rev-parse --short HEAD)$(git status --porcelain -uno | grep -q . && echo '+changes')" \
-    "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$0 --rounds $rounds --duration $dur --warmup $warmup"
+    "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$0 --rounds $rounds --duration $dur --warmup $warmup${settings[*]:+ settings: ${settings[*]}}"
 }
 
 openspiel() {  # round system tunables
@@ -116,17 +125,24 @@ for r in $(seq 1 "$rounds"); do
     openspiel "$r" openspiel "" | tee -a "$jsonl"
     openspiel "$r" openspiel-malloc "$malloc_kept" | tee -a "$jsonl"
   fi
-  if [ "$only" != openspiel ]; then
+  if [ "$only" != openspiel ] && [ ${#settings[@]} -eq 0 ]; then
     zerofarm "$r" "defaults" | tee -a "$jsonl"
     zerofarm "$r" "fp32" --precision fp32 | tee -a "$jsonl"
+  elif [ "$only" != openspiel ]; then
+    for setting in "${settings[@]}"; do
+      # shellcheck disable=SC2086  # ARGS is split on spaces on purpose
+      zerofarm "$r" "${setting%%=*}" ${setting#*=} | tee -a "$jsonl"
+    done
   fi
   meta "round $r done" | tee -a "$jsonl"
 done
-python3 - "$jsonl" <<'PY' | tee "$results/summary.txt"
+labels=$(printf '%s\n' "${settings[@]%%=*}")
+python3 - "$jsonl" "$labels" <<'PY' | tee "$results/summary.txt"
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if '"system"' in l]
+ours = sys.argv[2].split() or ["defaults", "fp32"]
 med = {}
-for key in ("openspiel", "openspiel-malloc", "defaults", "fp32"):
+for key in ["openspiel", "openspiel-malloc"] + ours:
     xs = [r["positions_per_s"] for r in runs
           if (r["system"] == key or (r["system"] == "zerofarm" and r.get("setting") == key)) and r.get("positions_per_s")]
     med[key] = statistics.median(xs) if xs else None
@@ -135,7 +151,10 @@ peers = [k for k in ("openspiel", "openspiel-malloc") if med.get(k)]
 if peers:
     best = max(peers, key=lambda k: med[k])
     print(f"OpenSpiel's best setting here: {best}")
-    for key in ("defaults", "fp32"):
+    for key in ours:
         if med.get(key):
             print(f"ratio {key} / {best}: {med[key] / med[best]:.2f}")
+for key in ours[1:]:
+    if med.get(key) and med.get(ours[0]):
+        print(f"ratio {key} / {ours[0]}: {med[key] / med[ours[0]]:.2f}")
 PY
