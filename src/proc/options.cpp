@@ -261,8 +261,9 @@ std::vector<OptionSpec> BuildTable() {
              "auto: one "
              "per core granted, at most the workers (docs/benchmarks.md, \"Every core works\")",
              0, 256, kRun | kTune | kLoop | kBench, cpu_evaluators),
-      ZF_NUM("games-per-worker", "games_per_worker", kFarm, "Concurrent games K per worker", 1, 100000,
-             kRun | kTune | kLoop | kBench, games_per_worker),
+      ZF_NUM("games-per-worker", "games_per_worker", kFarm,
+             "Concurrent games K per worker (256: a CPU evaluator's best batch, docs/benchmarks.md)", 1,
+             100000, kRun | kTune | kLoop | kBench, games_per_worker),
       ZF_NUM("ring-slots", "ring_slots", kFarm,
              "Leaf slots per worker ring (0 = games-per-worker x leaves-per-round)", 0, 1 << 20, kRun | kLoop,
              ring_slots),
