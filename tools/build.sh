@@ -38,7 +38,9 @@ case "$torch" in
 esac
 
 # ZF_CONFIGURE_LOG=FILE keeps the configure step's output, appended (tools/gpu_check.sh does).
+# ZF_TARGETS="T1 T2" builds only those targets (default: all).
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${ZF_BUILD_TYPE:-RelWithDebInfo} "${torch_args[@]}" "$@" \
   >>"${ZF_CONFIGURE_LOG:-/dev/null}"
-cmake --build "$build" -j"${ZF_JOBS:-$(nproc)}"
+# shellcheck disable=SC2086  # ZF_TARGETS is a list
+cmake --build "$build" -j"${ZF_JOBS:-$(nproc)}" ${ZF_TARGETS:+--target $ZF_TARGETS}
 echo "build: $build/zerofarm"

@@ -13,19 +13,28 @@
 #                against this LibTorch, time-boxed
 #   6. bench     zerofarm bench with the farm on the GPU, then the same farm on
 #                the CPU for comparison
+#   7. loop      (with --loop MINUTES) `zerofarm loop --recipe connect4` with the
+#                farm and the trainer on the GPU (issue #25 point 5), its curve
+#                measured every --loop-eval-every seconds on the Pons files in
+#                --loop-pons DIR (../shared does not travel to a lent machine)
 # Everything goes to one results directory, at most 8 files (summary.txt,
 # machine.txt, build.log, gpu-tests.log, unit-tests.log, bench-gpu.txt,
-# bench-cpu.txt). Exit 0 when every step passed, 1 otherwise.
+# bench-cpu.txt; with --loop: loop.log, curve.csv, stages.csv in place of the
+# bench files). Exit 0 when every step passed, 1 otherwise.
 #
 #   tools/gpu_check.sh [--debs DIR] [--deb-prefix DIR] [--results DIR] [--build DIR]
 #                      [--jobs N] [--workers P] [--torch pytorch|DIR] [--no-bench] [--no-unit]
-#                      [--no-gpu-tests] [--prefix-only]
+#                      [--no-gpu-tests] [--gpu-tests SPEC] [--prefix-only]
+#                      [--loop MINUTES --loop-pons DIR [--loop-eval-every S] [--loop-args "..."]]
 #
 #   --debs DIR        .deb files to unpack (tools/gpu_debs.sh), DIR/fallback/ too
 #   --deb-prefix DIR  where they are (or were already) unpacked (default /tmp/zf-gpu-prefix)
 #   --results DIR     default docs/results/gpu-YYYYMMDD-HHMM
 #   --workers P       bench farm workers (default: cores - 2)
 #   --prefix-only     stop after the prefix step; print the CMake arguments and LD_LIBRARY_PATH
+#   --targets "T ..." build only these targets (e.g. "zerofarm zerofarm-torch zf_eval_test")
+#   --gpu-tests SPEC  the Catch test spec of the gpu tests step (default '[gpu],[gpu_plan]')
+#   --loop-args "..." more options for the loop (e.g. --eval-positions 300)
 #   --no-gpu-tests, --no-unit, --no-bench   leave a step out (to split the check over two
 #                     commands where one may run 10 minutes at most: the build is kept)
 # Budget: under 15 minutes on 16 cores and one GPU (build about 5, [gpu] tests about 3,
@@ -34,7 +43,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 invocation="$0 $*"
 debs="" prefix="" results="" build=build-gpu jobs=$(nproc) workers="" torch=${ZF_TORCH:-pytorch}
-bench=1 unit=1 gpu=1 prefix_only=0
+bench=1 unit=1 gpu=1 prefix_only=0 gpu_spec='[gpu],[gpu_plan]'
+targets="" loop_minutes="" loop_pons="" loop_eval=300 loop_args=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --debs) debs=$2; shift ;;
@@ -48,11 +58,20 @@ while [ $# -gt 0 ]; do
     --no-unit) unit=0 ;;
     --no-gpu-tests) gpu=0 ;;
     --prefix-only) prefix_only=1 ;;
+    --gpu-tests) gpu_spec=$2; shift ;;
+    --targets) targets=$2; shift ;;
+    --loop) loop_minutes=$2; shift ;;
+    --loop-pons) loop_pons=$2; shift ;;
+    --loop-eval-every) loop_eval=$2; shift ;;
+    --loop-args) loop_args=$2; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+if [ -n "$loop_minutes" ] && [ ! -f "$loop_pons/Test_L2_R1" ]; then
+  echo "gpu_check: --loop needs --loop-pons DIR holding Test_L2_R1 and Test_L1_R1" >&2; exit 2
+fi
 results=${results:-docs/results/gpu-$(date -u +%Y%m%d-%H%M)}
 mkdir -p "$results" || exit 2
 results=$(cd "$results" && pwd)
@@ -126,7 +145,7 @@ use_prefix() {
 }
 
 build() {
-  ZF_TORCH=$torch ZF_BUILD_DIR=$build ZF_JOBS=$jobs ZF_CONFIGURE_LOG=$results/build.log \
+  ZF_TORCH=$torch ZF_BUILD_DIR=$build ZF_JOBS=$jobs ZF_CONFIGURE_LOG=$results/build.log ZF_TARGETS=$targets \
     bash tools/build.sh -DZF_REQUIRE_CUDA=ON "${cmake_args[@]}" || return 1
   echo "== libraries of zerofarm-torch"
   ldd "$build/zerofarm-torch" | grep -E 'torch|c10|cuda|hdf5|not found'
@@ -138,9 +157,9 @@ gpu_tests() {
   local bin rc=0 log=$results/gpu-tests.log
   for bin in "$build"/tests/zf_*_test; do
     [ -x "$bin" ] || continue
-    if [ -z "$("$bin" --list-test-names-only '[gpu],[gpu_plan]' | grep -v '^$')" ]; then continue; fi
-    echo "== $bin [gpu],[gpu_plan]"
-    timeout 300 "$bin" '[gpu],[gpu_plan]' --durations yes || rc=1
+    if [ -z "$("$bin" --list-test-names-only "$gpu_spec" | grep -v '^$')" ]; then continue; fi
+    echo "== $bin $gpu_spec"
+    timeout 300 "$bin" "$gpu_spec" --durations yes || rc=1
   done
   if grep -q '\[skipped\]' "$log"; then echo "gpu_check: some [gpu] tests were SKIPPED on this machine"; rc=1; fi
   return $rc
@@ -163,6 +182,22 @@ bench_cpu() {
     --simulations 100 --farm-seconds 10 --parts bound,farm
 }
 
+# The recipe with the farm (one evaluator on GPU 0) and the trainer on the GPU,
+# for --loop minutes of wall time; CPU hours are no clock here (--cpu-hours 0).
+loop_gpu() {
+  local run=/tmp/zf-gpu-loop/run rc
+  rm -rf /tmp/zf-gpu-loop && mkdir -p /tmp/zf-gpu-loop
+  # shellcheck disable=SC2086  # loop_args is split on spaces on purpose
+  timeout $(( loop_minutes * 60 + 400 )) "$build/zerofarm" loop --recipe connect4 --out "$run" --gpus 1 \
+    --workers "$workers" --cpu-hours 0 --hours "$(python3 -c "print($loop_minutes / 60)")" \
+    --eval-every "$loop_eval" --pons "$loop_pons/Test_L2_R1" --pons "$loop_pons/Test_L1_R1" $loop_args
+  rc=$?
+  cp "$run/eval/curve.csv" "$run/eval/stages.csv" "$results/" 2>/dev/null
+  tail -5 "$run"/shards/*/metrics.csv 2>/dev/null
+  nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv
+  return $rc
+}
+
 machine >"$results/machine.txt" 2>&1
 cat "$results/machine.txt"
 if [ -n "$debs" ] || [ -n "$prefix" ]; then
@@ -179,6 +214,7 @@ fi
 if step "build zerofarm-torch with CUDA ($torch LibTorch, $jobs jobs)" "$results/build.log" build; then
   [ $gpu = 1 ] && step "[gpu] tests" "$results/gpu-tests.log" gpu_tests
   [ $unit = 1 ] && step "eval and io unit tests (CPU) against this LibTorch" "$results/unit-tests.log" unit_tests
+  [ -n "$loop_minutes" ] && step "loop --recipe connect4 on the GPU, $loop_minutes minutes" "$results/loop.log" loop_gpu
   if [ $bench = 1 ]; then
     step "bench, farm on the GPU ($workers workers)" "$results/bench-gpu.txt" bench_gpu
     step "bench, the same farm on the CPU" "$results/bench-cpu.txt" bench_cpu

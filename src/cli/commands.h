@@ -44,7 +44,10 @@ GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, co
 int GtpArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const std::string& weights);
 int ConfigCommand(int argc, char** argv);  // config_command.cpp
 
-// The solver verdicts shipped in data/connect4/*.rated (eval.cpp).
+// The data folder shipped with zerofarm: $ZF_DATA_DIR when set, else data/
+// beside the binary's folder (the source tree's, for build/zerofarm) (eval.cpp).
+std::string DataDir();
+// The solver verdicts shipped in DATA/connect4/*.rated (eval.cpp).
 std::vector<std::string> ShippedRatings();
 
 // The option table's options of `command` (proc/options.h), and --config FILE.

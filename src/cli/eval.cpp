@@ -51,16 +51,15 @@ std::string CacheName(const std::string& path) {
 
 // Verdicts shipped with zerofarm: DATA/connect4/*.rated, DATA = $ZF_DATA_DIR
 // or the data/ folder beside the build directory of this binary.
+std::string DataDir() {
+  if (const char* d = std::getenv("ZF_DATA_DIR"); d && *d) return d;
+  return (fs::path(proc::SelfBinary()).parent_path().parent_path() / "data").string();
+}
+
 std::vector<std::string> ShippedRatings() {
   std::vector<std::string> out;
-  std::string data;
-  if (const char* d = std::getenv("ZF_DATA_DIR"); d && *d) {
-    data = d;
-  } else {
-    data = (fs::path(proc::SelfBinary()).parent_path().parent_path() / "data").string();
-  }
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(data + "/connect4", ec))
+  for (const auto& e : fs::directory_iterator(DataDir() + "/connect4", ec))
     if (e.path().extension() == ".rated") out.push_back(e.path().string());
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "zerofarm/core/error.h"
+#include "zerofarm/learn/recipe.h"
 #include "zerofarm/proc/farm_config.h"
 
 namespace zerofarm::cli {
@@ -21,21 +22,46 @@ std::vector<std::string> SplitWords(const std::string& s) {
   return out;
 }
 
-}  // namespace
+// The value of --recipe (or --recipe=V) in argv, or "" when it has none.
+std::string RecipeOption(int argc, char** argv) {
+  std::string value;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--recipe" && i + 1 < argc) value = argv[++i];
+    if (a.rfind("--recipe=", 0) == 0) value = a.substr(9);
+  }
+  return value;
+}
 
-int LoopCommand(int argc, char** argv) {
-  cxxopts::Options options(
-      "zerofarm loop",
-      "The AlphaZero loop on one machine: a farm and a trainer on one run directory, with a periodic\n"
-      "evaluation of the newest model against the exact Connect Four solver. Run it again to resume.");
+// argv with the recipe's options put before the command line's own (which
+// therefore win, being parsed later). `storage` owns the strings.
+std::vector<char*> WithRecipe(int argc, char** argv, const learn::Recipe& recipe,
+                              std::vector<std::string>* storage) {
+  storage->assign(argv, argv + argc);
+  storage->insert(storage->begin() + 1, recipe.loop_args.begin(), recipe.loop_args.end());
+  std::vector<char*> out;
+  for (auto& w : *storage) out.push_back(&w[0]);
+  out.push_back(nullptr);
+  return out;
+}
+
+// `zerofarm loop`'s options: the farm's (the option table) and its own.
+void AddLoopOptions(cxxopts::Options& options) {
   // The farm's options are `run`'s (the option table); the loop hands them to
   // its farm as RUN/eval/farm-config.txt, and the net's shape, seed, weights and
   // value discount to its trainer too.
   AddTableOptions(options, proc::kLoop);
-  options.add_options("loop")("hours",
-                              "Stop after this many hours of this invocation (0 = until interrupted)",
-                              cxxopts::value<double>()->default_value("0"))(
-      "eval-every", "Seconds between evaluations", cxxopts::value<double>()->default_value("600"))(
+  options.add_options("loop")(
+      "recipe",
+      "The whole schedule from a recipe: NAME (data/recipes/NAME.recipe, e.g. connect4) "
+      "or FILE; options given here override its own (docs/learning.md)",
+      cxxopts::value<std::string>())("hours",
+                                     "Stop after this many hours of this invocation (0 = until interrupted)",
+                                     cxxopts::value<double>()->default_value("0"))(
+      "cpu-hours",
+      "Stop once the run (all its pieces) has used this many CPU hours of its process tree (0 = no bound)",
+      cxxopts::value<double>()->default_value("0"))("eval-every", "Seconds between evaluations",
+                                                    cxxopts::value<double>()->default_value("600"))(
       "pons",
       "Pons-format files to measure move error on (repeatable; default Test_L2_R1 and Test_L1_R1 of "
       "../shared/data/reference/connect4)",
@@ -48,44 +74,71 @@ int LoopCommand(int argc, char** argv) {
       "eval-solver-simulations",
       "Also measure PUCT with the MCTS-solver, the farm's search, at this many simulations "
       "(curve.csv rows with solver = 1; 0 = off)",
-      cxxopts::value<int>()->default_value("100"))("run-args",
-                                                   "More options for `zerofarm run`, as one string",
-                                                   cxxopts::value<std::string>()->default_value(""));
-  options.add_options("trainer")(
-      "train-args", "More options for `zerofarm train`, as one string (e.g. \"--lr 0.01 --window 100000\")",
+      cxxopts::value<int>()->default_value("100"))(
+      "run-args", "More options for `zerofarm run`, as one string (given here, it replaces a recipe's)",
       cxxopts::value<std::string>()->default_value(""));
-  cxxopts::ParseResult r;
-  int code = 0;
-  if (!ParseArgs(options, argc, argv, &r, &code)) return code;
-  proc::FarmConfig farm_config = ReadTableOptions(r, proc::kLoop);
-  if (farm_config.out.empty()) throw ConfigError("--out is required");
-  farm_config.Validate();
-  const double hours = r["hours"].as<double>();
-  const double eval_every = r["eval-every"].as<double>();
-  if (hours < 0) throw ConfigError("--hours must be >= 0");
-  if (eval_every < 10) throw ConfigError("--eval-every must be >= 10 seconds");
-  if (r["eval-simulations"].as<int>() < 0) throw ConfigError("--eval-simulations must be >= 0");
-  if (r["eval-solver-simulations"].as<int>() < 0) throw ConfigError("--eval-solver-simulations must be >= 0");
-  std::vector<std::string> pons;
-  if (r.count("pons")) {
-    pons = r["pons"].as<std::vector<std::string>>();
-  } else {
-    const std::string ref = std::string(ZF_SOURCE_DIR_HINT) + "/../shared/data/reference/connect4/";
-    pons = {ref + "Test_L2_R1", ref + "Test_L1_R1"};
-  }
-  if (farm_config.game != "connect4") throw ConfigError("the loop's evaluation needs --game connect4");
-  if (r["eval-positions"].as<int>() < 0) throw ConfigError("--eval-positions must be >= 0");
+  options.add_options("trainer")(
+      "train-args",
+      "More options for `zerofarm train`, as one string (e.g. \"--lr 0.01 --window "
+      "100000\"; given here, it replaces a recipe's; its stages still add theirs)",
+      cxxopts::value<std::string>()->default_value(""));
+}
+
+// The loop's settings from its parsed options; ConfigError for a bad value.
+learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
   learn::LoopConfig loop;
-  loop.farm = farm_config;
-  loop.hours = hours;
-  loop.eval_every = eval_every;
-  loop.pons = pons;
+  loop.farm = ReadTableOptions(r, proc::kLoop);
+  if (loop.farm.out.empty()) throw ConfigError("--out is required");
+  loop.farm.Validate();
+  if (loop.farm.game != "connect4") throw ConfigError("the loop's evaluation needs --game connect4");
+  loop.hours = r["hours"].as<double>();
+  loop.cpu_hours = r["cpu-hours"].as<double>();
+  loop.eval_every = r["eval-every"].as<double>();
   loop.eval_positions = r["eval-positions"].as<int>();
   loop.eval_simulations = r["eval-simulations"].as<int>();
   loop.eval_solver_simulations = r["eval-solver-simulations"].as<int>();
+  if (loop.hours < 0) throw ConfigError("--hours must be >= 0");
+  if (loop.cpu_hours < 0) throw ConfigError("--cpu-hours must be >= 0");
+  if (loop.eval_every < 10) throw ConfigError("--eval-every must be >= 10 seconds");
+  if (loop.eval_simulations < 0) throw ConfigError("--eval-simulations must be >= 0");
+  if (loop.eval_solver_simulations < 0) throw ConfigError("--eval-solver-simulations must be >= 0");
+  if (loop.eval_positions < 0) throw ConfigError("--eval-positions must be >= 0");
+  if (r.count("pons")) {
+    loop.pons = r["pons"].as<std::vector<std::string>>();
+  } else {
+    const std::string ref = std::string(ZF_SOURCE_DIR_HINT) + "/../shared/data/reference/connect4/";
+    loop.pons = {ref + "Test_L2_R1", ref + "Test_L1_R1"};
+  }
   loop.run_args = SplitWords(r["run-args"].as<std::string>());
   loop.train_args = SplitWords(r["train-args"].as<std::string>());
   loop.shipped_ratings = ShippedRatings();
+  return loop;
+}
+
+}  // namespace
+
+int LoopCommand(int argc_in, char** argv_in) {
+  // A recipe's options go in front of the command line's, which win.
+  learn::Recipe recipe;
+  std::vector<std::string> storage;
+  std::vector<char*> with_recipe(argv_in, argv_in + argc_in);
+  if (const std::string name = RecipeOption(argc_in, argv_in); !name.empty()) {
+    recipe = learn::ReadRecipe(learn::RecipePath(name, DataDir()));
+    with_recipe = WithRecipe(argc_in, argv_in, recipe, &storage);
+  }
+  const int argc = static_cast<int>(storage.empty() ? argc_in : storage.size());
+  cxxopts::Options options(
+      "zerofarm loop",
+      "The AlphaZero loop on one machine: a farm and a trainer on one run directory, with a periodic\n"
+      "evaluation of the newest model against the exact Connect Four solver. Run it again to resume.\n"
+      "`zerofarm loop --recipe connect4 --out DIR` runs the whole shipped schedule (docs/learning.md).");
+  AddLoopOptions(options);
+  cxxopts::ParseResult r;
+  int code = 0;
+  if (!ParseArgs(options, argc, with_recipe.data(), &r, &code)) return code;
+  learn::LoopConfig loop = LoopConfigFrom(r);
+  loop.stages = recipe.stages;
+  loop.recipe_text = recipe.text;
   return learn::RunLoop(loop);
 }
 

@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "zerofarm/core/error.h"
+#include "zerofarm/eval/trainer.h"
 #include "zerofarm/mcts/search_config.h"
 
 namespace zerofarm::cli {
@@ -30,7 +31,9 @@ int TrainCommand(int argc, char** argv) {
                                    cxxopts::value<int>()->default_value(std::to_string(d.batch)))(
       "lr", "SGD learning rate", cxxopts::value<double>()->default_value("0.02"))(
       "momentum", "SGD momentum", cxxopts::value<double>()->default_value("0.9"))(
-      "l2", "L2 weight decay", cxxopts::value<double>()->default_value("0.0001"));
+      "l2", "L2 weight decay", cxxopts::value<double>()->default_value("0.0001"))(
+      "device", "Where the step runs: auto (a GPU when this LibTorch sees one), cpu, cuda",
+      cxxopts::value<std::string>()->default_value("auto"));
   options.add_options("duration and output")("steps", "Stop after this many steps (0 = no limit)",
                                              cxxopts::value<int64_t>()->default_value("0"))(
       "checkpoint-steps", "Write a checkpoint every this many steps",
@@ -60,6 +63,10 @@ int TrainCommand(int argc, char** argv) {
   c.optim.l2 = r["l2"].as<double>();
   c.optim.intra_op_threads = shared.eval_threads;
   c.optim.bf16 = shared.bf16 || shared.precision == "bf16";  // auto: fp32, as before
+  const std::string device = r["device"].as<std::string>();
+  if (device != "auto" && device != "cpu" && device != "cuda")
+    throw ConfigError("--device must be auto, cpu or cuda, not '" + device + "'");
+  c.optim.cuda = device == "cuda" || (device == "auto" && eval::TrainerCudaAvailable());
   c.seed = shared.seed;
   c.steps = r["steps"].as<int64_t>();
   c.duration = shared.duration;

@@ -34,6 +34,7 @@ WeightSet Trainer::Export(uint32_t) const { return {}; }
 WeightSet Trainer::ExportMomentum() const { return {}; }
 void Trainer::ImportMomentum(const WeightSet&) {}
 void Trainer::SetLearningRate(double) {}
+bool TrainerCudaAvailable() { return false; }
 const NetConfig& Trainer::Config() const {
   static const NetConfig none;
   return none;

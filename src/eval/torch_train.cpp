@@ -1,6 +1,7 @@
 // The trainer (eval/trainer.h): with torch_evaluator.cpp, the only
 // translation units of zerofarm that include LibTorch.
 #include <ATen/autocast_mode.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
@@ -15,23 +16,35 @@
 namespace zerofarm::eval {
 
 namespace {
-// CPU autocast to bf16 on or off. LibTorch 2.4 replaced the per-device calls
-// (set_cpu_enabled, set_autocast_cpu_dtype: deprecated since, with a warning)
-// by calls that take the device type; 1.13 (Debian 12) has only the old ones.
-void SetCpuAutocastBf16(bool enabled) {
+// Autocast to bf16 on or off, on the CPU or the GPU. LibTorch 2.4 replaced
+// the per-device calls (set_cpu_enabled, set_autocast_cpu_dtype: deprecated
+// since, with a warning) by calls that take the device type; 1.13 (Debian 12,
+// CPU-only) has only the old ones.
+void SetAutocastBf16(bool cuda, bool enabled) {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
-  at::autocast::set_autocast_enabled(at::kCPU, enabled);
+  const auto type = cuda ? at::kCUDA : at::kCPU;
+  at::autocast::set_autocast_dtype(type, at::kBFloat16);
+  at::autocast::set_autocast_enabled(type, enabled);
 #else
+  if (cuda) throw Error("bf16 training on a GPU needs LibTorch 2.4 or later");
   at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
   at::autocast::set_cpu_enabled(enabled);
 #endif
 }
+
+// A batch array as a tensor on the trainer's device (copied there).
+torch::Tensor OnDevice(const void* data, at::IntArrayRef shape, torch::ScalarType type,
+                       const torch::Device& device) {
+  return torch::from_blob(const_cast<void*>(data), shape, type).to(device);
+}
 }  // namespace
+
+bool TrainerCudaAvailable() { return torch::cuda::is_available(); }
 
 struct Trainer::Impl {
   explicit Impl(const NetConfig& config) : net(config) {}
   TrainerOptions options;
+  torch::Device device{torch::kCPU};
   ZeroNet net;
   // One momentum buffer per parameter, in named_parameters() order.
   std::vector<std::string> names;
@@ -45,11 +58,15 @@ Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
     throw ConfigError("the learning rate must be > 0");
   if (options.momentum < 0 || options.momentum >= 1) throw ConfigError("momentum must be in [0, 1)");
   if (options.l2 < 0) throw ConfigError("l2 must be >= 0");
+  if (options.cuda && !TrainerCudaAvailable())
+    throw ConfigError("the trainer was asked for a GPU, but this LibTorch sees none");
   impl_->options = options;
+  if (options.cuda) impl_->device = torch::Device(torch::kCUDA, 0);
   torch::manual_seed(options.seed);
   at::set_num_threads(std::max(1, options.intra_op_threads));
   KeepFreedMemory();
-  ImportWeights(impl_->net, start);
+  ImportWeights(impl_->net, start);  // on the CPU, then moved
+  impl_->net->to(impl_->device);
   impl_->net->train();
   for (auto& p : impl_->net->named_parameters()) {
     impl_->names.push_back(p.key());
@@ -65,20 +82,20 @@ TrainStepLoss Trainer::Step(const TrainBatch& batch) {
     throw Error("a training batch needs count > 0 and features, policy and z");
   const NetConfig& c = impl_->net->config();
   const int64_t n = batch.count;
+  const torch::Device& device = impl_->device;
   auto x =
-      torch::from_blob(const_cast<uint8_t*>(batch.features), {n, c.planes, c.height, c.width}, torch::kUInt8)
-          .to(torch::kFloat);
-  auto pi = torch::from_blob(const_cast<float*>(batch.policy), {n, c.actions}, torch::kFloat);
-  auto z = torch::from_blob(const_cast<float*>(batch.z), {n}, torch::kFloat);
+      OnDevice(batch.features, {n, c.planes, c.height, c.width}, torch::kUInt8, device).to(torch::kFloat);
+  auto pi = OnDevice(batch.policy, {n, c.actions}, torch::kFloat, device);
+  auto z = OnDevice(batch.z, {n}, torch::kFloat, device);
 
   for (auto& p : impl_->params) p.mutable_grad() = torch::Tensor();
   torch::Tensor logits, value;
   if (impl_->options.bf16) {
     // Autocast only around the forward pass; its cached bf16 weight copies are
     // dropped after it, since the step below changes the weights.
-    SetCpuAutocastBf16(true);
+    SetAutocastBf16(impl_->options.cuda, true);
     std::tie(logits, value) = impl_->net->forward(x);
-    SetCpuAutocastBf16(false);
+    SetAutocastBf16(impl_->options.cuda, false);
     at::autocast::clear_cache();
     logits = logits.to(torch::kFloat);
     value = value.to(torch::kFloat);
@@ -88,8 +105,7 @@ TrainStepLoss Trainer::Step(const TrainBatch& batch) {
   auto ce = -(pi * torch::log_softmax(logits, 1)).sum(1);  // [n]
   torch::Tensor policy_loss;
   if (batch.policy_mask) {
-    auto mask =
-        torch::from_blob(const_cast<uint8_t*>(batch.policy_mask), {n}, torch::kUInt8).to(torch::kFloat);
+    auto mask = OnDevice(batch.policy_mask, {n}, torch::kUInt8, device).to(torch::kFloat);
     policy_loss = (ce * mask).sum() / mask.sum().clamp_min(1.0);
   } else {
     policy_loss = ce.mean();
@@ -125,7 +141,7 @@ WeightSet Trainer::ExportMomentum() const {
   for (size_t i = 0; i < impl_->params.size(); ++i) {
     NamedTensor nt;
     nt.name = "momentum." + impl_->names[i];
-    const auto t = impl_->momentum[i].contiguous();
+    const auto t = impl_->momentum[i].to(torch::kCPU).contiguous();
     nt.shape.assign(t.sizes().begin(), t.sizes().end());
     nt.data.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
     ws.tensors.push_back(std::move(nt));

@@ -52,6 +52,8 @@ std::string RunDir::CurveCsv() const { return EvalDir() + "/curve.csv"; }
 std::string RunDir::LoopFarmConfig() const { return EvalDir() + "/farm-config.txt"; }
 std::string RunDir::LoopSecondsFile() const { return EvalDir() + "/loop-seconds.txt"; }
 std::string RunDir::LoopCpuSecondsFile() const { return EvalDir() + "/loop-cpu-seconds.txt"; }
+std::string RunDir::LoopRecipeCopy() const { return EvalDir() + "/recipe.txt"; }
+std::string RunDir::LoopStagesCsv() const { return EvalDir() + "/stages.csv"; }
 std::string RunDir::RatedFile(const std::string& set_name) const {
   return EvalDir() + "/" + set_name + ".rated";
 }

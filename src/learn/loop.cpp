@@ -51,8 +51,14 @@ int ChildFailureCode(int status) {
   return kExitFailure;
 }
 
+// The stage in force (nullptr: none, or none started yet).
+const RecipeStage* StageIn(const LoopConfig& c, size_t started) {
+  return started == 0 ? nullptr : &c.stages[started - 1];
+}
+
 // The farm's command line: its settings go as RUN/eval/farm-config.txt.
-std::vector<std::string> FarmArgv(const LoopConfig& c, const std::string& farm_exe) {
+std::vector<std::string> FarmArgv(const LoopConfig& c, const std::string& farm_exe,
+                                  const RecipeStage* stage) {
   const std::string loop_config = io::RunDir(c.farm.out).LoopFarmConfig();
   proc::FarmConfig farm_config = c.farm;
   farm_config.status_line = false;
@@ -64,11 +70,12 @@ std::vector<std::string> FarmArgv(const LoopConfig& c, const std::string& farm_e
     argv.push_back(std::to_string(c.hours * 3600 + 120));
   }
   argv.insert(argv.end(), c.run_args.begin(), c.run_args.end());
+  if (stage) argv.insert(argv.end(), stage->run_args.begin(), stage->run_args.end());
   return argv;
 }
 
 // The trainer's command line: options both children take (the trainer's net is the farm's).
-std::vector<std::string> TrainerArgv(const LoopConfig& c, const std::string& exe) {
+std::vector<std::string> TrainerArgv(const LoopConfig& c, const std::string& exe, const RecipeStage* stage) {
   const proc::FarmConfig& f = c.farm;
   std::ostringstream net_args;
   net_args << "--blocks " << f.blocks << " --filters " << f.filters << " --value-discount "
@@ -78,6 +85,7 @@ std::vector<std::string> TrainerArgv(const LoopConfig& c, const std::string& exe
   std::istringstream words(net_args.str());
   for (std::string w; words >> w;) argv.push_back(w);
   argv.insert(argv.end(), c.train_args.begin(), c.train_args.end());
+  if (stage) argv.insert(argv.end(), stage->train_args.begin(), stage->train_args.end());
   return argv;
 }
 
@@ -217,6 +225,9 @@ void Evaluation::Run() {
   if (model.empty() || static_cast<uint32_t>(best) == last_evaluated_) return;
   const auto game = game::MakeGame(c_.farm.game);
   eval::TorchOptions topt;
+  // On the GPU when the farm uses one (this process is no supervisor: it may
+  // initialise CUDA); MCTS-600 on 2000 positions takes seconds there.
+  topt.cuda = c_.farm.gpus != 0 && eval::CudaBuilt() && eval::CudaDeviceCount() > 0;
   auto net = eval::MakeTorchEvaluator(proc::LoadWeightsFor(*game, model), topt);
   last_evaluated_ = static_cast<uint32_t>(best);
   const std::vector<mcts::SearchConfig> searches = Searches();
@@ -271,29 +282,82 @@ void Evaluation::PrintCurve(const std::vector<mcts::SearchConfig>& searches) {
   std::cout << "; in brackets: moves that give away the outcome)\n" << table_.str() << std::flush;
 }
 
-// Until `hours`, a signal, or a child that stopped (its exit code then);
-// measures every eval_every seconds.
-int WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::ChildProcess& trainer,
-                  const LoopClock& clock, Evaluation& evaluation) {
-  double next_eval = MonotonicSeconds() + c.eval_every;
+// The run's CPU hours and trainer steps (0 before its first checkpoint).
+RunProgress Progress(const LoopConfig& c, const LoopClock& clock) {
+  RunProgress at;
+  at.cpu_hours = clock.CpuHours();
+  const std::string state = io::RunDir(c.farm.out).TrainStateFile();
+  if (fs::exists(state)) try {
+      at.steps = TrainState::FromText(io::ReadTextFile(state)).step;
+    } catch (const Error& e) {
+      ZF_LOG(WARN) << state << ": " << e.what();  // being replaced: read again in 5 s
+    }
+  return at;
+}
+
+// Why WatchChildren returned.
+enum class Watched { kStopped, kChildFailed, kNextStage, kCpuBudget };
+
+// Until `hours`, a signal, a child that stopped (*code: its exit code), the
+// next stage or the CPU-hour bound; measures every eval_every seconds.
+Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::ChildProcess& trainer,
+                      const LoopClock& clock, Evaluation& evaluation, size_t stages_started, int* code) {
+  double next_eval = MonotonicSeconds() + c.eval_every, next_clock = MonotonicSeconds() + 5;
   while (g_loop_stop == 0) {
     if (c.hours > 0 && clock.SecondsHere() >= c.hours * 3600) break;
     int status = 0;
-    if (farm.TryReap(&status)) {
-      ZF_LOG(ERROR) << "the farm stopped: " << proc::DescribeWaitStatus(status);
-      return ChildFailureCode(status);
-    }
-    if (trainer.TryReap(&status)) {
-      ZF_LOG(ERROR) << "the trainer stopped: " << proc::DescribeWaitStatus(status);
-      return ChildFailureCode(status);
-    }
+    for (proc::ChildProcess* child : {&farm, &trainer})
+      if (child->TryReap(&status)) {
+        ZF_LOG(ERROR) << "the " << (child == &farm ? "farm" : "trainer")
+                      << " stopped: " << proc::DescribeWaitStatus(status);
+        *code = ChildFailureCode(status);
+        return Watched::kChildFailed;
+      }
     if (MonotonicSeconds() >= next_eval) {
       evaluation.Run();
       next_eval = MonotonicSeconds() + c.eval_every;
     }
+    if (MonotonicSeconds() >= next_clock) {  // /proc and state.txt reads, every 5 s
+      const RunProgress at = Progress(c, clock);
+      if (c.cpu_hours > 0 && at.cpu_hours >= c.cpu_hours) return Watched::kCpuBudget;
+      // Only forward: a state file read while being replaced counts as step 0.
+      if (StagesStarted(c.stages, at) > stages_started) return Watched::kNextStage;
+      next_clock = MonotonicSeconds() + 5;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  return kExitOk;
+  return Watched::kStopped;
+}
+
+// Records (RUN/eval/stages.csv) and logs the start of a piece in a stage.
+void NoteStage(const LoopConfig& c, size_t started, const LoopClock& clock, const RunProgress& at) {
+  if (c.stages.empty()) return;
+  const RecipeStage* stage = StageIn(c, started);
+  const std::string what = stage ? stage->Describe() : "before the first stage: the base options";
+  ZF_LOG(INFO) << "loop: stage " << started << " of " << c.stages.size() << " at step " << at.steps << ", "
+               << at.cpu_hours << " CPU hours (" << what << ")";
+  std::string quoted = what;
+  for (char& ch : quoted)
+    if (ch == '"' || ch == ',') ch = ' ';
+  io::AppendCsvRow(io::RunDir(c.farm.out).LoopStagesCsv(), "hours,cpu_hours,steps,stage,description",
+                   std::to_string(clock.Hours()) + ',' + std::to_string(at.cpu_hours) + ',' +
+                       std::to_string(at.steps) + ',' + std::to_string(started) + ",\"" + quoted + '"');
+}
+
+// One piece of the run in one stage: farm and trainer from start to stop.
+Watched RunPiece(const LoopConfig& c, const LoopClock& clock, Evaluation& evaluation, int* code) {
+  const RunProgress at = Progress(c, clock);
+  const size_t started = StagesStarted(c.stages, at);
+  NoteStage(c, started, clock, at);
+  const std::string exe = proc::SelfBinary(), farm_exe = proc::FarmBinary();
+  const RecipeStage* stage = StageIn(c, started);
+  proc::ChildProcess farm = proc::ChildProcess::Exec("farm", farm_exe, FarmArgv(c, farm_exe, stage), {});
+  proc::ChildProcess trainer = proc::ChildProcess::Exec("trainer", exe, TrainerArgv(c, exe, stage), {});
+  const Watched why = WatchChildren(c, farm, trainer, clock, evaluation, started, code);
+  // The farm flushes its finished games and the trainer writes a checkpoint on SIGTERM.
+  if (trainer.running()) trainer.Stop(60'000);
+  if (farm.running()) farm.Stop(120'000);
+  return why;
 }
 
 }  // namespace
@@ -305,20 +369,22 @@ int RunLoop(const LoopConfig& config) {
   for (const auto& f : config.pons) sets.push_back(ReadPonsFile(f, config.eval_positions));
 
   fs::create_directories(io::RunDir(run).EvalDir());
-  const std::string exe = proc::SelfBinary(), farm_exe = proc::FarmBinary();
-  const std::vector<std::string> farm_argv = FarmArgv(config, farm_exe);
-  const std::vector<std::string> train_argv = TrainerArgv(config, exe);
+  if (!config.recipe_text.empty())
+    io::WriteTextFileAtomically(io::RunDir(run).LoopRecipeCopy(), config.recipe_text);
   Ratings ratings(&sets, config);
   InstallStopHandlers();
   const LoopClock clock(run);
-
-  proc::ChildProcess farm = proc::ChildProcess::Exec("farm", farm_exe, farm_argv, {});
-  proc::ChildProcess trainer = proc::ChildProcess::Exec("trainer", exe, train_argv, {});
   Evaluation evaluation(config, sets, ratings, clock);
-  const int exit_code = WatchChildren(config, farm, trainer, clock, evaluation);
-  // The farm flushes its finished games and the trainer writes a checkpoint on SIGTERM.
-  if (trainer.running()) trainer.Stop(60'000);
-  if (farm.running()) farm.Stop(120'000);
+  int exit_code = kExitOk;
+  for (Watched why = Watched::kNextStage; why == Watched::kNextStage;) {
+    if (config.cpu_hours > 0 && clock.CpuHours() >= config.cpu_hours) {
+      ZF_LOG(INFO) << "loop: the run has had its " << config.cpu_hours << " CPU hours";
+      break;
+    }
+    why = RunPiece(config, clock, evaluation, &exit_code);
+    if (why == Watched::kCpuBudget)
+      ZF_LOG(INFO) << "loop: the run has had its " << config.cpu_hours << " CPU hours";
+  }
   evaluation.Run();
   ratings.Abandon();
   return exit_code;

@@ -401,8 +401,10 @@ void TrainSession::LoadMomentum(const StartPoint& start) {
     else
       ZF_LOG(WARN) << "momentum of version " << momentum.version << " does not match; starting it at zero";
   }
-  ZF_LOG(INFO) << "training " << trainer_.Config().Describe() << ": " << start.described << "; window "
-               << window_.Positions() << " positions in " << window_.Shards() << " shards";
+  ZF_LOG(INFO) << "training " << trainer_.Config().Describe()
+               << (config_.optim.cuda ? " on the GPU" : " on the CPU") << ": " << start.described << "; lr "
+               << config_.optim.learning_rate << "; window " << window_.Positions() << " positions in "
+               << window_.Shards() << " shards";
 }
 
 // Pace: at most `replay` samples per position of the run's shards. Where

@@ -168,3 +168,46 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   CHECK(seconds > 70);  // two pieces of ~43 s
   CHECK(std::stod(io::ReadTextFile(run + "/eval/loop-cpu-seconds.txt")) > cpu1 + 5);
 }
+
+TEST_CASE("zerofarm loop --recipe: base options from the file, a stage restarts the trainer with its own",
+          "[multiprocess][loop][recipe]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-recipe-loop");
+  const std::string run = dir / "run", recipe = dir / "tiny.recipe";
+  io::WriteTextFileAtomically(
+      recipe,
+      "# a recipe of the loop test\n"
+      "blocks = 1\nfilters = 8\nsimulations = 12\ngames-per-worker = 8\n"
+      "eval-every = 600\neval-positions = 20\neval-simulations = 4\n"
+      "eval-solver-simulations = 0\npons = " +
+          ReferenceFile("connect4/Test_L3_R1") +
+          "\n"
+          "run-args = --shard-positions 300 --host-id " +
+          std::string(kTestHost) +
+          "\n"
+          "train-args = --min-positions 150 --checkpoint-steps 10 --batch 32 --lr 0.02\n"
+          "[stage from 20 steps]\n"
+          "train-args = --lr 0.003\n");
+  std::string out, err;
+  // --hours on the command line, the rest from the recipe.
+  REQUIRE(Run({ZF_BINARY, "loop", "--recipe", recipe, "--out", run, "--hours", "0.015"}, dir / "loop", &out,
+              &err, 400) == 0);
+  INFO(err.substr(err.size() > 4000 ? err.size() - 4000 : 0));
+  CHECK_THAT(err, Catch::Contains("loop: stage 0 of 1"));
+  CHECK_THAT(err, Catch::Contains("loop: stage 1 of 1"));
+  CHECK_THAT(err, Catch::Contains("lr 0.02;"));   // the trainer of the base options
+  CHECK_THAT(err, Catch::Contains("lr 0.003;"));  // restarted with the stage's
+  CHECK_THAT(err, Catch::Contains("resumed at step"));
+  const std::string stages = io::ReadTextFile(run + "/eval/stages.csv");
+  CHECK_THAT(stages, Catch::StartsWith("hours,cpu_hours,steps,stage,description\n"));
+  CHECK_THAT(stages, Catch::Contains(",1,\"from 20 steps: train-args --lr 0.003\""));
+  CHECK(io::ReadTextFile(run + "/eval/recipe.txt") == io::ReadTextFile(recipe));
+  CHECK(CountLines(run + "/eval/curve.csv") >= 2);  // the final evaluation
+
+  // A bad recipe: one line, exit 2, before any child starts.
+  io::WriteTextFileAtomically(dir / "bad.recipe", "blocks = 1\n[stage from soon steps]\n");
+  CHECK(Run({ZF_BINARY, "loop", "--recipe", dir / "bad.recipe", "--out", dir / "run2"}, dir / "bad", &out,
+            &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("bad.recipe line 2"));
+  CHECK_FALSE(fs::exists(dir / "run2"));
+}

@@ -31,7 +31,14 @@ struct TrainerOptions {
   // momentum and losses stay fp32): for CPUs with AVX512-BF16/AMX.
   bool bf16 = false;
   uint64_t seed = 1;  // dropout-free net: seeds only LibTorch's RNG
+  // Train on the first CUDA GPU this process sees (weights, momentum and the
+  // step there; batches copied in, checkpoints copied out). Error at
+  // construction when this LibTorch sees none. bf16 then autocasts on the GPU.
+  bool cuda = false;
 };
+
+// Whether this process's LibTorch sees a CUDA GPU (false in CPU-only builds).
+bool TrainerCudaAvailable();
 
 // One batch, row-major, owned by the caller for the duration of Step.
 struct TrainBatch {

@@ -57,6 +57,8 @@ class RunDir {
   std::string LoopFarmConfig() const;                   // OUT/eval/farm-config.txt (the loop's farm settings)
   std::string LoopSecondsFile() const;                  // OUT/eval/loop-seconds.txt
   std::string LoopCpuSecondsFile() const;               // OUT/eval/loop-cpu-seconds.txt
+  std::string LoopRecipeCopy() const;                   // OUT/eval/recipe.txt (the recipe it ran)
+  std::string LoopStagesCsv() const;                    // OUT/eval/stages.csv (when each stage started)
   // OUT/eval/NAME.rated: the rated copy of a position set (NAME: its file name).
   std::string RatedFile(const std::string& set_name) const;
 

@@ -9,16 +9,24 @@
 // (new epoch), the trainer resumes from RUN/train/state.txt, and the curve's
 // hours continue from RUN/eval/loop-seconds.txt (farm time of earlier pieces)
 // and its CPU hours (the whole process tree's) from RUN/eval/loop-cpu-seconds.txt.
+//
+// A recipe's stages (learn/recipe.h) change the children's options at given
+// trainer steps or CPU hours of the run: the loop stops farm and trainer (the trainer writes a
+// checkpoint, the farm its finished games) and starts them again with the
+// stage's arguments; RUN/eval/stages.csv records each start. A resumed run
+// starts in the stage it had reached.
 #include <string>
 #include <vector>
 
+#include "zerofarm/learn/recipe.h"
 #include "zerofarm/proc/farm_config.h"
 
 namespace zerofarm::learn {
 
 // Checked by the caller (`zerofarm loop`'s parser): farm validated, its game
-// connect4 and its out the run directory; hours >= 0; eval_every >= 10;
-// simulations and positions >= 0.
+// connect4 and its out the run directory; hours, cpu_hours >= 0;
+// eval_every >= 10; simulations and positions >= 0; stages as ParseRecipe
+// leaves them (one clock, increasing `from`).
 struct LoopConfig {
   proc::FarmConfig farm;                // the farm's settings; farm.out is the run directory
   double hours = 0.0;                   // stop after this many hours of this invocation; 0 = until stopped
@@ -30,6 +38,9 @@ struct LoopConfig {
   std::vector<std::string> run_args;    // more arguments for `zerofarm run`
   std::vector<std::string> train_args;  // more arguments for `zerofarm train`
   std::vector<std::string> shipped_ratings;  // solver verdicts shipped with zerofarm (RatePositions' `known`)
+  std::vector<RecipeStage> stages;           // a recipe's stages; empty: the options above throughout
+  double cpu_hours = 0;     // stop once the run's CPU hours (all pieces) reach this; 0 = no bound
+  std::string recipe_text;  // kept as RUN/eval/recipe.txt when not empty
 };
 
 // Runs the loop until `hours`, SIGINT/SIGTERM, or a child's failure; returns

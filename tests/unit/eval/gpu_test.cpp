@@ -7,6 +7,7 @@
 
 #include "skip.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/eval/trainer.h"
 #include "zerofarm/game/game.h"
 
 using namespace zerofarm;
@@ -58,4 +59,65 @@ TEST_CASE("the CUDA evaluator matches the CPU one, reading and writing pinned sh
     for (int i = 0; i < kLeaves; ++i) CHECK(value[i] == Approx(cpu_value[i]).margin(tolerance));
   }
   munmap(region, bytes);
+}
+
+namespace {
+// A fixed batch of n random Connect Four-shaped positions and targets.
+struct TrainData {
+  std::vector<uint8_t> features;
+  std::vector<float> policy, z;
+};
+TrainData RandomTrainData(int n) {
+  TrainData d;
+  uint32_t x = 12345;
+  auto next = [&x] { return (x = x * 1664525u + 1013904223u) >> 8; };
+  d.features.resize(static_cast<size_t>(n) * 3 * 6 * 7);
+  for (auto& f : d.features) f = next() % 10 < 3 ? 1 : 0;
+  d.policy.assign(static_cast<size_t>(n) * 7, 0.0f);
+  for (int i = 0; i < n; ++i) {
+    d.policy[static_cast<size_t>(i) * 7 + next() % 7] = 1.0f;
+    d.z.push_back(next() % 2 ? 1.0f : -1.0f);
+  }
+  return d;
+}
+}  // namespace
+
+TEST_CASE("the trainer on the GPU takes the steps the CPU trainer takes", "[eval][gpu][trainer]") {
+  if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
+  if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
+  REQUIRE(eval::TrainerCudaAvailable());
+  const TrainData d = RandomTrainData(64);
+  eval::TrainBatch batch;
+  batch.features = d.features.data();
+  batch.policy = d.policy.data();
+  batch.z = d.z.data();
+  batch.count = 64;
+  const auto start = eval::RandomWeights(eval::NetConfig{"connect4", 3, 6, 7, 7, 2, 16, 16}, 4);
+  eval::TrainerOptions o;
+  o.learning_rate = 0.05;
+  eval::Trainer cpu(start, o);
+  o.cuda = true;
+  eval::Trainer gpu(start, o);
+  for (int i = 0; i < 5; ++i) {
+    const auto a = cpu.Step(batch), b = gpu.Step(batch);
+    CHECK(b.policy == Approx(a.policy).margin(1e-3));
+    CHECK(b.value == Approx(a.value).margin(1e-3));
+  }
+  const auto wa = cpu.Export(5), wb = gpu.Export(5);
+  REQUIRE(wa.tensors.size() == wb.tensors.size());
+  for (size_t t = 0; t < wa.tensors.size(); ++t)
+    for (size_t i = 0; i < wa.tensors[t].data.size(); ++i)
+      REQUIRE(wb.tensors[t].data[i] == Approx(wa.tensors[t].data[i]).margin(1e-3));
+  // Momentum leaves the GPU and comes back.
+  const auto m = gpu.ExportMomentum();
+  eval::Trainer again(wb, o);
+  again.ImportMomentum(m);
+  CHECK(again.Step(batch).policy == Approx(gpu.Step(batch).policy).margin(1e-3));
+  // bf16 autocast on the GPU trains too.
+  o.bf16 = true;
+  eval::Trainer half(start, o);
+  const auto first = half.Step(batch);
+  eval::TrainStepLoss last;
+  for (int i = 0; i < 100; ++i) last = half.Step(batch);
+  CHECK(last.policy < 0.8 * first.policy);
 }

@@ -145,3 +145,11 @@ TEST_CASE("bad trainer options and batches are refused", "[trainer]") {
   eval::Trainer t(eval::RandomWeights(Tiny(), 1), {});
   CHECK_THROWS_AS(t.Step(eval::TrainBatch{}), Error);
 }
+
+TEST_CASE("a trainer asked for a GPU that this LibTorch does not see is refused", "[trainer]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  if (eval::TrainerCudaAvailable()) ZF_SKIP("this machine has a GPU: gpu_test.cpp trains there");
+  eval::TrainerOptions o;
+  o.cuda = true;
+  CHECK_THROWS_WITH(eval::Trainer(eval::RandomWeights(Tiny(), 1), o), Catch::Contains("sees none"));
+}

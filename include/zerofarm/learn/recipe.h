@@ -1,0 +1,66 @@
+#pragma once
+// A loop recipe (`zerofarm loop --recipe NAME|FILE`, issue 25): the whole
+// schedule of a learning run in one text file, so that one command makes a
+// network from random weights with no hand changes. NAME is looked up as
+// DATA/recipes/NAME.recipe (data/ of the source tree, or $ZF_DATA_DIR).
+//
+//   # a comment (also after a value: " #" starts one)
+//   blocks = 4                   options of `zerofarm loop`, as on its command
+//   run-args = --eval-cache 0    line: `key = value` is --key value; a bare
+//   bf16                         `key` is the flag --key
+//   [stage from 210000 steps]    a stage: from this many trainer steps of the run
+//   train-args = --lr 0.01       on (or [stage from 4.2 cpu-hours]: CPU hours of
+//   run-args = --simulations 200 the loop's process tree), these words go after
+//                                the base ones to the trainer and to the farm
+//
+// Only run-args and train-args may appear in a stage (everything a stage can
+// change is an option of `zerofarm run` or `zerofarm train`; the later of a
+// repeated option wins). Stages start at increasing points of one clock;
+// before the first, the base options alone apply. The command line's own
+// options come after the recipe's, so they win. Steps are the portable clock
+// (a GPU farm makes CPU hours mean something else); the trainer's step count
+// is read from RUN/train/state.txt, written at each checkpoint.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zerofarm::learn {
+
+// Where a run is on the clocks stages are keyed on.
+struct RunProgress {
+  double cpu_hours = 0;  // the loop's process tree, all pieces (loop-cpu-seconds.txt)
+  int64_t steps = 0;     // the trainer's optimiser steps, all pieces (train/state.txt)
+};
+
+struct RecipeStage {
+  enum class Clock { kSteps, kCpuHours };
+  Clock clock = Clock::kSteps;
+  double from = 0;                      // the point on `clock` it starts at
+  std::vector<std::string> run_args;    // after the loop's run-args, to `zerofarm run`
+  std::vector<std::string> train_args;  // after the loop's train-args, to `zerofarm train`
+  std::string Describe() const;         // "from 210000 steps: run-args ...; train-args ..."
+  bool StartedAt(const RunProgress& at) const;
+};
+
+struct Recipe {
+  std::string source;                  // the file it was read from
+  std::string text;                    // its text, kept with the run (RUN/eval/recipe.txt)
+  std::vector<std::string> loop_args;  // "--key", "value" words for `zerofarm loop`'s parser
+  std::vector<RecipeStage> stages;     // on one clock, in increasing `from`; may be empty
+};
+
+// Reads and parses a recipe file of at most 64 KiB. ConfigError naming the
+// file (and line) when it cannot be read or is not a recipe.
+Recipe ReadRecipe(const std::string& path);
+Recipe ParseRecipe(const std::string& text, const std::string& source);
+
+// The path of recipe NAME|FILE: FILE when it names one (has a '/' or ends in
+// .recipe), else DATA/recipes/NAME.recipe with DATA the shipped data folder.
+std::string RecipePath(const std::string& name_or_file, const std::string& data_dir);
+
+// How many stages have started at `at`: 0 before the first, else the one in
+// force is stages[StagesStarted(...) - 1].
+size_t StagesStarted(const std::vector<RecipeStage>& stages, const RunProgress& at);
+
+}  // namespace zerofarm::learn

@@ -1,0 +1,144 @@
+// Loop recipes (learn/recipe.h): a small line-based format, parsed here and
+// turned into the loop's own options and per-stage child arguments.
+#include "zerofarm/learn/recipe.h"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "zerofarm/core/error.h"
+
+namespace zerofarm::learn {
+namespace {
+
+constexpr long kMaxRecipeBytes = 64 * 1024;
+
+std::string Trim(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t\r");
+  if (a == std::string::npos) return "";
+  return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
+}
+
+// The line without its comment: '#' at the start or after a blank.
+std::string StripComment(const std::string& line) {
+  for (size_t i = 0; i < line.size(); ++i)
+    if (line[i] == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) return line.substr(0, i);
+  return line;
+}
+
+std::vector<std::string> Words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// "[stage from 4.2 cpu-hours]" or "[stage from 210000 steps]"; ConfigError otherwise.
+RecipeStage StageHeader(const std::string& header, const std::string& where) {
+  std::istringstream in(header.substr(1, header.size() - 2));
+  std::string stage, from, unit, rest;
+  double at = -1;
+  if (!(in >> stage >> from >> at >> unit) || (in >> rest) || stage != "stage" || from != "from" ||
+      (unit != "cpu-hours" && unit != "steps") || !std::isfinite(at) || at < 0)
+    throw ConfigError(
+        where + ": a stage header reads [stage from N steps] or [stage from H cpu-hours], N, H >= 0, not " +
+        header);
+  RecipeStage s;
+  s.clock = unit == "steps" ? RecipeStage::Clock::kSteps : RecipeStage::Clock::kCpuHours;
+  s.from = at;
+  return s;
+}
+
+// A key (and value) inside a stage: run-args or train-args only.
+void AddToStage(RecipeStage* stage, const std::string& key, const std::string& value,
+                const std::string& where) {
+  std::vector<std::string>* args = key == "run-args"     ? &stage->run_args
+                                   : key == "train-args" ? &stage->train_args
+                                                         : nullptr;
+  if (!args)
+    throw ConfigError(
+        where + ": a stage sets only run-args and train-args (farm and trainer options), not '" + key + "'");
+  const std::vector<std::string> words = Words(value);
+  args->insert(args->end(), words.begin(), words.end());
+}
+
+}  // namespace
+
+std::string RecipeStage::Describe() const {
+  std::ostringstream out;
+  out << "from " << from << (clock == Clock::kSteps ? " steps:" : " CPU hours:");
+  for (const auto& w : run_args) out << (&w == &run_args.front() ? " run-args " : " ") << w;
+  if (!run_args.empty() && !train_args.empty()) out << ";";
+  for (const auto& w : train_args) out << (&w == &train_args.front() ? " train-args " : " ") << w;
+  return out.str();
+}
+
+Recipe ParseRecipe(const std::string& text, const std::string& source) {
+  Recipe recipe;
+  recipe.source = source;
+  recipe.text = text;
+  std::istringstream in(text);
+  int number = 0;
+  for (std::string raw; std::getline(in, raw);) {
+    const std::string where = "recipe " + source + " line " + std::to_string(++number);
+    const std::string line = Trim(StripComment(raw));
+    if (line.empty()) continue;
+    if (line.front() == '[' && line.back() == ']') {
+      const RecipeStage stage = StageHeader(line, where);
+      if (!recipe.stages.empty() && stage.clock != recipe.stages.back().clock)
+        throw ConfigError(where + ": every stage of a recipe starts on the same clock (steps or cpu-hours)");
+      if (!recipe.stages.empty() && !(stage.from > recipe.stages.back().from))
+        throw ConfigError(where + ": stages must start at increasing points");
+      recipe.stages.push_back(stage);
+      continue;
+    }
+    const size_t eq = line.find('=');
+    const std::string key = Trim(line.substr(0, eq));
+    if (key.empty() || key.find_first_of(" \t") != std::string::npos || key[0] == '-')
+      throw ConfigError(where + ": expected `key = value`, a bare `key`, or [stage from H cpu-hours]");
+    const std::string value = eq == std::string::npos ? "" : Trim(line.substr(eq + 1));
+    if (!recipe.stages.empty()) {
+      AddToStage(&recipe.stages.back(), key, value, where);
+      continue;
+    }
+    recipe.loop_args.push_back("--" + key);
+    if (eq != std::string::npos) recipe.loop_args.push_back(value);
+  }
+  return recipe;
+}
+
+Recipe ReadRecipe(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw ConfigError("recipe " + path + ": no such file");
+  if (!S_ISREG(st.st_mode)) throw ConfigError("recipe " + path + ": not a regular file");
+  if (st.st_size > kMaxRecipeBytes)
+    throw ConfigError("recipe " + path + ": " + std::to_string(st.st_size) + " bytes; a recipe has at most " +
+                      std::to_string(kMaxRecipeBytes));
+  std::ifstream in(path, std::ios::binary);
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  if (!in || !in.read(&text[0], st.st_size)) throw ConfigError("recipe " + path + ": cannot be read");
+  return ParseRecipe(text, path);
+}
+
+std::string RecipePath(const std::string& name_or_file, const std::string& data_dir) {
+  const std::string suffix = ".recipe";
+  const bool is_file =
+      name_or_file.find('/') != std::string::npos ||
+      (name_or_file.size() > suffix.size() &&
+       name_or_file.compare(name_or_file.size() - suffix.size(), suffix.size(), suffix) == 0);
+  return is_file ? name_or_file : data_dir + "/recipes/" + name_or_file + suffix;
+}
+
+bool RecipeStage::StartedAt(const RunProgress& at) const {
+  return (clock == Clock::kSteps ? static_cast<double>(at.steps) : at.cpu_hours) >= from;
+}
+
+size_t StagesStarted(const std::vector<RecipeStage>& stages, const RunProgress& at) {
+  size_t n = 0;
+  while (n < stages.size() && stages[n].StartedAt(at)) ++n;
+  return n;
+}
+
+}  // namespace zerofarm::learn

@@ -1,0 +1,110 @@
+// Loop recipes (learn/recipe.h): the format, its errors, the stage in force,
+// and the recipe shipped in data/recipes.
+#include "zerofarm/learn/recipe.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "test_paths.h"
+#include "zerofarm/core/error.h"
+
+using namespace zerofarm;
+using zerofarm::testing::ScratchDir;
+using zerofarm::testing::SourceDir;
+
+namespace {
+
+std::string ErrorOf(const std::string& text) {
+  try {
+    learn::ParseRecipe(text, "r");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a recipe's base lines become loop options and its stages child arguments", "[learn][recipe]") {
+  const learn::Recipe r = learn::ParseRecipe(
+      "# a comment\n"
+      "blocks = 4   # after a value\n"
+      "train-args = --bf16 --lr 0.02\n"
+      "no-status\n"
+      "\n"
+      "[stage from 100 steps]\n"
+      "train-args = --lr 0.01\n"
+      "[stage from 250 steps]\n"
+      "run-args = --simulations 200\n"
+      "train-args = --lr 0.005 --window 500000\n",
+      "r");
+  CHECK(r.loop_args ==
+        std::vector<std::string>{"--blocks", "4", "--train-args", "--bf16 --lr 0.02", "--no-status"});
+  REQUIRE(r.stages.size() == 2);
+  CHECK(r.stages[0].from == 100);
+  CHECK(r.stages[0].train_args == std::vector<std::string>{"--lr", "0.01"});
+  CHECK(r.stages[0].run_args.empty());
+  CHECK(r.stages[1].run_args == std::vector<std::string>{"--simulations", "200"});
+  CHECK(r.stages[1].train_args == std::vector<std::string>{"--lr", "0.005", "--window", "500000"});
+  CHECK(r.stages[1].Describe() ==
+        "from 250 steps: run-args --simulations 200; train-args --lr 0.005 --window 500000");
+
+  learn::RunProgress at;
+  CHECK(learn::StagesStarted(r.stages, at) == 0);
+  at.steps = 100;
+  CHECK(learn::StagesStarted(r.stages, at) == 1);
+  at.steps = 249;
+  at.cpu_hours = 1000;  // another clock: no effect
+  CHECK(learn::StagesStarted(r.stages, at) == 1);
+  at.steps = 10'000;
+  CHECK(learn::StagesStarted(r.stages, at) == 2);
+}
+
+TEST_CASE("stages on CPU hours start by the loop's CPU clock", "[learn][recipe]") {
+  const learn::Recipe r = learn::ParseRecipe("[stage from 0.5 cpu-hours]\ntrain-args = --lr 0.1\n", "r");
+  learn::RunProgress at;
+  at.steps = 1'000'000;
+  CHECK(learn::StagesStarted(r.stages, at) == 0);
+  at.cpu_hours = 0.5;
+  CHECK(learn::StagesStarted(r.stages, at) == 1);
+}
+
+TEST_CASE("a bad recipe is one clear error naming its line", "[learn][recipe]") {
+  CHECK_THAT(ErrorOf("blocks = 4\n[stage at 3 steps]\n"), Catch::Contains("r line 2: a stage header reads"));
+  CHECK_THAT(ErrorOf("[stage from -1 steps]\n"), Catch::Contains("line 1"));
+  CHECK_THAT(ErrorOf("[stage from 5 minutes]\n"), Catch::Contains("a stage header reads"));
+  CHECK_THAT(ErrorOf("[stage from 5 steps]\n[stage from 5 steps]\n"),
+             Catch::Contains("line 2: stages must start"));
+  CHECK_THAT(ErrorOf("[stage from 5 steps]\n[stage from 9 cpu-hours]\n"), Catch::Contains("same clock"));
+  CHECK_THAT(ErrorOf("[stage from 5 steps]\nblocks = 6\n"),
+             Catch::Contains("line 2: a stage sets only run-args and train-args"));
+  CHECK_THAT(ErrorOf("--blocks = 4\n"), Catch::Contains("line 1: expected `key = value`"));
+  CHECK_THAT(ErrorOf("two words = 4\n"), Catch::Contains("expected `key = value`"));
+  CHECK(ErrorOf("blocks = 4\n").empty());
+}
+
+TEST_CASE("recipe files: names, missing files and size are checked before reading", "[learn][recipe]") {
+  CHECK(learn::RecipePath("connect4", "/d") == "/d/recipes/connect4.recipe");
+  CHECK(learn::RecipePath("./mine", "/d") == "./mine");
+  CHECK(learn::RecipePath("mine.recipe", "/d") == "mine.recipe");
+  ScratchDir dir("zf-recipe");
+  CHECK_THROWS_WITH(learn::ReadRecipe(dir / "none.recipe"), Catch::Contains("none.recipe: no such file"));
+  CHECK_THROWS_WITH(learn::ReadRecipe(dir.path()), Catch::Contains("not a regular file"));
+  {
+    std::ofstream big(dir / "big.recipe");
+    big << std::string(70'000, '#');
+  }
+  CHECK_THROWS_WITH(learn::ReadRecipe(dir / "big.recipe"), Catch::Contains("a recipe has at most 65536"));
+}
+
+TEST_CASE("the shipped connect4 recipe parses, bounds its CPU hours and lowers the learning rate",
+          "[learn][recipe]") {
+  const learn::Recipe r = learn::ReadRecipe(learn::RecipePath("connect4", SourceDir() + "/data"));
+  CHECK(r.text.find("cpu-hours = 16") != std::string::npos);
+  REQUIRE(r.stages.size() >= 2);
+  for (const auto& s : r.stages) {
+    CHECK(s.clock == learn::RecipeStage::Clock::kSteps);  // portable between CPU and GPU farms
+    CHECK(std::find(s.train_args.begin(), s.train_args.end(), "--lr") != s.train_args.end());
+  }
+}
