@@ -169,7 +169,7 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   CHECK(std::stod(io::ReadTextFile(run + "/eval/loop-cpu-seconds.txt")) > cpu1 + 5);
 }
 
-TEST_CASE("zerofarm loop --recipe: base options from the file, a stage restarts the trainer with its own",
+TEST_CASE("zerofarm loop --recipe: base options from the file and a stage restarts the trainer with its own",
           "[multiprocess][loop][recipe]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-recipe-loop");
