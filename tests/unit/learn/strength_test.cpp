@@ -237,3 +237,7 @@ TEST_CASE("the solver verdicts shipped for Test_L2_R1 are complete and right", "
 TEST_CASE("the solver verdicts shipped for Test_L1_R1 are complete and right", "[strength][slow]") {
   CheckShipped("Test_L1_R1", 100);
 }
+
+TEST_CASE("the solver verdicts shipped for Test_L3_R1 are complete and right", "[strength]") {
+  CheckShipped("Test_L3_R1", 10);
+}
