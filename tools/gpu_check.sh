@@ -25,7 +25,8 @@
 #   tools/gpu_check.sh [--debs DIR] [--deb-prefix DIR] [--results DIR] [--build DIR]
 #                      [--jobs N] [--workers P] [--torch pytorch|DIR] [--no-bench] [--no-unit]
 #                      [--no-gpu-tests] [--gpu-tests SPEC] [--prefix-only]
-#                      [--loop MINUTES --loop-pons DIR [--loop-eval-every S] [--loop-args "..."]]
+#                      [--loop MINUTES --loop-pons DIR [--loop-eval-every S] [--loop-args "..."]
+#                       [--loop-state DIR]]
 #
 #   --debs DIR        .deb files to unpack (tools/gpu_debs.sh), DIR/fallback/ too
 #   --deb-prefix DIR  where they are (or were already) unpacked (default /tmp/zf-gpu-prefix)
@@ -35,6 +36,10 @@
 #   --targets "T ..." build only these targets (e.g. "zerofarm zerofarm-torch zf_eval_test")
 #   --gpu-tests SPEC  the Catch test spec of the gpu tests step (default '[gpu],[gpu_plan]')
 #   --loop-args "..." more options for the loop (e.g. --eval-positions 300)
+#   --loop-state DIR  go on with the run kept in DIR (tools/learn-state.sh's layout, e.g.
+#                     data/recipe-gpu) when it holds one; either way the run's state is kept
+#                     afterwards as RESULTS/loop-state.tgz (a lent machine keeps nothing), to
+#                     be unpacked into DIR and committed for the next session
 #   --no-gpu-tests, --no-unit, --no-bench   leave a step out (to split the check over two
 #                     commands where one may run 10 minutes at most: the build is kept)
 # Budget: under 15 minutes on 16 cores and one GPU (build about 5, [gpu] tests about 3,
@@ -44,7 +49,7 @@ cd "$(dirname "$0")/.." || exit 2
 invocation="$0 $*"
 debs="" prefix="" results="" build=build-gpu jobs=$(nproc) workers="" torch=${ZF_TORCH:-pytorch}
 bench=1 unit=1 gpu=1 prefix_only=0 gpu_spec='[gpu],[gpu_plan]'
-targets="" loop_minutes="" loop_pons="" loop_eval=300 loop_args=""
+targets="" loop_minutes="" loop_pons="" loop_eval=300 loop_args="" loop_state=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --debs) debs=$2; shift ;;
@@ -64,6 +69,7 @@ while [ $# -gt 0 ]; do
     --loop-pons) loop_pons=$2; shift ;;
     --loop-eval-every) loop_eval=$2; shift ;;
     --loop-args) loop_args=$2; shift ;;
+    --loop-state) loop_state=$2; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -187,12 +193,17 @@ bench_cpu() {
 loop_gpu() {
   local run=/tmp/zf-gpu-loop/run rc
   rm -rf /tmp/zf-gpu-loop && mkdir -p /tmp/zf-gpu-loop
+  if [ -n "$loop_state" ] && [ -f "$loop_state/train/state.txt" ]; then
+    bash tools/learn-state.sh restore "$loop_state" "$run" || return 1
+  fi
   # shellcheck disable=SC2086  # loop_args is split on spaces on purpose
   timeout $(( loop_minutes * 60 + 400 )) "$build/zerofarm" loop --recipe connect4 --out "$run" --gpus 1 \
     --workers "$workers" --cpu-hours 0 --hours "$(python3 -c "print($loop_minutes / 60)")" \
     --eval-every "$loop_eval" --pons "$loop_pons/Test_L2_R1" --pons "$loop_pons/Test_L1_R1" $loop_args
   rc=$?
   cp "$run/eval/curve.csv" "$run/eval/stages.csv" "$results/" 2>/dev/null
+  bash tools/learn-state.sh save "$run" /tmp/zf-gpu-loop/kept &&
+    tar czf "$results/loop-state.tgz" -C /tmp/zf-gpu-loop/kept . || rc=1
   tail -5 "$run"/shards/*/metrics.csv 2>/dev/null
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv
   return $rc
