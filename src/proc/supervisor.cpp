@@ -483,11 +483,14 @@ std::string Farm::StopReasonOfDeath(Child& c, int st, int* exit_code) {
 }
 
 void Farm::Restart(Child& c) {
-  // Back off a little more after each recent failure (0, 100, 200 ... ms).
-  std::this_thread::sleep_for(std::chrono::milliseconds(100 * (c.failures.size() - 1)));
+  // Back off a little more after each recent failure (0, 100, 200 ... ms);
+  // the log line says how long, so that the restart's own latency can be told apart.
+  const int backoff_ms = c.failures.empty() ? 0 : 100 * static_cast<int>(c.failures.size() - 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
   map_.Process(c.slot).restarts.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
   Start(c);
-  ZF_LOG(WARN) << "restarted " << c.name << " as pid " << c.process.pid();
+  ZF_LOG(WARN) << "restarted " << c.name << " as pid " << c.process.pid() << " (back-off " << backoff_ms
+               << " ms)";
 }
 
 // A signal, --duration, --games, or every worker finished; else "".

@@ -22,7 +22,8 @@ double Stamp(const std::string& line) {
          std::stod(line.substr(8, 6));
 }
 
-// For each "<role> (pid N) died" line, the delay to the next "restarted <role>".
+// For each "<role> (pid N) died" line, the delay to the next "restarted <role>",
+// less the back-off that line names (100 ms per earlier death in the last 30 s).
 std::vector<double> RestartGaps(const std::string& log) {
   std::vector<double> gaps;
   std::map<std::string, double> died_at;
@@ -39,7 +40,11 @@ std::vector<double> RestartGaps(const std::string& log) {
     if (restarted != std::string::npos) {
       const auto role_start = restarted + 12;
       const std::string role = line.substr(role_start, line.find(' ', role_start) - role_start);
-      if (died_at.count(role)) gaps.push_back(Stamp(line) - died_at[role]);
+      // Less the supervisor's deliberate back-off after repeated deaths.
+      const auto backoff = line.find("(back-off ");
+      const double backoff_s =
+          backoff == std::string::npos ? 0 : std::atof(line.c_str() + backoff + 10) / 1000;
+      if (died_at.count(role)) gaps.push_back(Stamp(line) - died_at[role] - backoff_s);
       died_at.erase(role);
     }
   }
@@ -95,7 +100,8 @@ void RunChaos(double seconds, int min_kills) {
   REQUIRE(kills >= min_kills);
   CHECK(full == 5);
   // Every death was followed by a restart within 1 s of the supervisor
-  // noticing it: pairs of its "ROLE (pid N) died" and "restarted ROLE" lines.
+  // noticing it, beyond its back-off: pairs of its "ROLE (pid N) died" and
+  // "restarted ROLE ... (back-off N ms)" lines.
   const auto gaps = RestartGaps(err);
   CHECK(gaps.size() >= static_cast<size_t>(kills));
   double slowest = 0;
