@@ -19,7 +19,7 @@
 #                --loop-pons DIR (../shared does not travel to a lent machine)
 # Everything goes to one results directory, at most 8 files (summary.txt,
 # machine.txt, build.log, gpu-tests.log, unit-tests.log, bench-gpu.txt,
-# bench-cpu.txt; with --loop: loop.log, curve.csv, stages.csv in place of the
+# bench-cpu.txt; with --loop: loop.log, curve.csv, stages.csv, loop-state.tgz in place of the
 # bench files). Exit 0 when every step passed, 1 otherwise.
 #
 #   tools/gpu_check.sh [--debs DIR] [--deb-prefix DIR] [--results DIR] [--build DIR]
