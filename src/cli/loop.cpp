@@ -2,7 +2,6 @@
 // machine and runs it (learn/loop.h says what it does).
 #include "zerofarm/learn/loop.h"
 
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,14 +12,6 @@
 
 namespace zerofarm::cli {
 namespace {
-
-std::vector<std::string> SplitWords(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  std::string w;
-  while (in >> w) out.push_back(w);
-  return out;
-}
 
 // The value of --recipe (or --recipe=V) in argv, or "" when it has none.
 std::string RecipeOption(int argc, char** argv) {
@@ -109,8 +100,8 @@ learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
     const std::string ref = std::string(ZF_SOURCE_DIR_HINT) + "/../shared/data/reference/connect4/";
     loop.pons = {ref + "Test_L2_R1", ref + "Test_L1_R1"};
   }
-  loop.run_args = SplitWords(r["run-args"].as<std::string>());
-  loop.train_args = SplitWords(r["train-args"].as<std::string>());
+  loop.run_args = learn::SplitWords(r["run-args"].as<std::string>());
+  loop.train_args = learn::SplitWords(r["train-args"].as<std::string>());
   loop.shipped_ratings = ShippedRatings();
   return loop;
 }

@@ -317,7 +317,8 @@ Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::Child
       evaluation.Run();
       next_eval = MonotonicSeconds() + c.eval_every;
     }
-    if (MonotonicSeconds() >= next_clock) {  // /proc and state.txt reads, every 5 s
+    const bool watch_progress = !c.stages.empty() || c.cpu_hours > 0;
+    if (watch_progress && MonotonicSeconds() >= next_clock) {  // /proc and state.txt reads, every 5 s
       const RunProgress at = Progress(c, clock);
       if (c.cpu_hours > 0 && at.cpu_hours >= c.cpu_hours) return Watched::kCpuBudget;
       // Only forward: a state file read while being replaced counts as step 0.

@@ -28,13 +28,6 @@ std::string StripComment(const std::string& line) {
   return line;
 }
 
-std::vector<std::string> Words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
 // "[stage from 4.2 cpu-hours]" or "[stage from 210000 steps]"; ConfigError otherwise.
 RecipeStage StageHeader(const std::string& header, const std::string& where) {
   std::istringstream in(header.substr(1, header.size() - 2));
@@ -60,7 +53,7 @@ void AddToStage(RecipeStage* stage, const std::string& key, const std::string& v
   if (!args)
     throw ConfigError(
         where + ": a stage sets only run-args and train-args (farm and trainer options), not '" + key + "'");
-  const std::vector<std::string> words = Words(value);
+  const std::vector<std::string> words = SplitWords(value);
   args->insert(args->end(), words.begin(), words.end());
 }
 
@@ -133,6 +126,13 @@ std::string RecipePath(const std::string& name_or_file, const std::string& data_
 
 bool RecipeStage::StartedAt(const RunProgress& at) const {
   return (clock == Clock::kSteps ? static_cast<double>(at.steps) : at.cpu_hours) >= from;
+}
+
+std::vector<std::string> SplitWords(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
 }
 
 size_t StagesStarted(const std::vector<RecipeStage>& stages, const RunProgress& at) {

@@ -55,6 +55,10 @@ struct Recipe {
 Recipe ReadRecipe(const std::string& path);
 Recipe ParseRecipe(const std::string& text, const std::string& source);
 
+// The blank-separated words of `s`: how a recipe's and the loop's run-args and
+// train-args become arguments.
+std::vector<std::string> SplitWords(const std::string& s);
+
 // The path of recipe NAME|FILE: FILE when it names one (has a '/' or ends in
 // .recipe), else DATA/recipes/NAME.recipe with DATA the shipped data folder.
 std::string RecipePath(const std::string& name_or_file, const std::string& data_dir);
