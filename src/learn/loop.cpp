@@ -303,6 +303,7 @@ enum class Watched { kStopped, kChildFailed, kNextStage, kCpuBudget };
 Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::ChildProcess& trainer,
                       const LoopClock& clock, Evaluation& evaluation, size_t stages_started, int* code) {
   double next_eval = MonotonicSeconds() + c.eval_every, next_clock = MonotonicSeconds() + 5;
+  const bool watch_progress = !c.stages.empty() || c.cpu_hours > 0;
   while (g_loop_stop == 0) {
     if (c.hours > 0 && clock.SecondsHere() >= c.hours * 3600) break;
     int status = 0;
@@ -317,7 +318,6 @@ Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::Child
       evaluation.Run();
       next_eval = MonotonicSeconds() + c.eval_every;
     }
-    const bool watch_progress = !c.stages.empty() || c.cpu_hours > 0;
     if (watch_progress && MonotonicSeconds() >= next_clock) {  // /proc and state.txt reads, every 5 s
       const RunProgress at = Progress(c, clock);
       if (c.cpu_hours > 0 && at.cpu_hours >= c.cpu_hours) return Watched::kCpuBudget;

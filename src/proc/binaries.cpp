@@ -2,18 +2,35 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 
 #include "zerofarm/core/error.h"
+#include "zerofarm/core/log.h"
 #include "zerofarm/eval/torch_evaluator.h"
 
 namespace zerofarm::proc {
+
+std::string RunnablePath(const std::string& exe_link) {
+  static const std::string kDeleted = " (deleted)";
+  if (exe_link.size() <= kDeleted.size() ||
+      exe_link.compare(exe_link.size() - kDeleted.size(), kDeleted.size(), kDeleted) != 0)
+    return exe_link;
+  const std::string path = exe_link.substr(0, exe_link.size() - kDeleted.size());
+  return access(path.c_str(), X_OK) == 0 ? path : exe_link;
+}
 
 std::string SelfBinary() {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) throw Error("cannot read /proc/self/exe: " + ec.message());
-  return self.string();
+  const std::string path = RunnablePath(self.string());
+  static std::atomic<bool> warned{false};
+  // relaxed: the flag only keeps the warning to one line; it orders nothing.
+  if (path != self.string() && !warned.exchange(true, std::memory_order_relaxed))
+    ZF_LOG(WARN) << self.string() << " was replaced while this process ran (a rebuild?): "
+                 << "the processes it starts from now on run the new " << path;
+  return path;
 }
 
 std::string SiblingBinary(const std::string& name) {

@@ -33,6 +33,22 @@ int CountLines(const std::string& path) {
   for (std::string l; std::getline(in, l);) ++n;
   return n;
 }
+// A recipe of the loop tests: a tiny net and farm, lr 0.02, and a stage from 20 trainer steps on with lr
+// 0.003.
+std::string TinyRecipe() {
+  return "# a recipe of the loop test\n"
+         "blocks = 1\nfilters = 8\nsimulations = 12\ngames-per-worker = 8\n"
+         "eval-every = 600\neval-positions = 20\neval-simulations = 4\n"
+         "eval-solver-simulations = 0\npons = " +
+         ReferenceFile("connect4/Test_L3_R1") +
+         "\n"
+         "run-args = --shard-positions 300 --host-id " +
+         std::string(kTestHost) +
+         "\n"
+         "train-args = --min-positions 150 --checkpoint-steps 10 --batch 32 --lr 0.02\n"
+         "[stage from 20 steps]\n"
+         "train-args = --lr 0.003\n";
+}
 }  // namespace
 
 TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[multiprocess][loop][slow]") {
@@ -174,20 +190,7 @@ TEST_CASE("zerofarm loop --recipe: base options from the file and a stage restar
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-recipe-loop");
   const std::string run = dir / "run", recipe = dir / "tiny.recipe";
-  io::WriteTextFileAtomically(
-      recipe,
-      "# a recipe of the loop test\n"
-      "blocks = 1\nfilters = 8\nsimulations = 12\ngames-per-worker = 8\n"
-      "eval-every = 600\neval-positions = 20\neval-simulations = 4\n"
-      "eval-solver-simulations = 0\npons = " +
-          ReferenceFile("connect4/Test_L3_R1") +
-          "\n"
-          "run-args = --shard-positions 300 --host-id " +
-          std::string(kTestHost) +
-          "\n"
-          "train-args = --min-positions 150 --checkpoint-steps 10 --batch 32 --lr 0.02\n"
-          "[stage from 20 steps]\n"
-          "train-args = --lr 0.003\n");
+  io::WriteTextFileAtomically(recipe, TinyRecipe());
   std::string out, err;
   // --hours on the command line, the rest from the recipe.
   REQUIRE(Run({ZF_BINARY, "loop", "--recipe", recipe, "--out", run, "--hours", "0.015"}, dir / "loop", &out,
@@ -210,4 +213,36 @@ TEST_CASE("zerofarm loop --recipe: base options from the file and a stage restar
             &err) == kExitUsage);
   CHECK_THAT(err, Catch::Contains("bad.recipe line 2"));
   CHECK_FALSE(fs::exists(dir / "run2"));
+}
+
+TEST_CASE("zerofarm loop rebuilt while it runs: its next stage starts the new binaries",
+          "[multiprocess][loop][recipe]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-rebuilt-loop");
+  const std::string recipe = dir / "tiny.recipe", bin = dir / "bin";
+  io::WriteTextFileAtomically(recipe, TinyRecipe());
+  fs::create_directories(bin);
+  // The build's two binaries, copied into bin/ as a linker writes them: a new file under the old name.
+  const auto install = [&] {
+    for (const std::string name :
+         {fs::path(ZF_BINARY).filename().string(), std::string(eval::kTorchBinary)}) {
+      fs::copy_file(fs::path(ZF_BINARY).parent_path() / name, bin + "/" + name + ".new");
+      fs::rename(bin + "/" + name + ".new", bin + "/" + name);
+    }
+  };
+  install();
+  Spawned loop({bin + "/" + fs::path(ZF_BINARY).filename().string(), "loop", "--recipe", recipe, "--out",
+                dir / "run", "--hours", "0.015"},
+               dir / "loop");
+  REQUIRE(WaitForLog(loop, "loop: stage 0 of 1", 60));
+  install();  // the rebuild, seconds before the trainer reaches the stage's 20 steps
+  const int code = loop.Wait(400);
+  const std::string err = loop.Stderr();
+  INFO(err.substr(err.size() > 4000 ? err.size() - 4000 : 0));
+  REQUIRE(code == 0);
+  // The loop's own binary is gone; the stage's trainer runs the new file at its path.
+  CHECK_THAT(err, Catch::Contains("was replaced while this process ran"));
+  CHECK_THAT(err, Catch::Contains("loop: stage 1 of 1"));
+  CHECK_THAT(err, Catch::Contains("lr 0.003;"));
+  CHECK_THAT(err, Catch::Contains("resumed at step"));
 }

@@ -10,8 +10,15 @@ namespace zerofarm::proc {
 // eval::kTorchBinary. Each hands the other's commands over by exec (same pid,
 // same arguments).
 inline constexpr const char* kFarmBinary = "zerofarm";
-// This process's binary (/proc/self/exe); Error when unreadable.
+// This process's binary (/proc/self/exe, through RunnablePath); Error when
+// unreadable.
 std::string SelfBinary();
+// What to exec for a binary whose /proc/PID/exe link reads EXE_LINK. When the
+// file was replaced while the process ran (a rebuild: the linker unlinks the
+// old file and writes a new one), the kernel appends " (deleted)" to the link
+// and that name can no longer be exec'd; then the path without the suffix, if
+// an executable file is there now (the new build). Otherwise EXE_LINK as is.
+std::string RunnablePath(const std::string& exe_link);
 // NAME in the directory of this process's binary.
 std::string SiblingBinary(const std::string& name);
 // The binary that runs a network: this one when it links LibTorch; else
