@@ -26,7 +26,7 @@ save)
   # The small files of the run: its id, host claims and epochs (so game ids stay unique), the farm's
   # config, the curve and clocks; not shards or models (*.h5), metrics, logs, locks or solver caches.
   (cd "$from" && find . -type f -size -256k ! -name '*.h5' ! -path './train/*' ! -path './logs/*' \
-      ! -name '*.log' ! -name '*.lock' ! -name '.*' ! -name '*.tmp' ! -name '*.rated' ! -name 'metrics.*' -print0) |
+      ! -name '*.log' ! -name '*.lock' ! -name '.*' ! -name '*.tmp' ! -name '*.rated' ! -name 'metrics*' -print0) |
     while IFS= read -r -d '' f; do mkdir -p "$tmp/$(dirname "$f")" && cp "$from/$f" "$tmp/$f"; done
   rm -rf "$to" && mv "$tmp" "$to"
   echo "learn-state: kept $from (model v$version) in $to ($(du -sh "$to" | cut -f1))"
