@@ -220,19 +220,18 @@ TEST_CASE("zerofarm loop rebuilt while it runs: its next stage starts the new bi
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-rebuilt-loop");
   const std::string recipe = dir / "tiny.recipe", bin = dir / "bin";
+  const std::string farm = fs::path(ZF_BINARY).filename().string();
   io::WriteTextFileAtomically(recipe, TinyRecipe());
   fs::create_directories(bin);
   // The build's two binaries, copied into bin/ as a linker writes them: a new file under the old name.
   const auto install = [&] {
-    for (const std::string name :
-         {fs::path(ZF_BINARY).filename().string(), std::string(eval::kTorchBinary)}) {
+    for (const std::string name : {farm, std::string(eval::kTorchBinary)}) {
       fs::copy_file(fs::path(ZF_BINARY).parent_path() / name, bin + "/" + name + ".new");
       fs::rename(bin + "/" + name + ".new", bin + "/" + name);
     }
   };
   install();
-  Spawned loop({bin + "/" + fs::path(ZF_BINARY).filename().string(), "loop", "--recipe", recipe, "--out",
-                dir / "run", "--hours", "0.015"},
+  Spawned loop({bin + "/" + farm, "loop", "--recipe", recipe, "--out", dir / "run", "--hours", "0.015"},
                dir / "loop");
   REQUIRE(WaitForLog(loop, "loop: stage 0 of 1", 60));
   install();  // the rebuild, seconds before the trainer reaches the stage's 20 steps
