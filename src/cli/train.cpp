@@ -24,7 +24,10 @@ int TrainCommand(int argc, char** argv) {
       "min-positions", "Wait until the window holds this many positions",
       cxxopts::value<int64_t>()->default_value(std::to_string(d.min_positions)))(
       "replay", "Samples per position the farm produced, at most (0 = no limit); when ahead, wait for data",
-      cxxopts::value<double>()->default_value("4"))(
+      cxxopts::value<double>()->default_value("4"))("q-weight",
+                                                    "Value target: (1 - W) x the game's result (discounted) "
+                                                    "+ W x the search's value of the position, W in [0, 1]",
+                                                    cxxopts::value<double>()->default_value("0"))(
       "no-augment", "Do not apply random symmetries of the game")("no-wait",
                                                                   "Stop instead of waiting for new shards");
   options.add_options("optimiser")("batch", "Positions per step",
@@ -52,6 +55,8 @@ int TrainCommand(int argc, char** argv) {
   c.min_positions = r["min-positions"].as<int64_t>();
   c.replay = r["replay"].as<double>();
   c.value_discount = shared.search.value_discount;
+  c.q_weight = r["q-weight"].as<double>();
+  if (!(c.q_weight >= 0.0 && c.q_weight <= 1.0)) throw ConfigError("--q-weight must be in [0, 1]");
   c.augment = !r.count("no-augment");
   c.wait = !r.count("no-wait");
   c.weights = shared.weights;

@@ -100,8 +100,8 @@ std::vector<std::string> RunShards(const std::string& run_dir) {
 
 // ---- the window ---------------------------------------------------------------
 
-ShardWindow::ShardWindow(std::string run_dir, int64_t window, double value_discount)
-    : run_dir_(std::move(run_dir)), window_(window), value_discount_(value_discount) {}
+ShardWindow::ShardWindow(std::string run_dir, int64_t window, double value_discount, double q_weight)
+    : run_dir_(std::move(run_dir)), window_(window), value_discount_(value_discount), q_weight_(q_weight) {}
 
 namespace {
 
@@ -118,58 +118,83 @@ void DiscountValueTargets(const io::ShardReader& reader, double discount, io::Po
     }
 }
 
+// z <- (1 - w) x z + w x root_value, row by row (both the mover's view).
+void BlendSearchValue(double w, io::PositionRows* rows) {
+  for (size_t i = 0; i < rows->z.size(); ++i)
+    rows->z[i] = static_cast<float>((1.0 - w) * rows->z[i] + w * rows->root_value[i]);
+}
+
 }  // namespace
 
+void ShardWindow::CheckGame(const io::ShardMeta& m, const std::string& path) {
+  if (game_.empty()) {
+    game_ = m.game;
+    feature_bytes_ = m.FeatureBytes();
+    actions_ = m.actions;
+  } else if (m.game != game_ || m.FeatureBytes() != feature_bytes_ || m.actions != actions_) {
+    throw Error(path + " holds " + m.game + " positions; this run's shards are " + game_);
+  }
+}
+
+ShardWindow::Shard ShardWindow::Load(const io::ShardReader& reader, int64_t mtime_ns) const {
+  io::PositionRows rows = reader.ReadAllPositions();
+  if (value_discount_ < 1.0) DiscountValueTargets(reader, value_discount_, &rows);
+  if (q_weight_ > 0.0) BlendSearchValue(q_weight_, &rows);
+  Shard s;
+  s.path = reader.path();
+  s.mtime_ns = mtime_ns;
+  s.positions = static_cast<int64_t>(rows.count);
+  s.model_version_max = reader.meta().model_version_max;
+  s.features = std::move(rows.features);
+  s.policy = std::move(rows.policy);
+  s.z = std::move(rows.z);
+  s.full = std::move(rows.full_search);
+  return s;
+}
+
 int ShardWindow::Refresh() {
-  std::vector<std::string> fresh;
+  // The new shards, newest first (by modification time, then name).
+  std::vector<std::pair<int64_t, std::string>> by_time;
   for (const auto& path : RunShards(run_dir_))
     if (!std::binary_search(seen_.begin(), seen_.end(), path) &&
         !std::binary_search(bad_.begin(), bad_.end(), path))
-      fresh.push_back(path);
-  // Oldest first, so the newest end up at the front.
-  std::vector<std::pair<int64_t, std::string>> by_time;
-  for (const auto& p : fresh) by_time.emplace_back(MtimeNs(p), p);
-  std::sort(by_time.begin(), by_time.end());
-  int loaded = 0;
+      by_time.emplace_back(MtimeNs(path), path);
+  std::sort(by_time.rbegin(), by_time.rend());
+  // Only the shards the window keeps are read whole; older ones are counted
+  // from their metadata. (A trainer resumed on a long run would otherwise
+  // read every shard the run wrote, minutes of CPU, to drop all but the last.)
+  std::vector<Shard> kept;  // newest first
+  int64_t newer = 0;        // positions in the kept shards newer than this one
+  int added = 0;
   for (const auto& [mtime, path] : by_time) {
-    Shard s;
-    s.path = path;
-    s.mtime_ns = mtime;
+    int64_t positions = 0;
     try {
-      io::ShardReader reader(path);
-      const io::ShardMeta& m = reader.meta();
-      if (game_.empty()) {
-        game_ = m.game;
-        feature_bytes_ = m.FeatureBytes();
-        actions_ = m.actions;
-      } else if (m.game != game_ || m.FeatureBytes() != feature_bytes_ || m.actions != actions_) {
-        throw Error(path + " holds " + m.game + " positions; this run's shards are " + game_);
+      const io::ShardReader reader(path);
+      CheckGame(reader.meta(), path);
+      if (kept.empty() || newer < window_) {
+        kept.push_back(Load(reader, mtime));
+        positions = kept.back().positions;
+        newer += positions;
+      } else {
+        positions = static_cast<int64_t>(reader.Positions());
       }
-      io::PositionRows rows = reader.ReadAllPositions();
-      if (value_discount_ < 1.0) DiscountValueTargets(reader, value_discount_, &rows);
-      s.positions = static_cast<int64_t>(rows.count);
-      s.model_version_max = m.model_version_max;
-      s.features = std::move(rows.features);
-      s.policy = std::move(rows.policy);
-      s.z = std::move(rows.z);
-      s.full = std::move(rows.full_search);
     } catch (const std::exception& e) {
       ZF_LOG(WARN) << "skipping shard: " << e.what();
       bad_.insert(std::upper_bound(bad_.begin(), bad_.end(), path), path);
       continue;
     }
     seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), path), path);
-    produced_ += s.positions;
-    positions_ += s.positions;
-    shards_.insert(shards_.begin(), std::move(s));
-    ++loaded;
+    produced_ += positions;
+    ++added;
   }
+  positions_ += newer;
+  shards_.insert(shards_.begin(), std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()));
   // Whole shards leave the window from the old end, keeping at least one.
   while (shards_.size() > 1 && positions_ - shards_.back().positions >= window_) {
     positions_ -= shards_.back().positions;
     shards_.pop_back();
   }
-  return loaded;
+  return added;
 }
 
 uint32_t ShardWindow::NewestModelVersion() const {
@@ -541,7 +566,7 @@ int RunTrainer(const TrainConfig& config) {
     return config.duration > 0 && MonotonicSeconds() - t_start >= config.duration;
   };
   // Data first: the game comes from the shards.
-  ShardWindow window(config.run, config.window, config.value_discount);
+  ShardWindow window(config.run, config.window, config.value_discount, config.q_weight);
   if (!WaitForPositions(config, window, out_of_time)) return kExitOk;
   const auto game = game::MakeGame(window.GameName());
   TrainSession session(config, paths, *game, window, ChooseStart(config, paths, *game));

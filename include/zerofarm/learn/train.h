@@ -28,6 +28,11 @@
 #include "zerofarm/eval/trainer.h"
 #include "zerofarm/game/game.h"
 
+namespace zerofarm::io {
+struct ShardMeta;
+class ShardReader;
+}  // namespace zerofarm::io
+
 namespace zerofarm::learn {
 
 struct TrainConfig {
@@ -40,6 +45,7 @@ struct TrainConfig {
   int64_t min_positions = 2'048;  // wait until the window holds this many
   double replay = 4.0;            // samples per produced position at most; 0 = unlimited
   double value_discount = 1.0;    // value target z x this^(plies left); the farm's search.value_discount
+  double q_weight = 0.0;          // value target (1 - w) x that + w x the root's search value; in [0, 1]
   int64_t steps = 0;              // stop after this many steps in this invocation; 0 = no limit
   double duration = 0.0;          // stop after this many seconds; 0 = no limit
   int checkpoint_steps = 500;     // write model-N.h5 every this many steps (and at the end)
@@ -65,9 +71,13 @@ struct TrainState {
 // With value_discount d < 1 a row's value target is z x d^(L - 1 - ply), L
 // the game's length (the position before the last move keeps z): what a
 // search with the same SearchConfig::value_discount backs up for that win.
+// With q_weight w > 0 the target is then (1 - w) x that + w x the row's
+// root_value (the self-play search's value of the position, mover's view): a
+// game's result says little about its opening positions when later moves were
+// sampled, and the search's value at the position is what it saw from there.
 class ShardWindow {
  public:
-  ShardWindow(std::string run_dir, int64_t window, double value_discount = 1.0);
+  ShardWindow(std::string run_dir, int64_t window, double value_discount = 1.0, double q_weight = 0.0);
   // Rescans the shard directories; returns the number of new shards loaded.
   // A shard that cannot be read is skipped with a warning (once).
   int Refresh();
@@ -92,9 +102,14 @@ class ShardWindow {
     std::vector<float> z;
     std::vector<uint8_t> full;  // /positions/full_search; empty: every row a full search
   };
+  // Sets the run's game from the first shard; throws if a later one differs.
+  void CheckGame(const io::ShardMeta& meta, const std::string& path);
+  // The shard's rows, value targets made.
+  Shard Load(const io::ShardReader& reader, int64_t mtime_ns) const;
   std::string run_dir_;
   int64_t window_;
   double value_discount_;
+  double q_weight_;
   std::string game_;
   int feature_bytes_ = 0;
   int actions_ = 0;

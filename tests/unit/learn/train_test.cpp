@@ -118,6 +118,37 @@ TEST_CASE("the shard window holds the newest shards of every host directory", "[
   CHECK(one.Shards() == 1);
 }
 
+TEST_CASE("a window filled in one refresh holds what one filled shard by shard holds", "[train]") {
+  // One refresh reads only the shards the window keeps and counts the older
+  // ones from their metadata (a resumed trainer on a long run).
+  testing::ScratchDir dir("zf-window");
+  learn::ShardWindow gradual(dir.path(), 25, 0.9, 0.5);
+  int64_t produced = 0;
+  for (int s = 0; s < 6; ++s) {
+    produced += WriteShards(dir.path(), "", 1, 4, 20 + s);
+    gradual.Refresh();
+  }
+  learn::ShardWindow at_once(dir.path(), 25, 0.9, 0.5);
+  CHECK(at_once.Refresh() == 6);
+  CHECK(at_once.ProducedPositions() == produced);
+  CHECK(gradual.ProducedPositions() == produced);
+  REQUIRE(at_once.Shards() == gradual.Shards());
+  CHECK(at_once.Shards() < 6);  // the window dropped some
+  REQUIRE(at_once.Positions() == gradual.Positions());
+  CHECK(at_once.Positions() >= 25);
+  std::vector<uint8_t> f1(27), f2(27);
+  std::vector<float> p1(9), p2(9);
+  for (int64_t i = 0; i < at_once.Positions(); ++i) {
+    float z1 = 0, z2 = 0;
+    uint8_t full1 = 0, full2 = 0;
+    at_once.Row(i, f1.data(), p1.data(), &z1, &full1);
+    gradual.Row(i, f2.data(), p2.data(), &z2, &full2);
+    CHECK(f1 == f2);
+    CHECK(p1 == p2);
+    CHECK(z1 == z2);
+  }
+}
+
 TEST_CASE("a value discount shrinks each row's value target by its distance to the game's end", "[train]") {
   testing::ScratchDir dir("zf-window");
   WriteShards(dir.path(), "", 1, 12, 5);
@@ -148,6 +179,33 @@ TEST_CASE("a value discount shrinks each row's value target by its distance to t
   }
   CHECK(decisive > 0);  // random tic-tac-toe games are mostly won
   CHECK(checked == static_cast<int>(rows.count));
+}
+
+TEST_CASE("a q-weight blends each row's value target with the search's value of its position", "[train]") {
+  testing::ScratchDir dir("zf-window");
+  WriteShards(dir.path(), "", 1, 12, 7);
+  const auto rows = io::ShardReader(dir / "shards/shard-000000.h5").ReadAllPositions();
+  learn::ShardWindow half(dir.path(), 1'000'000, 0.8, 0.5), search(dir.path(), 1'000'000, 1.0, 1.0),
+      discounted(dir.path(), 1'000'000, 0.8);
+  half.Refresh();
+  search.Refresh();
+  discounted.Refresh();
+  REQUIRE(half.Positions() == static_cast<int64_t>(rows.count));
+  std::vector<uint8_t> f(27);
+  std::vector<float> p(9);
+  uint8_t full = 0;
+  int differ = 0;
+  for (size_t i = 0; i < rows.count; ++i) {
+    float z_half = 0, z_search = 0, z_discounted = 0;
+    half.Row(static_cast<int64_t>(i), f.data(), p.data(), &z_half, &full);
+    search.Row(static_cast<int64_t>(i), f.data(), p.data(), &z_search, &full);
+    discounted.Row(static_cast<int64_t>(i), f.data(), p.data(), &z_discounted, &full);
+    INFO("row " << i << " z " << rows.z[i] << " root value " << rows.root_value[i]);
+    CHECK(z_search == rows.root_value[i]);  // w = 1: the search's value alone
+    CHECK(z_half == Approx(0.5 * z_discounted + 0.5 * rows.root_value[i]));
+    differ += std::fabs(rows.root_value[i] - rows.z[i]) > 0.01f;
+  }
+  CHECK(differ > 0);  // the blend is seen: 8-simulation values are not the games' results
 }
 
 TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
