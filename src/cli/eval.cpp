@@ -21,6 +21,7 @@
 #include "zerofarm/learn/strength.h"
 #include "zerofarm/learn/train.h"
 #include "zerofarm/proc/roles.h"
+#include "zerofarm/proc/slurm_env.h"
 
 namespace zerofarm::cli {
 namespace fs = std::filesystem;
@@ -176,7 +177,11 @@ void AddEvalOptions(cxxopts::Options& options) {
   AddTableOptions(options, proc::kEval);
   options.add_options("what")(
       "cache-dir", "Where the solver's verdicts are cached (default RUN/eval or ~/.cache/zerofarm)",
-      cxxopts::value<std::string>()->default_value(""));
+      cxxopts::value<std::string>()->default_value(""))(
+      "rate-threads",
+      "Solver threads for the positions with no cached verdict (0 = one per CPU granted; "
+      "64 MiB each)",
+      cxxopts::value<int>()->default_value("0"));
 }
 
 // The search of an arena or a move error: run's search options, no sampling.
@@ -229,6 +234,12 @@ int ArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const
   return 0;
 }
 
+// --rate-threads; 0 = the CPUs granted (Slurm's, else this process's affinity mask).
+int RateThreads(const cxxopts::ParseResult& r) {
+  const int n = r["rate-threads"].as<int>();
+  return n > 0 ? n : proc::CpusGranted();
+}
+
 int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const game::Game& game,
                      eval::Evaluator& net, const std::string& weights, const mcts::SearchConfig& search) {
   const std::string run = r["run"].as<std::string>();
@@ -239,11 +250,14 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
   for (const auto& file : PonsFiles(r)) {
     auto positions = learn::ReadPonsFile(file, r["limit"].as<int>());
     const std::string cache = ec ? std::string() : cache_dir + "/" + CacheName(file);
-    learn::RatePositions(&positions, cache, ShippedRatings(), [&](int done, int total) {
-      if (!quiet && done < total)
-        std::fprintf(stderr, "\rrating %s with the solver: %d/%d", file.c_str(), done, total);
-      if (!quiet && done == total && total >= 25) std::fprintf(stderr, "\r\033[K");
-    });
+    learn::RatePositions(
+        &positions, cache, ShippedRatings(),
+        [&](int done, int total) {
+          if (!quiet && done < total)
+            std::fprintf(stderr, "\rrating %s with the solver: %d/%d", file.c_str(), done, total);
+          if (!quiet && done == total && total >= 25) std::fprintf(stderr, "\r\033[K");
+        },
+        RateThreads(r));
     const learn::MoveErrorResult m = learn::MoveError(game, net, positions, search);
     const std::string name = fs::path(file).filename().string();
     PrintMoveError(weights, net.ModelVersion(), name, m);
@@ -288,6 +302,8 @@ int EvalCommand(int argc, char** argv) {
     throw ConfigError("give --pons FILE or --sets DIR (move error), or --against B.h5 (arena)");
   const mcts::SearchConfig search = EvalSearch(c);
   if (r["limit"].as<int>() < 0) throw ConfigError("--limit must be >= 0");
+  if (r["rate-threads"].as<int>() < 0 || r["rate-threads"].as<int>() > 1024)
+    throw ConfigError("--rate-threads must be in [0, 1024]");
   const auto game = game::MakeGame(EvalGameName(r, c, weights));
   auto net = LoadNet(*game, weights, c);
   if (arena) return ArenaCommand(r, c, *game, *net, weights, search);

@@ -3,12 +3,15 @@
 #include "zerofarm/learn/strength.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
@@ -51,11 +54,12 @@ std::vector<PonsPosition> ReadPonsFile(const std::string& path, int limit) {
   return out;
 }
 
-void RatePositions(std::vector<PonsPosition>* positions, const std::string& cache_path,
-                   const std::vector<std::string>& known, const std::function<void(int, int)>& progress) {
-  std::map<std::string, std::pair<int, std::string>> cache;  // moves -> (score, rating)
-  std::vector<std::string> sources = known;
-  if (!cache_path.empty()) sources.push_back(cache_path);
+namespace {
+
+using RatingCache = std::map<std::string, std::pair<int, std::string>>;  // moves -> (score, rating)
+
+RatingCache ReadRatings(const std::vector<std::string>& sources) {
+  RatingCache cache;
   for (const auto& path : sources) {
     std::ifstream in(path);
     std::string moves, rating;
@@ -63,12 +67,44 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
     while (in >> moves >> score >> rating)
       if (rating.size() == static_cast<size_t>(game::Connect4Game::kWidth)) cache[moves] = {score, rating};
   }
-  game::Connect4Game game;
-  game::Connect4Solver solver;
+  return cache;
+}
+
+// The solver's verdict on each move of `p`; Error if no move scores p.score.
+std::string RateOne(const game::Connect4Game& game, game::Connect4Solver& solver, const PonsPosition& p) {
+  const auto state = game.Replay(game.ParseMoves(p.moves));
+  const auto& c4 = static_cast<const game::Connect4State&>(*state);
+  const auto rating = solver.RateMoves(c4, p.score);
+  std::string out(rating.begin(), rating.end());
+  // The best move must score exactly the file's score; otherwise the line is wrong.
+  if (out.find(game::Connect4Solver::kOptimal) == std::string::npos)
+    throw Error("the solver finds no move scoring " + std::to_string(p.score) + " in position " + p.moves +
+                ": the file's score is wrong");
+  return out;
+}
+
+}  // namespace
+
+void RatePositions(std::vector<PonsPosition>* positions, const std::string& cache_path,
+                   const std::vector<std::string>& known, const std::function<void(int, int)>& progress,
+                   int threads) {
+  std::vector<std::string> sources = known;
+  if (!cache_path.empty()) sources.push_back(cache_path);
+  RatingCache cache = ReadRatings(sources);
+  std::vector<PonsPosition*> todo;
+  for (auto& p : *positions) {
+    const auto it = cache.find(p.moves);
+    if (it != cache.end() && it->second.first == p.score)
+      p.rating = it->second.second;
+    else
+      todo.push_back(&p);
+  }
   const int total = static_cast<int>(positions->size());
-  int done = 0, fresh = 0;
+  int done = total - static_cast<int>(todo.size()), fresh = 0;
   double last_save = MonotonicSeconds();
-  auto save = [&] {
+  std::mutex mu;  // guards cache, done, fresh, last_save, the cache file, progress and `failure`
+  std::string failure;
+  auto save = [&] {  // with mu held
     if (cache_path.empty() || fresh == 0) return;
     std::ostringstream text;
     for (const auto& [moves, entry] : cache)
@@ -77,30 +113,46 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
                                 text.str());  // issue 21: .tmp created fresh, never through a link
     fresh = 0;
   };
-  for (auto& p : *positions) {
-    const auto it = cache.find(p.moves);
-    if (it != cache.end() && it->second.first == p.score) {
-      p.rating = it->second.second;
-    } else {
-      const auto state = game.Replay(game.ParseMoves(p.moves));
-      const auto& c4 = static_cast<const game::Connect4State&>(*state);
-      const auto rating = solver.RateMoves(c4, p.score);
-      p.rating.assign(rating.begin(), rating.end());
-      // The best move must score exactly the file's score; otherwise the line is wrong.
-      if (p.rating.find(game::Connect4Solver::kOptimal) == std::string::npos)
-        throw Error("the solver finds no move scoring " + std::to_string(p.score) + " in position " +
-                    p.moves + ": the file's score is wrong");
-      cache[p.moves] = {p.score, p.rating};
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};  // a position's score was wrong: the others stop early
+  auto rate = [&] {               // takes positions until none is left
+    const game::Connect4Game game;
+    game::Connect4Solver solver;
+    while (!stop.load(std::memory_order_relaxed)) {                   // relaxed: only a hint to stop sooner
+      const size_t i = next.fetch_add(1, std::memory_order_relaxed);  // relaxed: a ticket; mu orders the rest
+      if (i >= todo.size()) return;
+      PonsPosition& p = *todo[i];
+      const std::string rating = RateOne(game, solver, p);
+      const std::lock_guard<std::mutex> lock(mu);
+      p.rating = rating;
+      cache[p.moves] = {p.score, rating};
       ++fresh;
+      ++done;
       if (MonotonicSeconds() - last_save > 30) {
         save();
         last_save = MonotonicSeconds();
       }
+      if (progress && (done % 25 == 0 || done == total)) progress(done, total);
     }
-    ++done;
-    if (progress && (done % 25 == 0 || done == total)) progress(done, total);
-  }
-  save();
+  };
+  auto work = [&] {  // no exception leaves a thread: the first is rethrown after the joins
+    try {
+      rate();
+    } catch (const std::exception& e) {
+      const std::lock_guard<std::mutex> lock(mu);
+      if (failure.empty()) failure = e.what();
+      stop.store(true, std::memory_order_relaxed);  // relaxed: a hint; `failure` is read after the joins
+    }
+  };
+  const int n = std::max(1, std::min(threads, static_cast<int>(todo.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  const std::lock_guard<std::mutex> lock(mu);
+  save();  // what was rated is kept, even when a line was wrong
+  if (!failure.empty()) throw Error(failure);
+  if (progress && todo.empty()) progress(done, total);
 }
 
 MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net,

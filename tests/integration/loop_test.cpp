@@ -105,6 +105,12 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   // Bad input: one line, exit code 2.
   CHECK(Run({ZF_BINARY, "train"}, dir / "bad1", &out, &err) == kExitUsage);
   CHECK_THAT(err, Catch::Contains("--run is required"));
+  CHECK(Run({ZF_BINARY, "train", "--run", run, "--q-weight", "1.5"}, dir / "bad1q", &out, &err) ==
+        kExitUsage);
+  CHECK_THAT(err, Catch::Contains("--q-weight must be in [0, 1]"));
+  CHECK(Run({ZF_BINARY, "eval", "--weights", "random", "--pons", pons, "--rate-threads", "-1"}, dir / "bad1r",
+            &out, &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("--rate-threads must be in [0, 1024]"));
   CHECK(Run({ZF_BINARY, "eval", "--weights", dir / "missing.h5", "--pons", pons}, dir / "bad2", &out, &err) ==
         kExitUsage);
   CHECK_THAT(err, Catch::Contains("missing.h5: No such file"));

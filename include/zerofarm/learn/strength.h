@@ -43,10 +43,12 @@ std::vector<PonsPosition> ReadPonsFile(const std::string& path, int limit = 0);
 // `cache_path` ("moves score rating" lines; written atomically) when not
 // empty, and reading verdicts from `known` files of the same format too (the
 // ones shipped in data/connect4). `progress(done, total)` is called now and
-// then. Throws Error if the solver disagrees with a line's score (a corrupt file).
+// then (from one thread at a time). `threads` solvers (64 MiB each) rate the
+// positions not found in parallel. Throws Error if the solver disagrees with a
+// line's score (a corrupt file); the verdicts made before are kept in the cache.
 void RatePositions(std::vector<PonsPosition>* positions, const std::string& cache_path,
                    const std::vector<std::string>& known = {},
-                   const std::function<void(int, int)>& progress = {});
+                   const std::function<void(int, int)>& progress = {}, int threads = 1);
 
 struct MoveErrorResult {
   int positions = 0;

@@ -67,7 +67,8 @@ struct TrainState {
 
 // The newest shards of a run, held in memory, at most `window` positions
 // (whole shards, newest first, by modification time then name). Refresh()
-// picks up new shards and drops the ones that left the window.
+// picks up new shards and drops the ones that left the window; a new shard
+// that would leave at once is only counted (its metadata), never read whole.
 // With value_discount d < 1 a row's value target is z x d^(L - 1 - ply), L
 // the game's length (the position before the last move keeps z): what a
 // search with the same SearchConfig::value_discount backs up for that win.

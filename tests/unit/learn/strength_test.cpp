@@ -99,6 +99,11 @@ class TicTacToeOracle final : public eval::Evaluator {
   eval::NetConfig config_{"tictactoe", 3, 3, 3, 9, 1, 1, 1};
 };
 
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 std::vector<learn::PonsPosition> Rated(const std::string& file, int limit) {
   auto positions = learn::ReadPonsFile(testing::ReferenceFile("connect4/" + file), limit);
   learn::RatePositions(&positions, "");
@@ -163,6 +168,38 @@ TEST_CASE("move error: verdicts are cached, and a wrong score in the file is cau
   std::ofstream(dir / "garbage") << "44x5 3\n";
   CHECK_THROWS_AS(learn::ReadPonsFile(dir / "garbage"), ConfigError);
   CHECK_THROWS_AS(learn::ReadPonsFile(dir / "missing"), ConfigError);
+}
+
+TEST_CASE("rating on several threads gives one thread's verdicts, and a wrong line stops it", "[strength]") {
+  testing::ScratchDir dir("zf-strength");
+  const std::string file = testing::ReferenceFile("connect4/Test_L2_R1");
+  auto one = learn::ReadPonsFile(file, 40);
+  learn::RatePositions(&one, dir / "one.rated");
+  auto four = learn::ReadPonsFile(file, 40);
+  int calls = 0, last_done = 0;
+  learn::RatePositions(
+      &four, dir / "four.rated", {},
+      [&](int done, int total) {
+        ++calls;
+        CHECK(total == 40);
+        CHECK(done > last_done);
+        last_done = done;
+      },
+      4);
+  for (size_t i = 0; i < one.size(); ++i) CHECK(four[i].rating == one[i].rating);
+  CHECK(ReadText(dir / "four.rated") == ReadText(dir / "one.rated"));  // the same cache, in the same order
+  CHECK(calls >= 2);                                                   // at 25 and at 40
+  CHECK(last_done == 40);
+
+  // A line whose score is wrong, among good ones: an error, and the good verdicts made are kept.
+  {
+    std::ofstream out(dir / "mixed");
+    for (size_t i = 0; i < 12; ++i) out << one[i].moves << ' ' << one[i].score + (i == 6 ? 1 : 0) << '\n';
+  }
+  auto mixed = learn::ReadPonsFile(dir / "mixed");
+  CHECK_THROWS_WITH(learn::RatePositions(&mixed, dir / "mixed.rated", {}, {}, 3),
+                    Catch::Contains("the file's score is wrong"));
+  CHECK_FALSE(ReadText(dir / "mixed.rated").empty());
 }
 
 TEST_CASE("arena: perfect tic-tac-toe never loses, and draws against itself", "[strength]") {
