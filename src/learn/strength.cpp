@@ -91,16 +91,16 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
   std::vector<std::string> sources = known;
   if (!cache_path.empty()) sources.push_back(cache_path);
   RatingCache cache = ReadRatings(sources);
-  std::vector<PonsPosition*> todo;
+  std::vector<PonsPosition*> unrated;
   for (auto& p : *positions) {
     const auto it = cache.find(p.moves);
     if (it != cache.end() && it->second.first == p.score)
       p.rating = it->second.second;
     else
-      todo.push_back(&p);
+      unrated.push_back(&p);
   }
   const int total = static_cast<int>(positions->size());
-  int done = total - static_cast<int>(todo.size()), fresh = 0;
+  int done = total - static_cast<int>(unrated.size()), fresh = 0;
   double last_save = MonotonicSeconds();
   std::mutex mu;  // guards cache, done, fresh, last_save, the cache file, progress and `failure`
   std::string failure;
@@ -120,8 +120,8 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
     game::Connect4Solver solver;
     while (!stop.load(std::memory_order_relaxed)) {                   // relaxed: only a hint to stop sooner
       const size_t i = next.fetch_add(1, std::memory_order_relaxed);  // relaxed: a ticket; mu orders the rest
-      if (i >= todo.size()) return;
-      PonsPosition& p = *todo[i];
+      if (i >= unrated.size()) return;
+      PonsPosition& p = *unrated[i];
       const std::string rating = RateOne(game, solver, p);
       const std::lock_guard<std::mutex> lock(mu);
       p.rating = rating;
@@ -144,7 +144,7 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
       stop.store(true, std::memory_order_relaxed);  // relaxed: a hint; `failure` is read after the joins
     }
   };
-  const int n = std::max(1, std::min(threads, static_cast<int>(todo.size())));
+  const int n = std::max(1, std::min(threads, static_cast<int>(unrated.size())));
   std::vector<std::thread> pool;
   for (int t = 1; t < n; ++t) pool.emplace_back(work);
   work();
@@ -152,7 +152,7 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
   const std::lock_guard<std::mutex> lock(mu);
   save();  // what was rated is kept, even when a line was wrong
   if (!failure.empty()) throw Error(failure);
-  if (progress && todo.empty()) progress(done, total);
+  if (progress && unrated.empty()) progress(done, total);
 }
 
 MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net,
