@@ -427,7 +427,8 @@ void TrainSession::LoadMomentum(const StartPoint& start) {
       ZF_LOG(WARN) << "momentum of version " << momentum.version << " does not match; starting it at zero";
   }
   ZF_LOG(INFO) << "training " << trainer_.Config().Describe()
-               << (config_.optim.cuda ? " on the GPU" : " on the CPU") << ": " << start.described << "; lr "
+               << (config_.optim.cuda ? " on the GPU" : " on the CPU")
+               << (config_.optim.bf16 ? " in bf16" : " in fp32") << ": " << start.described << "; lr "
                << config_.optim.learning_rate << "; window " << window_.Positions() << " positions in "
                << window_.Shards() << " shards";
 }

@@ -10,6 +10,7 @@
 #include "skip.h"
 #include "test_paths.h"
 #include "zerofarm/core/exit_codes.h"
+#include "zerofarm/eval/cpu_features.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/weights_file.h"
@@ -81,6 +82,8 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   REQUIRE(Run(train, dir / "train1", &out, &err) == 0);
   INFO(err);
   CHECK_THAT(out, Catch::Contains("12 steps (12 in all)"));
+  // --precision auto (the default), as for the farm's networks: bf16 only where the CPU has bf16 units.
+  CHECK_THAT(err, Catch::Contains(eval::CpuHasBf16() ? "on the CPU in bf16: " : "on the CPU in fp32: "));
   CHECK(fs::exists(run + "/models/model-3.h5"));
   REQUIRE(Run(train, dir / "train2", &out, &err) == 0);
   CHECK_THAT(err, Catch::Contains("resumed at step 12"));
@@ -96,6 +99,13 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   CHECK_THAT(out, Catch::Contains("\"model_version\":6"));
   CHECK_THAT(out, Catch::Contains("\"positions\":30"));
   CHECK(CountLines(run + "/eval/eval.csv") == 2);
+  // An explicit precision wins over the CPU's.
+  for (const std::string& precision : std::vector<std::string>{"bf16", "fp32"}) {
+    std::vector<std::string> args = train;
+    args.insert(args.end(), {"--precision", precision});
+    REQUIRE(Run(args, dir / ("train-" + precision), &out, &err) == 0);
+    CHECK_THAT(err, Catch::Contains("on the CPU in " + precision + ": "));
+  }
   // An arena between two checkpoints adds up.
   REQUIRE(Run({ZF_BINARY, "eval", "--weights", run + "/models/model-6.h5", "--against",
                run + "/models/model-1.h5", "--games", "6", "--simulations", "8"},
@@ -231,7 +241,7 @@ TEST_CASE("zerofarm loop rebuilt while it runs: its next stage starts the new bi
   fs::create_directories(bin);
   // The build's two binaries, copied into bin/ as a linker writes them: a new file under the old name.
   const auto install = [&] {
-    for (const std::string name : {farm, std::string(eval::kTorchBinary)}) {
+    for (const std::string& name : {farm, std::string(eval::kTorchBinary)}) {
       fs::copy_file(fs::path(ZF_BINARY).parent_path() / name, bin + "/" + name + ".new");
       fs::rename(bin + "/" + name + ".new", bin + "/" + name);
     }
