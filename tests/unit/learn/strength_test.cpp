@@ -11,6 +11,7 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/game/connect4.h"
 #include "zerofarm/game/connect4_solver.h"
+#include "zerofarm/io/files.h"
 
 using namespace zerofarm;
 
@@ -98,11 +99,6 @@ class TicTacToeOracle final : public eval::Evaluator {
   eval::NetConfig config_{"tictactoe", 3, 3, 3, 9, 1, 1, 1};
 };
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 std::vector<learn::PonsPosition> Rated(const std::string& file, int limit) {
   auto positions = learn::ReadPonsFile(testing::ReferenceFile("connect4/" + file), limit);
   learn::RatePositions(&positions, "");
@@ -186,8 +182,9 @@ TEST_CASE("rating on several threads gives one thread's verdicts, and a wrong li
       },
       4);
   for (size_t i = 0; i < one.size(); ++i) CHECK(four[i].rating == one[i].rating);
-  CHECK(ReadText(dir / "four.rated") == ReadText(dir / "one.rated"));  // the same cache, in the same order
-  CHECK(calls >= 2);                                                   // at 25 and at 40
+  CHECK(io::ReadTextFile(dir / "four.rated") ==
+        io::ReadTextFile(dir / "one.rated"));  // the same cache, in the same order
+  CHECK(calls >= 2);                           // at 25 and at 40
   CHECK(last_done == 40);
 
   // A line whose score is wrong, among good ones: an error, and the good verdicts made are kept.
@@ -198,7 +195,7 @@ TEST_CASE("rating on several threads gives one thread's verdicts, and a wrong li
   auto mixed = learn::ReadPonsFile(dir / "mixed");
   CHECK_THROWS_WITH(learn::RatePositions(&mixed, dir / "mixed.rated", {}, {}, 3),
                     Catch::Contains("the file's score is wrong"));
-  CHECK_FALSE(ReadText(dir / "mixed.rated").empty());
+  CHECK_FALSE(io::ReadTextFile(dir / "mixed.rated").empty());
 }
 
 TEST_CASE("arena: perfect tic-tac-toe never loses, and draws against itself", "[strength]") {
