@@ -29,6 +29,9 @@ int TrainCommand(int argc, char** argv) {
                                                     "Value target: (1 - W) x the game's result (discounted) "
                                                     "+ W x the search's value of the position, W in [0, 1]",
                                                     cxxopts::value<double>()->default_value("0"))(
+      "bootstrap-sampled",
+      "Value target before a move that was not the search's best (a sampled one): the search's value "
+      "of that move's position, not the game's result")(
       "no-augment", "Do not apply random symmetries of the game")("no-wait",
                                                                   "Stop instead of waiting for new shards");
   options.add_options("optimiser")("batch", "Positions per step",
@@ -58,6 +61,7 @@ int TrainCommand(int argc, char** argv) {
   c.value_discount = shared.search.value_discount;
   c.q_weight = r["q-weight"].as<double>();
   if (!(c.q_weight >= 0.0 && c.q_weight <= 1.0)) throw ConfigError("--q-weight must be in [0, 1]");
+  c.bootstrap_sampled = r.count("bootstrap-sampled") > 0;
   c.augment = !r.count("no-augment");
   c.wait = !r.count("no-wait");
   c.weights = shared.weights;

@@ -100,8 +100,13 @@ std::vector<std::string> RunShards(const std::string& run_dir) {
 
 // ---- the window ---------------------------------------------------------------
 
-ShardWindow::ShardWindow(std::string run_dir, int64_t window, double value_discount, double q_weight)
-    : run_dir_(std::move(run_dir)), window_(window), value_discount_(value_discount), q_weight_(q_weight) {}
+ShardWindow::ShardWindow(std::string run_dir, int64_t window, double value_discount, double q_weight,
+                         bool bootstrap_sampled)
+    : run_dir_(std::move(run_dir)),
+      window_(window),
+      value_discount_(value_discount),
+      q_weight_(q_weight),
+      bootstrap_sampled_(bootstrap_sampled) {}
 
 namespace {
 
@@ -116,6 +121,43 @@ void DiscountValueTargets(const io::ShardReader& reader, double discount, io::Po
       const int plies_left = std::max(0, g.length - 1 - rows->ply[i]);
       rows->z[i] = static_cast<float>(rows->z[i] * std::pow(discount, plies_left));
     }
+}
+
+// Whether the move played from row i was not the search's best: its share of
+// the policy target is below the largest (ties count as best).
+bool SampledMove(const io::PositionRows& rows, int actions, size_t i, int move) {
+  const float* p = rows.policy.data() + i * static_cast<size_t>(actions);
+  if (move < 0 || move >= actions) return false;
+  return p[move] < *std::max_element(p, p + actions);
+}
+
+// A row followed, in its game, by a move that was not the search's best gets
+// that move's position's root_value as its target, signed for its own mover
+// and discounted by the plies between; the row of that move gets its own
+// root_value. Rows with only best moves after them keep z. The game's result
+// says what the play after a sampled move led to, not what the position was.
+void BootstrapSampledMoves(const io::ShardReader& reader, double discount, io::PositionRows* rows) {
+  const int actions = reader.meta().actions;
+  for (const io::ShardGame& g : reader.ReadGames()) {
+    std::vector<size_t> order;  // the game's rows, last ply first
+    for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row)
+      order.push_back(static_cast<size_t>(row));
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows->ply[a] > rows->ply[b]; });
+    bool have = false;  // a sampled move at or after this row
+    float value = 0;    // its position's root_value (its mover's view)
+    int at = 0;         // its ply
+    for (size_t i : order) {
+      const int ply = rows->ply[i];
+      if (ply < g.length && SampledMove(*rows, actions, i, g.moves[static_cast<size_t>(ply)])) {
+        have = true;
+        value = rows->root_value[i];
+        at = ply;
+      }
+      if (!have) continue;
+      const int plies = at - ply;
+      rows->z[i] = static_cast<float>((plies % 2 ? -value : value) * std::pow(discount, plies));
+    }
+  }
 }
 
 // z <- (1 - w) x z + w x root_value, row by row (both the mover's view).
@@ -139,6 +181,7 @@ void ShardWindow::CheckGame(const io::ShardMeta& m, const std::string& path) {
 ShardWindow::Shard ShardWindow::Load(const io::ShardReader& reader, int64_t mtime_ns) const {
   io::PositionRows rows = reader.ReadAllPositions();
   if (value_discount_ < 1.0) DiscountValueTargets(reader, value_discount_, &rows);
+  if (bootstrap_sampled_) BootstrapSampledMoves(reader, value_discount_, &rows);
   if (q_weight_ > 0.0) BlendSearchValue(q_weight_, &rows);
   Shard s;
   s.path = reader.path();
@@ -567,7 +610,8 @@ int RunTrainer(const TrainConfig& config) {
     return config.duration > 0 && MonotonicSeconds() - t_start >= config.duration;
   };
   // Data first: the game comes from the shards.
-  ShardWindow window(config.run, config.window, config.value_discount, config.q_weight);
+  ShardWindow window(config.run, config.window, config.value_discount, config.q_weight,
+                     config.bootstrap_sampled);
   if (!WaitForPositions(config, window, out_of_time)) return kExitOk;
   const auto game = game::MakeGame(window.GameName());
   TrainSession session(config, paths, *game, window, ChooseStart(config, paths, *game));

@@ -40,18 +40,19 @@ struct TrainConfig {
   std::string weights;  // start here when the run has no model yet; empty = random
   int blocks = 6;       // tower of a random start
   int filters = 64;
-  int batch = 256;                // positions per step
-  int64_t window = 250'000;       // train on the newest this-many positions
-  int64_t min_positions = 2'048;  // wait until the window holds this many
-  double replay = 4.0;            // samples per produced position at most; 0 = unlimited
-  double value_discount = 1.0;    // value target z x this^(plies left); the farm's search.value_discount
-  double q_weight = 0.0;          // value target (1 - w) x that + w x the root's search value; in [0, 1]
-  int64_t steps = 0;              // stop after this many steps in this invocation; 0 = no limit
-  double duration = 0.0;          // stop after this many seconds; 0 = no limit
-  int checkpoint_steps = 500;     // write model-N.h5 every this many steps (and at the end)
-  bool augment = true;            // a random symmetry of the game per sample
-  bool wait = true;               // wait for new shards when ahead (false: stop instead)
-  bool progress = true;           // progress line on stderr
+  int batch = 256;                 // positions per step
+  int64_t window = 250'000;        // train on the newest this-many positions
+  int64_t min_positions = 2'048;   // wait until the window holds this many
+  double replay = 4.0;             // samples per produced position at most; 0 = unlimited
+  double value_discount = 1.0;     // value target z x this^(plies left); the farm's search.value_discount
+  double q_weight = 0.0;           // value target (1 - w) x that + w x the root's search value; in [0, 1]
+  bool bootstrap_sampled = false;  // value target before a sampled move: the search's value there
+  int64_t steps = 0;               // stop after this many steps in this invocation; 0 = no limit
+  double duration = 0.0;           // stop after this many seconds; 0 = no limit
+  int checkpoint_steps = 500;      // write model-N.h5 every this many steps (and at the end)
+  bool augment = true;             // a random symmetry of the game per sample
+  bool wait = true;                // wait for new shards when ahead (false: stop instead)
+  bool progress = true;            // progress line on stderr
   eval::TrainerOptions optim;
   uint64_t seed = 1;
 };
@@ -76,9 +77,16 @@ struct TrainState {
 // root_value (the self-play search's value of the position, mover's view): a
 // game's result says little about its opening positions when later moves were
 // sampled, and the search's value at the position is what it saw from there.
+// With bootstrap_sampled, before that blend, a row whose game later played a
+// move that was not its search's best (a move sampled for exploration: its
+// policy-target share below the largest) gets, instead of z, the root_value of
+// the first such move's position e, signed for the row's mover and times
+// value_discount^(e - ply); the row at e gets its own root_value. Rows with
+// only best moves after them keep z: the result is what best play led to.
 class ShardWindow {
  public:
-  ShardWindow(std::string run_dir, int64_t window, double value_discount = 1.0, double q_weight = 0.0);
+  ShardWindow(std::string run_dir, int64_t window, double value_discount = 1.0, double q_weight = 0.0,
+              bool bootstrap_sampled = false);
   // Rescans the shard directories; returns the number of new shards loaded.
   // A shard that cannot be read is skipped with a warning (once).
   int Refresh();
@@ -111,6 +119,7 @@ class ShardWindow {
   int64_t window_;
   double value_discount_;
   double q_weight_;
+  bool bootstrap_sampled_;
   std::string game_;
   int feature_bytes_ = 0;
   int actions_ = 0;

@@ -2,6 +2,7 @@
 // shards written by io::ShardWriter from in-process self-play.
 #include "zerofarm/learn/train.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -206,6 +207,51 @@ TEST_CASE("a q-weight blends each row's value target with the search's value of 
     differ += std::fabs(rows.root_value[i] - rows.z[i]) > 0.01f;
   }
   CHECK(differ > 0);  // the blend is seen: 8-simulation values are not the games' results
+}
+
+TEST_CASE("bootstrap-sampled: a row before a sampled move takes that position's search value", "[train]") {
+  testing::ScratchDir dir("zf-window");
+  WriteShards(dir.path(), "", 1, 16, 11);
+  const io::ShardReader reader(dir / "shards/shard-000000.h5");
+  const auto rows = reader.ReadAllPositions();
+  learn::ShardWindow boot(dir.path(), 1'000'000, 0.8, 0.0, true), plain(dir.path(), 1'000'000, 0.8);
+  boot.Refresh();
+  plain.Refresh();
+  REQUIRE(boot.Positions() == static_cast<int64_t>(rows.count));
+  std::vector<uint8_t> f(27);
+  std::vector<float> p(9);
+  uint8_t full = 0;
+  int bootstrapped = 0, kept = 0;
+  for (const io::ShardGame& g : reader.ReadGames()) {
+    // Written out the slow way: for each row, the first later-or-equal ply of
+    // its game whose played move had less than the largest policy share.
+    for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row) {
+      const auto r = static_cast<size_t>(row);
+      int64_t sampled = -1;
+      for (int64_t e = g.first_position; e < g.first_position + g.position_count; ++e) {
+        const auto k = static_cast<size_t>(e);
+        if (rows.ply[k] < rows.ply[r] || rows.ply[k] >= g.length) continue;
+        const float* pk = rows.policy.data() + k * 9;
+        const bool best = pk[g.moves[static_cast<size_t>(rows.ply[k])]] == *std::max_element(pk, pk + 9);
+        if (!best && (sampled < 0 || rows.ply[k] < rows.ply[static_cast<size_t>(sampled)])) sampled = e;
+      }
+      float z_boot = 0, z_plain = 0;
+      boot.Row(row, f.data(), p.data(), &z_boot, &full);
+      plain.Row(row, f.data(), p.data(), &z_plain, &full);
+      INFO("game " << g.game_id << " ply " << rows.ply[r] << " sampled row " << sampled);
+      if (sampled < 0) {
+        CHECK(z_boot == z_plain);  // only best moves after it: the discounted result
+        ++kept;
+      } else {
+        const auto e = static_cast<size_t>(sampled);
+        const int plies = rows.ply[e] - rows.ply[r];
+        CHECK(z_boot == Approx((plies % 2 ? -1 : 1) * rows.root_value[e] * std::pow(0.8, plies)));
+        ++bootstrapped;
+      }
+    }
+  }
+  CHECK(bootstrapped > 0);  // self-play samples its opening moves
+  CHECK(kept > 0);          // and plays the best move at the end
 }
 
 TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
