@@ -52,6 +52,16 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// Row `row`'s value target in a window of tic-tac-toe shards.
+float TargetOf(const learn::ShardWindow& window, int64_t row) {
+  std::vector<uint8_t> features(27);
+  std::vector<float> policy(9);
+  uint8_t full = 0;
+  float z = 0;
+  window.Row(row, features.data(), policy.data(), &z, &full);
+  return z;
+}
+
 // A 1-block x 8-filter trainer on `run` that stops instead of waiting for data.
 learn::TrainConfig TinyTrainer(const std::string& run) {
   learn::TrainConfig c;
@@ -160,16 +170,11 @@ TEST_CASE("a value discount shrinks each row's value target by its distance to t
   plain.Refresh();
   discounted.Refresh();
   REQUIRE(discounted.Positions() == static_cast<int64_t>(rows.count));
-  std::vector<uint8_t> f(27);
-  std::vector<float> p(9);
-  uint8_t full = 0;
   int decisive = 0, checked = 0;
   for (const io::ShardGame& g : reader.ReadGames()) {
     decisive += g.result >= 0;
     for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row) {
-      float z_plain = 0, z_discounted = 0;
-      plain.Row(row, f.data(), p.data(), &z_plain, &full);
-      discounted.Row(row, f.data(), p.data(), &z_discounted, &full);
+      const float z_plain = TargetOf(plain, row), z_discounted = TargetOf(discounted, row);
       const int ply = rows.ply[static_cast<size_t>(row)];
       INFO("game " << g.game_id << " length " << g.length << " ply " << ply);
       CHECK(z_plain == rows.z[static_cast<size_t>(row)]);
@@ -192,15 +197,11 @@ TEST_CASE("a q-weight blends each row's value target with the search's value of 
   search.Refresh();
   discounted.Refresh();
   REQUIRE(half.Positions() == static_cast<int64_t>(rows.count));
-  std::vector<uint8_t> f(27);
-  std::vector<float> p(9);
-  uint8_t full = 0;
   int differ = 0;
   for (size_t i = 0; i < rows.count; ++i) {
-    float z_half = 0, z_search = 0, z_discounted = 0;
-    half.Row(static_cast<int64_t>(i), f.data(), p.data(), &z_half, &full);
-    search.Row(static_cast<int64_t>(i), f.data(), p.data(), &z_search, &full);
-    discounted.Row(static_cast<int64_t>(i), f.data(), p.data(), &z_discounted, &full);
+    const auto row = static_cast<int64_t>(i);
+    const float z_half = TargetOf(half, row), z_search = TargetOf(search, row),
+                z_discounted = TargetOf(discounted, row);
     INFO("row " << i << " z " << rows.z[i] << " root value " << rows.root_value[i]);
     CHECK(z_search == rows.root_value[i]);  // w = 1: the search's value alone
     CHECK(z_half == Approx(0.5 * z_discounted + 0.5 * rows.root_value[i]));
@@ -218,9 +219,6 @@ TEST_CASE("bootstrap-sampled: a row before a sampled move takes that position's 
   boot.Refresh();
   plain.Refresh();
   REQUIRE(boot.Positions() == static_cast<int64_t>(rows.count));
-  std::vector<uint8_t> f(27);
-  std::vector<float> p(9);
-  uint8_t full = 0;
   int bootstrapped = 0, kept = 0;
   for (const io::ShardGame& g : reader.ReadGames()) {
     // Written out the slow way: for each row, the first later-or-equal ply of
@@ -235,9 +233,7 @@ TEST_CASE("bootstrap-sampled: a row before a sampled move takes that position's 
         const bool best = pk[g.moves[static_cast<size_t>(rows.ply[k])]] == *std::max_element(pk, pk + 9);
         if (!best && (sampled < 0 || rows.ply[k] < rows.ply[static_cast<size_t>(sampled)])) sampled = e;
       }
-      float z_boot = 0, z_plain = 0;
-      boot.Row(row, f.data(), p.data(), &z_boot, &full);
-      plain.Row(row, f.data(), p.data(), &z_plain, &full);
+      const float z_boot = TargetOf(boot, row), z_plain = TargetOf(plain, row);
       INFO("game " << g.game_id << " ply " << rows.ply[r] << " sampled row " << sampled);
       if (sampled < 0) {
         CHECK(z_boot == z_plain);  // only best moves after it: the discounted result
