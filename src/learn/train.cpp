@@ -112,12 +112,10 @@ namespace {
 
 // z x discount^(plies from the row's position to its game's last move). A
 // resigned game's resigning position (ply = length) counts as 0 plies away.
-void DiscountValueTargets(const io::ShardReader& reader, double discount, io::PositionRows* rows) {
-  for (const io::ShardGame& g : reader.ReadGames())
+void DiscountValueTargets(const std::vector<io::ShardGame>& games, double discount, io::PositionRows* rows) {
+  for (const io::ShardGame& g : games)
     for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row) {
       const auto i = static_cast<size_t>(row);
-      if (i >= rows->z.size())
-        throw Error(reader.path() + ": game " + std::to_string(g.game_id) + " has rows past the end");
       const int plies_left = std::max(0, g.length - 1 - rows->ply[i]);
       rows->z[i] = static_cast<float>(rows->z[i] * std::pow(discount, plies_left));
     }
@@ -136,9 +134,9 @@ bool SampledMove(const io::PositionRows& rows, int actions, size_t i, int move) 
 // and discounted by the plies between; the row of that move gets its own
 // root_value. Rows with only best moves after them keep z. The game's result
 // says what the play after a sampled move led to, not what the position was.
-void BootstrapSampledMoves(const io::ShardReader& reader, double discount, io::PositionRows* rows) {
-  const int actions = reader.meta().actions;
-  for (const io::ShardGame& g : reader.ReadGames()) {
+void BootstrapSampledMoves(const std::vector<io::ShardGame>& games, int actions, double discount,
+                           io::PositionRows* rows) {
+  for (const io::ShardGame& g : games) {
     std::vector<size_t> order;  // the game's rows, last ply first
     for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row)
       order.push_back(static_cast<size_t>(row));
@@ -148,7 +146,8 @@ void BootstrapSampledMoves(const io::ShardReader& reader, double discount, io::P
     int at = 0;         // its ply
     for (size_t i : order) {
       const int ply = rows->ply[i];
-      if (ply < g.length && SampledMove(*rows, actions, i, g.moves[static_cast<size_t>(ply)])) {
+      if (ply >= 0 && static_cast<size_t>(ply) < g.moves.size() &&
+          SampledMove(*rows, actions, i, g.moves[static_cast<size_t>(ply)])) {
         have = true;
         value = rows->root_value[i];
         at = ply;
@@ -158,6 +157,17 @@ void BootstrapSampledMoves(const io::ShardReader& reader, double discount, io::P
       rows->z[i] = static_cast<float>((plies % 2 ? -value : value) * std::pow(discount, plies));
     }
   }
+}
+
+// The shard's games, read once for the value targets; each game's rows must
+// lie within the shard's (a hostile or damaged shard is refused, not indexed).
+std::vector<io::ShardGame> GamesWithinRows(const io::ShardReader& reader, size_t rows) {
+  std::vector<io::ShardGame> games = reader.ReadGames();
+  for (const io::ShardGame& g : games)
+    if (g.first_position < 0 || g.position_count < 0 ||
+        static_cast<uint64_t>(g.first_position) + static_cast<uint64_t>(g.position_count) > rows)
+      throw Error(reader.path() + ": game " + std::to_string(g.game_id) + " has rows past the end");
+  return games;
 }
 
 // z <- (1 - w) x z + w x root_value, row by row (both the mover's view).
@@ -180,8 +190,11 @@ void ShardWindow::CheckGame(const io::ShardMeta& m, const std::string& path) {
 
 ShardWindow::Shard ShardWindow::Load(const io::ShardReader& reader, int64_t mtime_ns) const {
   io::PositionRows rows = reader.ReadAllPositions();
-  if (value_discount_ < 1.0) DiscountValueTargets(reader, value_discount_, &rows);
-  if (bootstrap_sampled_) BootstrapSampledMoves(reader, value_discount_, &rows);
+  if (value_discount_ < 1.0 || bootstrap_sampled_) {
+    const std::vector<io::ShardGame> games = GamesWithinRows(reader, rows.z.size());
+    if (value_discount_ < 1.0) DiscountValueTargets(games, value_discount_, &rows);
+    if (bootstrap_sampled_) BootstrapSampledMoves(games, reader.meta().actions, value_discount_, &rows);
+  }
   if (q_weight_ > 0.0) BlendSearchValue(q_weight_, &rows);
   Shard s;
   s.path = reader.path();
