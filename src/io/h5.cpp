@@ -289,6 +289,11 @@ bool HasAttr(hid_t obj, const std::string& name) {
   return r > 0;
 }
 
+void DeleteLink(hid_t loc, const std::string& name) {
+  SilenceHdf5Errors();
+  if (H5Ldelete(loc, name.c_str(), H5P_DEFAULT) < 0) ThrowHdf5Error(loc, name, "delete link");
+}
+
 std::vector<std::string> ListLinks(hid_t loc) {
   SilenceHdf5Errors();
   H5G_info_t info;

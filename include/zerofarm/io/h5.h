@@ -145,6 +145,10 @@ H5Group OpenGroup(hid_t loc, const std::string& name);
 // True if `name` (relative to loc, a single component or a path) exists.
 bool HasLink(hid_t loc, const std::string& name);
 bool HasAttr(hid_t obj, const std::string& name);
+// Removes the link `name` under `loc` (its object goes with the last link);
+// throws "FILE: /NAME: delete link failed: ...". For tools and tests that
+// repair or damage a file; zerofarm's writers never rewrite in place.
+void DeleteLink(hid_t loc, const std::string& name);
 // Names of the links directly under group `loc`, in creation order when the
 // file tracks it (files written by CreateFile do), otherwise by name.
 std::vector<std::string> ListLinks(hid_t loc);

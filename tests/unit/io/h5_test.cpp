@@ -171,6 +171,23 @@ TEST_CASE("datasets round trip, chunked and plain", "[io]") {
                     Catch::StartsWith(path + ": /grp/missing: open dataset failed: "));
 }
 
+TEST_CASE("DeleteLink removes one link and names what it could not remove", "[io]") {
+  ScratchDir dir("zf-io");
+  const std::string path = dir / "links.h5";
+  {
+    H5File f = CreateFile(path);
+    H5Group g = CreateGroup(f.id(), "grp");
+    WriteDataset(g.id(), "a", std::vector<int32_t>{1, 2});
+    WriteDataset(g.id(), "b", std::vector<int32_t>{3});
+    DeleteLink(f.id(), "grp/a");
+    CHECK(ListLinks(g.id()) == std::vector<std::string>{"b"});
+    CHECK_THROWS_WITH(DeleteLink(f.id(), "grp/a"), Catch::StartsWith(path + ": /grp/a: delete link failed"));
+  }
+  H5File f = OpenFile(path);
+  CHECK_THROWS_WITH(DeleteLink(f.id(), "grp/b"), Catch::StartsWith(path + ": /grp/b: delete link failed"));
+  CHECK(ReadDataset<int32_t>(f.id(), "grp/b") == std::vector<int32_t>{3});
+}
+
 TEST_CASE("HDF5 failures are one-line errors naming the file", "[io]") {
   ScratchDir dir("zf-io");
   const std::string missing = dir / "missing.h5";

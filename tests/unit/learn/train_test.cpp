@@ -15,6 +15,7 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/eval/inprocess_selfplay.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/h5.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/weights_file.h"
 
@@ -248,6 +249,39 @@ TEST_CASE("bootstrap-sampled: a row before a sampled move takes that position's 
   }
   CHECK(bootstrapped > 0);  // self-play samples its opening moves
   CHECK(kept > 0);          // and plays the best move at the end
+}
+
+TEST_CASE("a shard whose games point past its rows is skipped, whatever the value targets", "[train]") {
+  testing::ScratchDir dir("zf-window");
+  const int64_t positions = WriteShards(dir.path(), "", 2, 6, 13);
+  const std::string bad = dir / "shards/shard-000001.h5";
+  const io::ShardReader good_reader(dir / "shards/shard-000000.h5");
+  const auto good_rows = static_cast<int64_t>(good_reader.Positions());
+  std::vector<int32_t> count;  // the last game claims one row more than the shard holds
+  for (const io::ShardGame& g : io::ShardReader(bad).ReadGames()) count.push_back(g.position_count);
+  REQUIRE(good_rows + static_cast<int64_t>(io::ShardReader(bad).Positions()) == positions);
+  count.back() += 1;
+  {
+    io::H5File f = io::OpenFile(bad, /*writable=*/true);
+    io::DeleteLink(f.id(), "/games/position_count");
+    io::WriteDataset(f.id(), "/games/position_count", count);
+  }
+  CHECK_THROWS_WITH(io::ShardReader(bad).ReadGames(), Catch::Contains("has positions out of range"));
+  // Every way of making the value targets reads the games (the reader and the
+  // window both check their rows), and each skips the shard rather than index
+  // past its rows; the good shard stays.
+  for (const auto& [discount, boot] : {std::pair{0.8, false}, {1.0, true}, {0.8, true}}) {
+    INFO("discount " << discount << " bootstrap " << boot);
+    learn::ShardWindow window(dir.path(), 1'000'000, discount, 0.0, boot);
+    CHECK(window.Refresh() == 1);
+    CHECK(window.Shards() == 1);
+    CHECK(window.Positions() == good_rows);
+    CHECK(window.Refresh() == 0);  // skipped once, not retried
+  }
+  // Without them the games are not read: the rows themselves are sound.
+  learn::ShardWindow plain(dir.path(), 1'000'000);
+  CHECK(plain.Refresh() == 2);
+  CHECK(plain.Positions() == positions);
 }
 
 TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
