@@ -79,10 +79,42 @@ struct Child {
 };
 
 // ---- hung children (issue #21) ---------------------------------------------------
+
+// The supervisor says a child stopped beating only over time it was itself
+// running to watch. After a pause of its own (the machine suspended or frozen,
+// the whole farm SIGSTOPped, an I/O stall that blocked it) longer than a
+// quarter of --hang-timeout (at least 1 s), every child's silence counts from
+// the end of that pause: its children were most likely frozen with it. Seen
+// on a 2-core VM whose kernel stalled every process for 3.5 minutes: the
+// supervisor woke and killed its three healthy children as hung.
+class WatchClock {
+ public:
+  // Once per supervision pass; returns MonotonicNs() now.
+  uint64_t Pass(const FarmConfig& config) {
+    const uint64_t now = MonotonicNs();
+    const double gap = static_cast<double>(now - last_) * 1e-9;
+    if (config.hang_timeout > 0 && gap > std::max(1.0, config.hang_timeout / 4)) {
+      since_ = now;
+      ZF_LOG(WARN)
+          << "the supervisor itself did not run for " << gap
+          << " s (the machine paused or stalled): no child is judged hung for its silence before now";
+    }
+    last_ = now;
+    return now;
+  }
+  uint64_t Since() const { return since_; }  // the end of the last pause; 0: none
+
+ private:
+  uint64_t last_ = MonotonicNs();
+  uint64_t since_ = 0;
+};
+
 // A running child whose heartbeat (or, before its first one, its start) is
-// older than --hang-timeout is hung. Before its first heartbeat a child has
-// at least FarmConfig::kStartupGraceSeconds (exec, loading LibTorch).
-bool Hung(const Child& c, const shm::SegmentMap& map, const FarmConfig& config, uint64_t now, double* age_s) {
+// older than --hang-timeout, counted from no earlier than `watched` (the
+// WatchClock), is hung; *age_s is its silence. Before its first heartbeat a
+// child has at least FarmConfig::kStartupGraceSeconds (exec, loading LibTorch).
+bool Hung(const Child& c, const shm::SegmentMap& map, const FarmConfig& config, uint64_t now,
+          uint64_t watched, double* age_s) {
   if (config.hang_timeout <= 0 || !c.process.running()) return false;
   // relaxed: a timestamp compared with a deadline.
   const uint64_t beat = map.Process(c.slot).heartbeat_ns.load(std::memory_order_relaxed);
@@ -90,17 +122,18 @@ bool Hung(const Child& c, const shm::SegmentMap& map, const FarmConfig& config, 
   const uint64_t last = beaten ? beat : c.started_ns;
   if (last >= now) return false;  // a beat in the future: busy by promise
   *age_s = static_cast<double>(now - last) * 1e-9;
-  return *age_s >
+  const double seen_s = static_cast<double>(now - std::max(last, watched)) * 1e-9;
+  return seen_s >
          (beaten ? config.hang_timeout : std::max(config.hang_timeout, FarmConfig::kStartupGraceSeconds));
 }
 
 // Kills every hung child (SIGKILL works on a SIGSTOPped one too); the caller
 // reaps and restarts it like any dead child. Counted in ProcessSlot::hangs.
-void KillHungChildren(std::vector<Child>& children, const shm::SegmentMap& map, const FarmConfig& config) {
-  const uint64_t now = MonotonicNs();
+void KillHungChildren(std::vector<Child>& children, const shm::SegmentMap& map, const FarmConfig& config,
+                      uint64_t now, uint64_t watched) {
   for (auto& c : children) {
     double age = 0;
-    if (!Hung(c, map, config, now, &age)) continue;
+    if (!Hung(c, map, config, now, watched, &age)) continue;
     ZF_LOG(ERROR) << c.name << " (pid " << c.process.pid() << ") is hung: no heartbeat for " << age
                   << " s (--hang-timeout " << config.hang_timeout << "); killing it";
     c.process.Signal(SIGKILL);
@@ -211,10 +244,12 @@ int DrainWriter(Child& writer, const std::function<void(Child&)>& start, const s
                 const FarmConfig& config, const std::function<void()>& beat) {
   const double begun = MonotonicSeconds();
   int restarts = 0;
+  WatchClock watch;
   while (writer.process.running()) {
     beat();
     double age = 0;
-    if (Hung(writer, map, config, MonotonicNs(), &age)) {
+    const uint64_t now = watch.Pass(config);
+    if (Hung(writer, map, config, now, watch.Since(), &age)) {
       ZF_LOG(ERROR) << "the writer (pid " << writer.process.pid()
                     << ") is hung while draining: no heartbeat for " << age << " s; killing it";
       writer.process.Signal(SIGKILL);
@@ -418,9 +453,11 @@ void Farm::Start(Child& c) {
 std::string Farm::Supervise(StatusReporter& status, int* exit_code) {
   const double started = MonotonicSeconds();
   std::string stop_reason;
+  WatchClock watch;
   while (stop_reason.empty()) {
     Beat();
-    KillHungChildren(children_, map_, config_);
+    const uint64_t now = watch.Pass(config_);
+    KillHungChildren(children_, map_, config_, now, watch.Since());
     stop_reason = ReapChildren(exit_code);
     if (!stop_reason.empty()) break;
     stop_reason = StopRequested(status, started);

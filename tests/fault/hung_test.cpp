@@ -82,6 +82,35 @@ TEST_CASE(
   CHECK(SegmentsOf(farm.pid()).empty());
 }
 
+TEST_CASE("a farm frozen whole for longer than --hang-timeout wakes without killing its children",
+          "[multiprocess][fault][hung]") {
+  ScratchDir dir("zf-frozen");
+  const std::string out = dir / "run";
+  Spawned farm(FarmArgs(out, {"--hang-timeout", "4", "--shard-positions", "300"}), dir / "farm");
+  REQUIRE(WaitFor([&]() { return farm.Stderr().find("serving workers") != std::string::npos; }, 120));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // The machine freezes (a suspended laptop, a paused VM): every process of
+  // the farm stops at once, for 2.5 x --hang-timeout. The supervisor wakes
+  // first, its children a second later: the order in which an unfrozen
+  // scheduler may run them, and the one that tempts it to call them hung.
+  REQUIRE(kill(-farm.pid(), SIGSTOP) == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(10));
+  REQUIRE(kill(farm.pid(), SIGCONT) == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  REQUIRE(kill(-farm.pid(), SIGCONT) == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(4));  // a whole --hang-timeout of watching after it
+  farm.Signal(SIGINT);
+  const int code = farm.Wait(180);
+  const std::string err = farm.Stderr(), summary = farm.Stdout();
+  INFO(summary);
+  INFO(err.substr(err.size() > 6000 ? err.size() - 6000 : 0));
+  REQUIRE(code == 0);
+  CHECK_THAT(err, Catch::Contains("the supervisor itself did not run for"));
+  CHECK(Count(err, ") is hung") == 0);
+  CHECK(NumberAfter(summary, "restarts ") == 0);
+  CheckNothingLost(out, summary);
+}
+
 TEST_CASE("a writer that dies or hangs during the final drain is restarted and drains every finished game",
           "[multiprocess][fault][hung]") {
   for (const bool hang : {false, true}) {
