@@ -178,6 +178,10 @@ void AddEvalOptions(cxxopts::Options& options) {
   options.add_options("what")(
       "cache-dir", "Where the solver's verdicts are cached (default RUN/eval or ~/.cache/zerofarm)",
       cxxopts::value<std::string>()->default_value(""))(
+      "positions-csv",
+      "Move error: write every position's moves (the network's and the search's, their solver verdicts and "
+      "values) to this CSV file, one row a position of every file",
+      cxxopts::value<std::string>()->default_value(""))(
       "rate-threads",
       "Solver threads for the positions with no cached verdict (0 = one per CPU granted; "
       "64 MiB each)",
@@ -247,6 +251,8 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
   const std::string cache_dir = CacheDir(r, run);
   std::error_code ec;
   fs::create_directories(cache_dir, ec);
+  const std::string positions_csv = r["positions-csv"].as<std::string>();
+  std::string rows = std::string(learn::kPositionCsvColumns) + '\n';
   for (const auto& file : PonsFiles(r)) {
     auto positions = learn::ReadPonsFile(file, r["limit"].as<int>());
     const std::string cache = ec ? std::string() : cache_dir + "/" + CacheName(file);
@@ -261,6 +267,8 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
     const learn::MoveErrorResult m = learn::MoveError(game, net, positions, search);
     const std::string name = fs::path(file).filename().string();
     PrintMoveError(weights, net.ModelVersion(), name, m);
+    for (size_t i = 0; i < positions.size(); ++i)
+      rows += learn::PositionCsvRow(name, positions[i], m.moves[i]) + '\n';
     if (!run.empty()) {
       try {
         io::AppendCsvRow(io::RunDir(run).EvalCsv(),
@@ -272,6 +280,7 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
       }
     }
   }
+  if (!positions_csv.empty()) io::WriteTextFileAtomically(positions_csv, rows);
   return 0;
 }
 
@@ -298,6 +307,8 @@ int EvalCommand(int argc, char** argv) {
   if (weights.empty()) throw ConfigError("--weights or --run is required");
   if (!r["against-gtp"].as<std::string>().empty()) return GtpArenaCommand(r, c, weights);
   const bool arena = !r["against"].as<std::string>().empty();
+  if (arena && !r["positions-csv"].as<std::string>().empty())
+    throw ConfigError("--positions-csv is for move error (--pons, --sets), not for an arena");
   if (!arena && !r.count("pons") && !r.count("sets"))
     throw ConfigError("give --pons FILE or --sets DIR (move error), or --against B.h5 (arena)");
   const mcts::SearchConfig search = EvalSearch(c);

@@ -163,6 +163,7 @@ MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net,
   MoveErrorResult r;
   r.positions = static_cast<int>(positions.size());
   r.simulations = search.simulations;
+  r.moves.resize(positions.size());
   const int fb = game.Shape().FeatureBytes();
   const int actions = game.ActionCount();
   std::vector<std::unique_ptr<game::State>> states;
@@ -196,6 +197,8 @@ MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net,
       const int score = positions[first + i].score;
       const int outcome = score > 0 ? 2 : score == 0 ? 1 : 0;
       const float v = value[static_cast<size_t>(i)];
+      r.moves[first + i].net_move = best;
+      r.moves[first + i].net_value = v;
       const int read = v > 1.0f / 3 ? 2 : v < -1.0f / 3 ? 0 : 1;
       r.value_mean[outcome] += v;
       ++r.value_count[outcome];
@@ -220,9 +223,12 @@ MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net,
         ptrs.push_back(trees.back().get());
       }
       eval::RunSearches(game, net, ptrs, max_batch);
-      for (size_t i = 0; i < n; ++i)
-        judge(positions[first + i], trees[i]->ChooseAction(0.0f, rng), &r.mcts_errors,
-              &r.mcts_outcome_errors);
+      for (size_t i = 0; i < n; ++i) {
+        MoveErrorResult::Moves& m = r.moves[first + i];
+        m.mcts_move = trees[i]->ChooseAction(0.0f, rng);
+        m.mcts_value = trees[i]->RootValue();
+        judge(positions[first + i], m.mcts_move, &r.mcts_errors, &r.mcts_outcome_errors);
+      }
     }
   }
   r.seconds = MonotonicSeconds() - t0;
@@ -233,6 +239,25 @@ std::string MoveErrorCsvFields(const MoveErrorResult& m) {
   std::ostringstream os;
   os << m.positions << ',' << m.simulations << ',' << m.NetRate() << ',' << m.MctsRate() << ','
      << m.NetOutcomeRate() << ',' << m.MctsOutcomeRate() << ',' << m.ValueAgreement();
+  return os.str();
+}
+
+std::string PositionCsvRow(const std::string& file, const PonsPosition& p, const MoveErrorResult::Moves& m) {
+  // A verdict is a digit of `rating`; '-' where the chooser did not choose.
+  const auto verdict = [&](int move) {
+    return move >= 0 && static_cast<size_t>(move) < p.rating.size() ? p.rating[static_cast<size_t>(move)]
+                                                                    : '-';
+  };
+  std::string name = file;  // a file name is the user's: no column or row breaks from it
+  for (char& c : name)
+    if (c == ',' || c == '"' || c == '\n' || c == '\r') c = '_';
+  std::ostringstream os;
+  os << name << ',' << p.moves << ',' << p.score << ',' << p.rating << ',' << m.net_move + 1 << ','
+     << verdict(m.net_move) << ',' << m.net_value << ',';
+  if (m.mcts_move >= 0)
+    os << m.mcts_move + 1 << ',' << verdict(m.mcts_move) << ',' << m.mcts_value;
+  else
+    os << ",,";
   return os.str();
 }
 

@@ -14,6 +14,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/weights_file.h"
+#include "zerofarm/learn/strength.h"
 
 using namespace zerofarm;
 using namespace zerofarm::testing;
@@ -93,12 +94,15 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   // Move error of the newest checkpoint on 30 endgame positions.
   const std::string pons = ReferenceFile("connect4/Test_L3_R1");
   REQUIRE(Run({ZF_BINARY, "eval", "--run", run, "--pons", pons, "--limit", "30", "--simulations", "16",
-               "--no-status"},
+               "--no-status", "--positions-csv", dir / "positions.csv"},
               dir / "eval", &out, &err) == 0);
   CHECK_THAT(out, Catch::Contains("\"kind\":\"move_error\""));
   CHECK_THAT(out, Catch::Contains("\"model_version\":6"));
   CHECK_THAT(out, Catch::Contains("\"positions\":30"));
   CHECK(CountLines(run + "/eval/eval.csv") == 2);
+  CHECK(CountLines(dir / "positions.csv") == 31);  // a header and a row a position
+  CHECK_THAT(io::ReadTextFile(dir / "positions.csv"),
+             Catch::StartsWith(std::string(learn::kPositionCsvColumns) + "\nTest_L3_R1,"));
   // An explicit precision wins over the CPU's.
   for (const std::string& precision : std::vector<std::string>{"bf16", "fp32"}) {
     std::vector<std::string> args = train;
@@ -111,6 +115,10 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
                run + "/models/model-1.h5", "--games", "6", "--simulations", "8"},
               dir / "arena", &out, &err) == 0);
   CHECK_THAT(out, Catch::Contains("\"games\":6"));
+  CHECK(Run({ZF_BINARY, "eval", "--weights", run + "/models/model-6.h5", "--against",
+             run + "/models/model-1.h5", "--positions-csv", dir / "no.csv"},
+            dir / "arena-csv", &out, &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("--positions-csv is for move error"));
 
   // Bad input: one line, exit code 2.
   CHECK(Run({ZF_BINARY, "train"}, dir / "bad1", &out, &err) == kExitUsage);

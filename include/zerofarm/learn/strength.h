@@ -65,6 +65,17 @@ struct MoveErrorResult {
   int value_agree = 0;
   int simulations = 0;
   double seconds = 0.0;
+  // Each position's moves, in the order given (0-based columns; -1: not
+  // searched, simulations 0): what the network alone and the search chose,
+  // the value head's value and the search's root value (both for the side to
+  // move). For finding the positions behind the rates.
+  struct Moves {
+    int net_move = -1;
+    float net_value = 0;
+    int mcts_move = -1;
+    float mcts_value = 0;
+  };
+  std::vector<Moves> moves;
   double NetRate() const { return positions ? static_cast<double>(net_errors) / positions : 0.0; }
   double MctsRate() const { return positions ? static_cast<double>(mcts_errors) / positions : 0.0; }
   double NetOutcomeRate() const {
@@ -81,6 +92,14 @@ struct MoveErrorResult {
 inline constexpr const char* kMoveErrorCsvColumns =
     "positions,simulations,net_error,mcts_error,net_outcome_error,mcts_outcome_error,value_agreement";
 std::string MoveErrorCsvFields(const MoveErrorResult& m);
+
+// One position's row of `zerofarm eval --positions-csv` (kPositionCsvColumns):
+// the file's name, the position (Pons's moves and score), the solver's verdict
+// per column, and each chooser's move (1-based, as Pons writes columns), its
+// verdict (2 optimal, 1 same outcome, 0 gives the outcome away) and value.
+inline constexpr const char* kPositionCsvColumns =
+    "file,moves,score,rating,net_move,net_verdict,net_value,mcts_move,mcts_verdict,mcts_value";
+std::string PositionCsvRow(const std::string& file, const PonsPosition& p, const MoveErrorResult::Moves& m);
 
 // Rated positions only. search.simulations = 0 skips the MCTS part.
 MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net,

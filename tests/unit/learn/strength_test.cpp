@@ -140,6 +140,31 @@ TEST_CASE("move error: an exact evaluator errs nowhere, a perverse one almost ev
   const learn::MoveErrorResult mcts = learn::MoveError(game, oracle, positions, search);
   CHECK(mcts.mcts_errors <= 3);
   CHECK(mcts.mcts_outcome_errors == 0);
+
+  // Each position's moves, in order: the rates are counted from them.
+  REQUIRE(bad.moves.size() == positions.size());
+  REQUIRE(mcts.moves.size() == positions.size());
+  int bad_errors = 0, mcts_errors = 0;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const std::string& rating = positions[i].rating;
+    INFO("position " << positions[i].moves << " rating " << rating);
+    CHECK(rating[static_cast<size_t>(good.moves[i].net_move)] == '2');
+    CHECK(good.moves[i].net_value == Approx(positions[i].score > 0 ? 1 : positions[i].score < 0 ? -1 : 0));
+    CHECK(bad.moves[i].net_value == Approx(-good.moves[i].net_value));
+    CHECK(bad.moves[i].mcts_move == -1);  // no search at 0 simulations
+    bad_errors += rating[static_cast<size_t>(bad.moves[i].net_move)] != '2';
+    REQUIRE(mcts.moves[i].mcts_move >= 0);
+    mcts_errors += rating[static_cast<size_t>(mcts.moves[i].mcts_move)] != '2';
+  }
+  CHECK(bad_errors == bad.net_errors);
+  CHECK(mcts_errors == mcts.mcts_errors);
+  // Its CSV row: columns 1-based, as Pons writes them; a file name cannot break the row.
+  learn::PonsPosition p{"4455", -2, "2210--0"};
+  CHECK(learn::PositionCsvRow("Test,X", p, {1, 0.5f, 3, -0.25f}) ==
+        "Test_X,4455,-2,2210--0,2,2,0.5,4,0,-0.25");
+  CHECK(learn::PositionCsvRow("T", p, {6, 1.0f, -1, 0.0f}) == "T,4455,-2,2210--0,7,0,1,,,");
+  CHECK(std::string(learn::kPositionCsvColumns).find(",net_move,net_verdict,net_value,mcts_move,") !=
+        std::string::npos);
 }
 
 TEST_CASE("move error: verdicts are cached, and a wrong score in the file is caught", "[strength]") {
