@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a network gives the outcome away: a `zerofarm eval --positions-csv` file
 broken down by the position's exact score, its plies played, and how many of its
-moves keep the outcome (docs/learning.md, "What it shows").
+moves keep the outcome (docs/learning.md, "Where v1337 gives Test_L1_R3 away").
 
     tools/positions_breakdown.py POSITIONS.csv [FILE]    (FILE: only rows of that Pons file)
 

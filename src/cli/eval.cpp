@@ -252,6 +252,10 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
   std::error_code ec;
   fs::create_directories(cache_dir, ec);
   const std::string positions_csv = r["positions-csv"].as<std::string>();
+  // Written at the end: a path that cannot be written fails now, not after the evaluation.
+  const fs::path csv_dir = fs::path(positions_csv).parent_path();
+  if (!positions_csv.empty() && !csv_dir.empty() && !fs::is_directory(csv_dir))
+    throw ConfigError("--positions-csv " + positions_csv + ": " + csv_dir.string() + " is not a directory");
   std::string rows = std::string(learn::kPositionCsvColumns) + '\n';
   for (const auto& file : PonsFiles(r)) {
     auto positions = learn::ReadPonsFile(file, r["limit"].as<int>());
@@ -305,10 +309,10 @@ int EvalCommand(int argc, char** argv) {
   std::string weights = c.weights;
   if (!run.empty() && weights.empty()) weights = NewestModel(run);
   if (weights.empty()) throw ConfigError("--weights or --run is required");
-  if (!r["against-gtp"].as<std::string>().empty()) return GtpArenaCommand(r, c, weights);
-  const bool arena = !r["against"].as<std::string>().empty();
+  const bool arena = !r["against"].as<std::string>().empty() || !r["against-gtp"].as<std::string>().empty();
   if (arena && !r["positions-csv"].as<std::string>().empty())
     throw ConfigError("--positions-csv is for move error (--pons, --sets), not for an arena");
+  if (!r["against-gtp"].as<std::string>().empty()) return GtpArenaCommand(r, c, weights);
   if (!arena && !r.count("pons") && !r.count("sets"))
     throw ConfigError("give --pons FILE or --sets DIR (move error), or --against B.h5 (arena)");
   const mcts::SearchConfig search = EvalSearch(c);

@@ -40,6 +40,7 @@
 #include "zerofarm/proc/evaluator_command.h"
 #include "zerofarm/proc/game_codec.h"
 #include "zerofarm/proc/gpu_plan.h"
+#include "zerofarm/proc/hang_watch.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/eval_cache.h"
 #include "zerofarm/shm/layout.h"
@@ -72,6 +73,7 @@ struct Child {
   bool finished = false;         // exited 0 on its own (a worker whose budget is spent)
   std::vector<double> failures;  // times of recent abnormal exits
   uint64_t started_ns = 0;       // MonotonicNs() of the current process's start
+  Silence silence;               // its silence as the supervisor watched it (Hung() only)
 
   Child(ChildRole r, uint32_t s) : role(r), name(r.Name()), slot(s) {}
   bool IsWorker() const { return role.kind == ChildRole::Kind::kWorker; }
@@ -80,60 +82,55 @@ struct Child {
 
 // ---- hung children (issue #21) ---------------------------------------------------
 
-// The supervisor says a child stopped beating only over time it was itself
-// running to watch. After a pause of its own (the machine suspended or frozen,
-// the whole farm SIGSTOPped, an I/O stall that blocked it) longer than a
-// quarter of --hang-timeout (at least 1 s), every child's silence counts from
-// the end of that pause: its children were most likely frozen with it. Seen
-// on a 2-core VM whose kernel stalled every process for 3.5 minutes: the
-// supervisor woke and killed its three healthy children as hung.
+// One pass of the supervisor's watch (proc/hang_watch.h); logs a pause of
+// its own, at most once a minute. Returns now.
 class WatchClock {
  public:
-  // Once per supervision pass; returns MonotonicNs() now.
-  uint64_t Pass(const FarmConfig& config) {
+  explicit WatchClock(const FarmConfig& config) : watch_(config.hang_timeout) {}
+  uint64_t Pass() {
     const uint64_t now = MonotonicNs();
-    const double gap = static_cast<double>(now - last_) * 1e-9;
-    if (config.hang_timeout > 0 && gap > std::max(1.0, config.hang_timeout / 4)) {
-      since_ = now;
+    const uint64_t pause = watch_.Pass(now);
+    if (pause > 0 && (warned_ns_ == 0 || now - warned_ns_ > kWarnEveryNs)) {
       ZF_LOG(WARN)
-          << "the supervisor itself did not run for " << gap
-          << " s (the machine paused or stalled): no child is judged hung for its silence before now";
+          << "the supervisor itself did not run for " << static_cast<double>(pause) * 1e-9
+          << " s (the machine paused or stalled): that time does not count as its children's silence";
+      warned_ns_ = now;
     }
-    last_ = now;
     return now;
   }
-  uint64_t Since() const { return since_; }  // the end of the last pause; 0: none
+  uint64_t PausedNs() const { return watch_.PausedNs(); }
 
  private:
-  uint64_t last_ = MonotonicNs();
-  uint64_t since_ = 0;
+  static constexpr uint64_t kWarnEveryNs = 60'000'000'000;
+  HangWatch watch_;
+  uint64_t warned_ns_ = 0;
 };
 
-// A running child whose heartbeat (or, before its first one, its start) is
-// older than --hang-timeout, counted from no earlier than `watched` (the
-// WatchClock), is hung; *age_s is its silence. Before its first heartbeat a
-// child has at least FarmConfig::kStartupGraceSeconds (exec, loading LibTorch).
-bool Hung(const Child& c, const shm::SegmentMap& map, const FarmConfig& config, uint64_t now,
-          uint64_t watched, double* age_s) {
+// A running child is hung when its silence since its last heartbeat (or,
+// before its first one, its start), as the supervisor watched it (`paused_ns`:
+// WatchClock::PausedNs(); proc/hang_watch.h), is over --hang-timeout; *age_s
+// is the whole silence. Before its first heartbeat a child has at least
+// FarmConfig::kStartupGraceSeconds (exec, loading LibTorch).
+bool Hung(Child& c, const shm::SegmentMap& map, const FarmConfig& config, uint64_t now, uint64_t paused_ns,
+          double* age_s) {
   if (config.hang_timeout <= 0 || !c.process.running()) return false;
   // relaxed: a timestamp compared with a deadline.
   const uint64_t beat = map.Process(c.slot).heartbeat_ns.load(std::memory_order_relaxed);
   const bool beaten = beat >= c.started_ns;
   const uint64_t last = beaten ? beat : c.started_ns;
-  if (last >= now) return false;  // a beat in the future: busy by promise
-  *age_s = static_cast<double>(now - last) * 1e-9;
-  const double seen_s = static_cast<double>(now - std::max(last, watched)) * 1e-9;
-  return seen_s >
+  const double watched_s = c.silence.WatchedSeconds(last, now, paused_ns);
+  *age_s = last < now ? static_cast<double>(now - last) * 1e-9 : 0.0;
+  return watched_s >
          (beaten ? config.hang_timeout : std::max(config.hang_timeout, FarmConfig::kStartupGraceSeconds));
 }
 
 // Kills every hung child (SIGKILL works on a SIGSTOPped one too); the caller
 // reaps and restarts it like any dead child. Counted in ProcessSlot::hangs.
 void KillHungChildren(std::vector<Child>& children, const shm::SegmentMap& map, const FarmConfig& config,
-                      uint64_t now, uint64_t watched) {
+                      uint64_t now, uint64_t paused_ns) {
   for (auto& c : children) {
     double age = 0;
-    if (!Hung(c, map, config, now, watched, &age)) continue;
+    if (!Hung(c, map, config, now, paused_ns, &age)) continue;
     ZF_LOG(ERROR) << c.name << " (pid " << c.process.pid() << ") is hung: no heartbeat for " << age
                   << " s (--hang-timeout " << config.hang_timeout << "); killing it";
     c.process.Signal(SIGKILL);
@@ -241,15 +238,14 @@ uint32_t GameQueueDepth(const FarmConfig& config, size_t game_slot_bytes) {
 // full disk) is not. With --hang-timeout 0 the drain gets 120 s in all.
 // Returns the exit code it adds: kExitOk, kExitFailure or kExitNoSpace.
 int DrainWriter(Child& writer, const std::function<void(Child&)>& start, const shm::SegmentMap& map,
-                const FarmConfig& config, const std::function<void()>& beat) {
+                const FarmConfig& config, WatchClock& watch, const std::function<void()>& beat) {
   const double begun = MonotonicSeconds();
   int restarts = 0;
-  WatchClock watch;
   while (writer.process.running()) {
     beat();
     double age = 0;
-    const uint64_t now = watch.Pass(config);
-    if (Hung(writer, map, config, now, watch.Since(), &age)) {
+    const uint64_t now = watch.Pass();
+    if (Hung(writer, map, config, now, watch.PausedNs(), &age)) {
       ZF_LOG(ERROR) << "the writer (pid " << writer.process.pid()
                     << ") is hung while draining: no heartbeat for " << age << " s; killing it";
       writer.process.Signal(SIGKILL);
@@ -373,7 +369,8 @@ class Farm {
         segment_name_(std::move(segment_name)),
         launch_(std::move(launch)),
         cache_(cache),
-        workers_(map.params().num_workers) {
+        workers_(map.params().num_workers),
+        watch_(config) {
     const uint32_t evaluators = map.params().num_evaluators;
     children_.emplace_back(ChildRole{ChildRole::Kind::kWriter, 0}, workers_ + evaluators);
     for (uint32_t e = 0; e < evaluators; ++e)
@@ -419,6 +416,7 @@ class Farm {
   const shm::EvalCacheMemory* const cache_;  // nullptr: --eval-cache 0
   const uint32_t workers_;
   std::vector<Child> children_;
+  WatchClock watch_;  // from construction to the end of the drain
 };
 
 void Farm::Start(Child& c) {
@@ -453,11 +451,10 @@ void Farm::Start(Child& c) {
 std::string Farm::Supervise(StatusReporter& status, int* exit_code) {
   const double started = MonotonicSeconds();
   std::string stop_reason;
-  WatchClock watch;
   while (stop_reason.empty()) {
     Beat();
-    const uint64_t now = watch.Pass(config_);
-    KillHungChildren(children_, map_, config_, now, watch.Since());
+    const uint64_t now = watch_.Pass();
+    KillHungChildren(children_, map_, config_, now, watch_.PausedNs());
     stop_reason = ReapChildren(exit_code);
     if (!stop_reason.empty()) break;
     stop_reason = StopRequested(status, started);
@@ -551,7 +548,10 @@ int Farm::Stop() {
   std::vector<ChildProcess*> others;
   for (auto& c : children_)
     if (!c.IsWriter()) others.push_back(&c.process);
-  const std::vector<int> ends = WaitAll(others, 10000, [this]() { Beat(); });
+  const std::vector<int> ends = WaitAll(others, 10000, [this]() {
+    Beat();
+    watch_.Pass();  // watching goes on: the drain's hang check needs it
+  });
   for (size_t i = 0, k = 0; i < children_.size(); ++i) {
     if (children_[i].IsWriter()) continue;
     const int st = ends[k++];
@@ -563,9 +563,9 @@ int Farm::Stop() {
   int exit_code = kExitOk;
   for (auto& c : children_)
     if (c.IsWriter())
-      exit_code =
-          std::max(exit_code, DrainWriter(
-                                  c, [this](Child& w) { Start(w); }, map_, config_, [this]() { Beat(); }));
+      exit_code = std::max(
+          exit_code, DrainWriter(
+                         c, [this](Child& w) { Start(w); }, map_, config_, watch_, [this]() { Beat(); }));
   return exit_code;
 }
 

@@ -119,6 +119,10 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
              run + "/models/model-1.h5", "--positions-csv", dir / "no.csv"},
             dir / "arena-csv", &out, &err) == kExitUsage);
   CHECK_THAT(err, Catch::Contains("--positions-csv is for move error"));
+  CHECK(Run({ZF_BINARY, "eval", "--run", run, "--pons", pons, "--limit", "5", "--positions-csv",
+             dir / "none/p.csv"},
+            dir / "csv-dir", &out, &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("none is not a directory"));
 
   // Bad input: one line, exit code 2.
   CHECK(Run({ZF_BINARY, "train"}, dir / "bad1", &out, &err) == kExitUsage);
