@@ -73,7 +73,6 @@ struct Child {
   bool finished = false;         // exited 0 on its own (a worker whose budget is spent)
   std::vector<double> failures;  // times of recent abnormal exits
   uint64_t started_ns = 0;       // MonotonicNs() of the current process's start
-  Silence silence;               // its silence as the supervisor watched it (Hung() only)
 
   Child(ChildRole r, uint32_t s) : role(r), name(r.Name()), slot(s) {}
   bool IsWorker() const { return role.kind == ChildRole::Kind::kWorker; }
@@ -98,7 +97,7 @@ class WatchClock {
     }
     return now;
   }
-  uint64_t PausedNs() const { return watch_.PausedNs(); }
+  const HangWatch& watch() const { return watch_; }
 
  private:
   static constexpr uint64_t kWarnEveryNs = 60'000'000'000;
@@ -107,18 +106,18 @@ class WatchClock {
 };
 
 // A running child is hung when its silence since its last heartbeat (or,
-// before its first one, its start), as the supervisor watched it (`paused_ns`:
-// WatchClock::PausedNs(); proc/hang_watch.h), is over --hang-timeout; *age_s
-// is the whole silence. Before its first heartbeat a child has at least
+// before its first one, its start), as the supervisor watched it
+// (proc/hang_watch.h), is over --hang-timeout; *age_s is the whole silence.
+// Before its first heartbeat a child has at least
 // FarmConfig::kStartupGraceSeconds (exec, loading LibTorch).
-bool Hung(Child& c, const shm::SegmentMap& map, const FarmConfig& config, uint64_t now, uint64_t paused_ns,
-          double* age_s) {
+bool Hung(const Child& c, const shm::SegmentMap& map, const FarmConfig& config, uint64_t now,
+          const HangWatch& watch, double* age_s) {
   if (config.hang_timeout <= 0 || !c.process.running()) return false;
   // relaxed: a timestamp compared with a deadline.
   const uint64_t beat = map.Process(c.slot).heartbeat_ns.load(std::memory_order_relaxed);
   const bool beaten = beat >= c.started_ns;
   const uint64_t last = beaten ? beat : c.started_ns;
-  const double watched_s = c.silence.WatchedSeconds(last, now, paused_ns);
+  const double watched_s = watch.WatchedSeconds(last, now);
   *age_s = last < now ? static_cast<double>(now - last) * 1e-9 : 0.0;
   return watched_s >
          (beaten ? config.hang_timeout : std::max(config.hang_timeout, FarmConfig::kStartupGraceSeconds));
@@ -127,10 +126,10 @@ bool Hung(Child& c, const shm::SegmentMap& map, const FarmConfig& config, uint64
 // Kills every hung child (SIGKILL works on a SIGSTOPped one too); the caller
 // reaps and restarts it like any dead child. Counted in ProcessSlot::hangs.
 void KillHungChildren(std::vector<Child>& children, const shm::SegmentMap& map, const FarmConfig& config,
-                      uint64_t now, uint64_t paused_ns) {
+                      uint64_t now, const HangWatch& watch) {
   for (auto& c : children) {
     double age = 0;
-    if (!Hung(c, map, config, now, paused_ns, &age)) continue;
+    if (!Hung(c, map, config, now, watch, &age)) continue;
     ZF_LOG(ERROR) << c.name << " (pid " << c.process.pid() << ") is hung: no heartbeat for " << age
                   << " s (--hang-timeout " << config.hang_timeout << "); killing it";
     c.process.Signal(SIGKILL);
@@ -245,7 +244,7 @@ int DrainWriter(Child& writer, const std::function<void(Child&)>& start, const s
     beat();
     double age = 0;
     const uint64_t now = watch.Pass();
-    if (Hung(writer, map, config, now, watch.PausedNs(), &age)) {
+    if (Hung(writer, map, config, now, watch.watch(), &age)) {
       ZF_LOG(ERROR) << "the writer (pid " << writer.process.pid()
                     << ") is hung while draining: no heartbeat for " << age << " s; killing it";
       writer.process.Signal(SIGKILL);
@@ -454,7 +453,7 @@ std::string Farm::Supervise(StatusReporter& status, int* exit_code) {
   while (stop_reason.empty()) {
     Beat();
     const uint64_t now = watch_.Pass();
-    KillHungChildren(children_, map_, config_, now, watch_.PausedNs());
+    KillHungChildren(children_, map_, config_, now, watch_.watch());
     stop_reason = ReapChildren(exit_code);
     if (!stop_reason.empty()) break;
     stop_reason = StopRequested(status, started);

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <memory>
 #include <thread>
 
 #include "farm_check.h"
@@ -38,6 +39,26 @@ void CheckNothingLost(const std::string& out, const std::string& summary) {
   CHECK(FilesWithSuffix(out, ".tmp").empty());
 }
 
+// A farm's end after SIGINT: its exit code, summary (stdout) and stderr.
+struct Ended {
+  int code;
+  std::string summary, err;
+  std::string ErrTail() const { return err.substr(err.size() > 6000 ? err.size() - 6000 : 0); }
+};
+Ended StopAndWait(Spawned& farm) {
+  farm.Signal(SIGINT);
+  const int code = farm.Wait(180);
+  return {code, farm.Stdout(), farm.Stderr()};
+}
+
+// A farm writing to DIR/run with `args`, once its evaluators serve and it has played 2 s.
+std::unique_ptr<Spawned> ServingFarm(const ScratchDir& dir, const std::vector<std::string>& args) {
+  auto farm = std::make_unique<Spawned>(FarmArgs(dir / "run", args), dir / "farm");
+  REQUIRE(WaitFor([&]() { return farm->Stderr().find("serving workers") != std::string::npos; }, 120));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  return farm;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -64,12 +85,11 @@ TEST_CASE(
     CHECK_THAT(err, Catch::Contains("(pid " + std::to_string(victim) + ") is hung"));
   }
   std::this_thread::sleep_for(std::chrono::seconds(3));  // the farm goes on
-  farm.Signal(SIGINT);
-  const int code = farm.Wait(180);
-  const std::string err = farm.Stderr(), summary = farm.Stdout();
+  const Ended end = StopAndWait(farm);
+  const std::string &err = end.err, &summary = end.summary;
   INFO(summary);
-  INFO(err.substr(err.size() > 6000 ? err.size() - 6000 : 0));
-  REQUIRE(code == 0);
+  INFO(end.ErrTail());
+  REQUIRE(end.code == 0);
   CHECK(Count(err, ") is hung") == 3);
   CHECK_THAT(summary, Catch::Contains("3 hung children killed and restarted"));
   CHECK_THAT(summary, Catch::Contains("1 workers, 1 evaluators, 1 writers"));
@@ -85,11 +105,9 @@ TEST_CASE(
 TEST_CASE("a farm frozen whole for longer than --hang-timeout wakes without killing its children",
           "[multiprocess][fault][hung]") {
   ScratchDir dir("zf-frozen");
-  const std::string out = dir / "run";
-  Spawned farm(FarmArgs(out, {"--hang-timeout", "4", "--shard-positions", "300"}), dir / "farm");
-  REQUIRE(WaitFor([&]() { return farm.Stderr().find("serving workers") != std::string::npos; }, 120));
-  std::this_thread::sleep_for(std::chrono::seconds(2));
-  // The machine freezes (a suspended laptop, a paused VM): every process of
+  const auto owned = ServingFarm(dir, {"--hang-timeout", "4", "--shard-positions", "300"});
+  Spawned& farm = *owned;
+  // The machine freezes (a VM paused or starved by its host): every process of
   // the farm stops at once, for 2.5 x --hang-timeout. The supervisor wakes
   // first, its children a second later: the order in which an unfrozen
   // scheduler may run them, and the one that tempts it to call them hung.
@@ -99,16 +117,15 @@ TEST_CASE("a farm frozen whole for longer than --hang-timeout wakes without kill
   std::this_thread::sleep_for(std::chrono::seconds(1));
   REQUIRE(kill(-farm.pid(), SIGCONT) == 0);
   std::this_thread::sleep_for(std::chrono::seconds(4));  // a whole --hang-timeout of watching after it
-  farm.Signal(SIGINT);
-  const int code = farm.Wait(180);
-  const std::string err = farm.Stderr(), summary = farm.Stdout();
+  const Ended end = StopAndWait(farm);
+  const std::string &err = end.err, &summary = end.summary;
   INFO(summary);
-  INFO(err.substr(err.size() > 6000 ? err.size() - 6000 : 0));
-  REQUIRE(code == 0);
+  INFO(end.ErrTail());
+  REQUIRE(end.code == 0);
   CHECK_THAT(err, Catch::Contains("the supervisor itself did not run for"));
   CHECK(Count(err, ") is hung") == 0);
   CHECK(NumberAfter(summary, "restarts ") == 0);
-  CheckNothingLost(out, summary);
+  CheckNothingLost(dir / "run", summary);
 }
 
 TEST_CASE("a writer that dies or hangs during the final drain is restarted and drains every finished game",
@@ -143,10 +160,8 @@ TEST_CASE("a writer that dies or hangs during the final drain is restarted and d
 TEST_CASE("at stop the children that do not stop are waited for all at once and not one by one",
           "[multiprocess][fault][hung]") {
   ScratchDir dir("zf-parallel-stop");
-  const std::string out = dir / "run";
-  Spawned farm(FarmArgs(out, {"--workers", "3", "--hang-timeout", "0"}), dir / "farm");
-  REQUIRE(WaitFor([&]() { return farm.Stderr().find("serving workers") != std::string::npos; }, 120));
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const auto owned = ServingFarm(dir, {"--workers", "3", "--hang-timeout", "0"});
+  Spawned& farm = *owned;
   std::vector<pid_t> stopped;
   for (const std::string role : {"zf-worker-0", "zf-worker-1", "zf-worker-2"}) {
     const pid_t pid = ChildNamed(farm.pid(), role);
@@ -165,5 +180,5 @@ TEST_CASE("at stop the children that do not stop are waited for all at once and 
   // One by one, three stopped workers cost 3 x 10 s; all at once about 10 s.
   // Generous for a loaded machine, still below the serial 30 s.
   CHECK(secs < 27.0);
-  CheckNothingLost(out, farm.Stdout());
+  CheckNothingLost(dir / "run", farm.Stdout());
 }
