@@ -81,18 +81,21 @@ struct Child {
 
 // ---- hung children (issue #21) ---------------------------------------------------
 
-// One pass of the supervisor's watch (proc/hang_watch.h); logs a pause of
-// its own, at most once a minute. Returns now.
+// One pass of the supervisor's watch (proc/hang_watch.h). Logs a pause of
+// its own: every one as long as --hang-timeout (each would have cost healthy
+// children), shorter ones at most once a minute. Returns now.
 class WatchClock {
  public:
-  explicit WatchClock(const FarmConfig& config) : watch_(config.hang_timeout) {}
+  explicit WatchClock(const FarmConfig& config)
+      : watch_(config.hang_timeout), always_log_ns_(static_cast<uint64_t>(config.hang_timeout * 1e9)) {}
   uint64_t Pass() {
     const uint64_t now = MonotonicNs();
     const uint64_t pause = watch_.Pass(now);
-    if (pause > 0 && (warned_ns_ == 0 || now - warned_ns_ > kWarnEveryNs)) {
-      ZF_LOG(WARN)
-          << "the supervisor itself did not run for " << static_cast<double>(pause) * 1e-9
-          << " s (the machine paused or stalled): that time does not count as its children's silence";
+    if (pause > 0 && (pause >= always_log_ns_ || warned_ns_ == 0 || now - warned_ns_ > kWarnEveryNs)) {
+      ZF_LOG(WARN) << "the supervisor itself did not run for " << static_cast<double>(pause) * 1e-9
+                   << " s (the machine paused or stalled, or its own work did): all but "
+                   << static_cast<double>(watch_.CountedNs()) * 1e-9
+                   << " s of it is not its children's silence";
       warned_ns_ = now;
     }
     return now;
@@ -102,6 +105,7 @@ class WatchClock {
  private:
   static constexpr uint64_t kWarnEveryNs = 60'000'000'000;
   HangWatch watch_;
+  const uint64_t always_log_ns_;
   uint64_t warned_ns_ = 0;
 };
 

@@ -24,6 +24,7 @@ TEST_CASE("hang watch: a pause of the supervisor's own does not count as silence
   // 10 s, and the supervisor's next pass comes 10.02 s after its last.
   const uint64_t late_beat = now + 10 * kMs;
   now += 10 * kS + 20 * kMs;
+  const uint64_t pause_end = now;
   CHECK(watch.Pass(now) == 10 * kS + 20 * kMs);
   // 12 s since the first child's beat, 3 s of it watched: not yet over 4.
   CHECK(watch.UnwatchedSince(kT0) == 9 * kS + 20 * kMs);
@@ -31,11 +32,14 @@ TEST_CASE("hang watch: a pause of the supervisor's own does not count as silence
   // The second child's beat came inside the pause: only the part after it
   // counts, less the threshold (the same 1 s watched).
   CHECK(watch.WatchedSeconds(late_beat, now) == Approx(1.0));
-  // A beat after the pause is watched whole.
+  // A beat in the pause's last 5 ms: a part under the threshold, watched whole.
   CHECK(watch.WatchedSeconds(now - 5 * kMs, now) == Approx(0.005));
   // The first child stays silent: watched time grows again, pass by pass.
   for (int i = 0; i < 100; ++i) watch.Pass(now += 20 * kMs);
   CHECK(watch.WatchedSeconds(kT0, now) == Approx(5.0));
+  // A beat after the pause's end owes it nothing.
+  CHECK(watch.UnwatchedSince(pause_end) == 0);
+  CHECK(watch.WatchedSeconds(pause_end + kS, now) == Approx(1.0));
 }
 
 TEST_CASE("hang watch: a supervisor whose every pass is slow still finds a hung child", "[proc][hang]") {
@@ -55,7 +59,8 @@ TEST_CASE("hang watch: a supervisor whose every pass is slow still finds a hung 
   // Pauses past the ones kept are forgotten: counted as watched, which only finds a hang sooner.
   for (size_t i = 0; i < 2 * HangWatch::kPausesKept; ++i) watch.Pass(now += 3 * kS);
   CHECK(watch.UnwatchedSince(beat) == HangWatch::kPausesKept * 2 * kS);
-  CHECK(watch.WatchedSeconds(beat, now) <= static_cast<double>(now - beat) * 1e-9);
+  CHECK(watch.WatchedSeconds(beat, now) == Approx(399.0 - 128.0));  // 133 passes of 3 s
+  CHECK(watch.UnwatchedSince(now - 3 * kS) == 2 * kS);              // the newest pause is kept
 }
 
 TEST_CASE("hang watch: promises, short gaps and a disabled watch", "[proc][hang]") {
@@ -73,6 +78,15 @@ TEST_CASE("hang watch: promises, short gaps and a disabled watch", "[proc][hang]
   watch.Pass(now += 60 * kS);
   CHECK(watch.UnwatchedSince(kT0) == 52500 * kMs);
   CHECK(watch.WatchedSeconds(kT0, now) == Approx(14.5));
+
+  // Under 4 s the threshold stays 1 s, and a pause counts a quarter of the timeout.
+  HangWatch short_timeout(2.0);
+  CHECK(short_timeout.ThresholdNs() == kS);
+  CHECK(short_timeout.CountedNs() == 500 * kMs);
+  short_timeout.Pass(kT0);
+  CHECK(short_timeout.Pass(kT0 + 900 * kMs) == 0);  // under the threshold
+  CHECK(short_timeout.Pass(kT0 + 10900 * kMs) == 10 * kS);
+  CHECK(short_timeout.WatchedSeconds(kT0, kT0 + 10900 * kMs) == Approx(1.4));  // 0.9 + 0.5
 
   HangWatch off(0.0);  // --hang-timeout 0
   off.Pass(kT0);
