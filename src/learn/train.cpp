@@ -159,17 +159,6 @@ void BootstrapSampledMoves(const std::vector<io::ShardGame>& games, int actions,
   }
 }
 
-// The shard's games, read once for the value targets; each game's rows must
-// lie within the shard's (a hostile or damaged shard is refused, not indexed).
-std::vector<io::ShardGame> GamesWithinRows(const io::ShardReader& reader, size_t rows) {
-  std::vector<io::ShardGame> games = reader.ReadGames();
-  for (const io::ShardGame& g : games)
-    if (g.first_position < 0 || g.position_count < 0 ||
-        static_cast<uint64_t>(g.first_position) + static_cast<uint64_t>(g.position_count) > rows)
-      throw Error(reader.path() + ": game " + std::to_string(g.game_id) + " has rows past the end");
-  return games;
-}
-
 // z <- (1 - w) x z + w x root_value, row by row (both the mover's view).
 void BlendSearchValue(double w, io::PositionRows* rows) {
   for (size_t i = 0; i < rows->z.size(); ++i)
@@ -191,7 +180,8 @@ void ShardWindow::CheckGame(const io::ShardMeta& m, const std::string& path) {
 ShardWindow::Shard ShardWindow::Load(const io::ShardReader& reader, int64_t mtime_ns) const {
   io::PositionRows rows = reader.ReadAllPositions();
   if (value_discount_ < 1.0 || bootstrap_sampled_) {
-    const std::vector<io::ShardGame> games = GamesWithinRows(reader, rows.z.size());
+    // Read once for both; the reader refuses a game whose rows are not the shard's.
+    const std::vector<io::ShardGame> games = reader.ReadGames();
     if (value_discount_ < 1.0) DiscountValueTargets(games, value_discount_, &rows);
     if (bootstrap_sampled_) BootstrapSampledMoves(games, reader.meta().actions, value_discount_, &rows);
   }

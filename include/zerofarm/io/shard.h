@@ -182,7 +182,10 @@ class ShardReader {
   uint64_t Positions() const { return meta_.positions; }
   uint64_t Games() const { return meta_.games; }
 
-  // All of /games with each game's moves.
+  // All of /games with each game's moves. Throws Error when a game's rows
+  // [first_position, first_position + position_count) do not lie within the
+  // shard's Positions() (a damaged or hostile file), or its moves_offset
+  // does not index /games/moves: callers may index rows by them unchecked.
   std::vector<ShardGame> ReadGames() const;
   // Rows [first, first + count) of /positions; throws if out of range.
   PositionRows ReadPositions(uint64_t first, uint64_t count) const;

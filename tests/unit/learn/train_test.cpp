@@ -267,9 +267,9 @@ TEST_CASE("a shard whose games point past its rows is skipped, whatever the valu
     io::WriteDataset(f.id(), "/games/position_count", count);
   }
   CHECK_THROWS_WITH(io::ShardReader(bad).ReadGames(), Catch::Contains("has positions out of range"));
-  // Every way of making the value targets reads the games (the reader and the
-  // window both check their rows), and each skips the shard rather than index
-  // past its rows; the good shard stays.
+  // Every way of making the value targets reads the games (the reader checks
+  // their rows), and each skips the shard rather than index past its rows;
+  // the good shard stays.
   for (const auto& [discount, boot] : {std::pair{0.8, false}, {1.0, true}, {0.8, true}}) {
     INFO("discount " << discount << " bootstrap " << boot);
     learn::ShardWindow window(dir.path(), 1'000'000, discount, 0.0, boot);
