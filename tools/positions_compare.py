@@ -13,6 +13,7 @@ positions) hide, because most positions are right or wrong for both.
 """
 import csv
 import sys
+from collections import Counter
 from math import comb
 
 
@@ -26,9 +27,16 @@ def sign_test(a_only, b_only):
 
 
 def read(path, only):
+    """{(file, moves, k): row}; k counts earlier rows of the same line, so a
+    position a file holds twice counts twice, as `zerofarm eval` counts it."""
+    rows, seen = {}, Counter()
     with open(path, newline="") as f:
-        rows = [r for r in csv.DictReader(f) if only is None or r["file"] == only]
-    return {(r["file"], r["moves"]): r for r in rows}
+        for r in csv.DictReader(f):
+            if only is None or r["file"] == only:
+                line = (r["file"], r["moves"])
+                rows[line + (seen[line],)] = r
+                seen[line] += 1
+    return rows
 
 
 def main():

@@ -18,13 +18,15 @@ COLUMNS = ["file", "moves", "score", "rating", "net_move", "net_verdict", "net_v
            "mcts_verdict", "mcts_value"]
 
 
-def write_csv(path, verdicts):
-    """verdicts: [(net_verdict, mcts_verdict)] for positions 1..n of Test_X."""
+def write_csv(path, verdicts, moves=None):
+    """verdicts: [(net_verdict, mcts_verdict)] for positions 1..n of Test_X
+    (their move strings `moves`, else all different)."""
+    moves = moves or [str(1000 + i) for i in range(len(verdicts))]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(COLUMNS)
-        for i, (net, mcts) in enumerate(verdicts):
-            w.writerow(["Test_X", str(1000 + i), "1", "2100000", "1", net, "0.1", "1", mcts, "0.2"])
+        for m, (net, mcts) in zip(moves, verdicts):
+            w.writerow(["Test_X", m, "1", "2100000", "1", net, "0.1", "1", mcts, "0.2"])
 
 
 class PositionsCompareTest(unittest.TestCase):
@@ -51,6 +53,17 @@ class PositionsCompareTest(unittest.TestCase):
         mcts_opt = [l for l in r.stdout.splitlines() if l.split()[:2] == ["mcts", "not"]][0].split()
         # MCTS not optimal: A 1 (the shared 0), B 2 (the 1 and the 0): B only 1.
         self.assertEqual(mcts_opt[3:7], ["10.0%", "20.0%", "0", "1"])
+
+    def test_a_position_held_twice_counts_twice(self):
+        # The same line twice: A errs on its first copy only, B on neither.
+        pa, pb = os.path.join(self.dir.name, "a.csv"), os.path.join(self.dir.name, "b.csv")
+        write_csv(pa, [("0", "2"), ("2", "2"), ("2", "2")], moves=["44", "44", "45"])
+        write_csv(pb, [("2", "2")] * 3, moves=["44", "44", "45"])
+        r = self.run_tool(pa, pb)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("3 positions"), r.stdout)
+        net_away = [l for l in r.stdout.splitlines() if l.split()[:2] == ["net", "gives"]][0].split()
+        self.assertEqual(net_away[5:9], ["33.3%", "0.0%", "1", "0"])
 
     def test_sign_test_is_exact(self):
         self.assertEqual(positions_compare.sign_test(0, 0), 1.0)
