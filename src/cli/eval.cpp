@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/log.h"
+#include "zerofarm/eval/symmetric_evaluator.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/run_dir.h"
@@ -80,9 +81,10 @@ std::unique_ptr<eval::Evaluator> LoadNet(const game::Game& game, const std::stri
   eval::TorchOptions options;
   options.intra_op_threads = c.eval_threads;
   options.bf16 = c.bf16 || c.precision == "bf16";  // auto: fp32, as before
-  if (spec == "random")
-    return eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(game, c), c.seed), options);
-  return eval::MakeTorchEvaluator(proc::LoadWeightsFor(game, spec), options);
+  auto net = spec == "random"
+                 ? eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(game, c), c.seed), options)
+                 : eval::MakeTorchEvaluator(proc::LoadWeightsFor(game, spec), options);
+  return c.average_symmetries ? eval::MakeSymmetricEvaluator(game, std::move(net)) : std::move(net);
 }
 
 // What each number of a move-error report means (the JSON's "metrics").
@@ -95,17 +97,25 @@ nlohmann::ordered_json MoveErrorMetrics() {
        "share of positions where the chosen move gives away the game-theoretic outcome "
        "(a win becomes a draw or a loss, a draw a loss)"},
       {"value_agreement", "share of positions whose value is nearest the exact outcome of -1, 0, +1"},
+      {"symmetries_averaged",
+       "how many orientations of each position the network's policy and value are the mean of "
+       "(--average-symmetries; 1 = the position as it is)"},
       {"value_mean", "the value head's mean over the positions lost, drawn and won for the side to move"}};
 }
 
 // One move-error result: a text line (no MCTS figure when none was
 // measured) and a JSON line whose keys name the metric of each number.
+// `symmetries`: how many orientations the network's answers are the mean of
+// (--average-symmetries; 1 = the position as it is).
 void PrintMoveError(const std::string& weights, uint32_t version, const std::string& name,
-                    const learn::MoveErrorResult& m) {
+                    const learn::MoveErrorResult& m, int symmetries) {
+  const std::string averaged =
+      symmetries > 1 ? " (mean over " + std::to_string(symmetries) + " symmetries)" : std::string();
   std::printf(
-      "zerofarm eval: %s model v%u on %s (%d positions): network alone %.1f%% move error (%.1f%% give away "
-      "the outcome)",
-      weights.c_str(), version, name.c_str(), m.positions, 100 * m.NetRate(), 100 * m.NetOutcomeRate());
+      "zerofarm eval: %s model v%u on %s (%d positions): network%s alone %.1f%% move error (%.1f%% give "
+      "away the outcome)",
+      weights.c_str(), version, name.c_str(), m.positions, averaged.c_str(), 100 * m.NetRate(),
+      100 * m.NetOutcomeRate());
   if (m.simulations > 0)
     std::printf(", MCTS %d simulations %.1f%% (%.1f%%)", m.simulations, 100 * m.MctsRate(),
                 100 * m.MctsOutcomeRate());
@@ -114,11 +124,9 @@ void PrintMoveError(const std::string& weights, uint32_t version, const std::str
       "zerofarm eval: value head on %s: %.1f%% read the exact outcome; mean value of lost %+.2f, drawn "
       "%+.2f, won %+.2f positions\n",
       name.c_str(), 100 * m.ValueAgreement(), m.value_mean[0], m.value_mean[1], m.value_mean[2]);
-  nlohmann::ordered_json j = {{"kind", "move_error"},
-                              {"weights", weights},
-                              {"model_version", version},
-                              {"file", name},
-                              {"positions", m.positions}};
+  nlohmann::ordered_json j = {{"kind", "move_error"},     {"weights", weights},
+                              {"model_version", version}, {"file", name},
+                              {"positions", m.positions}, {"symmetries_averaged", symmetries}};
   j["network_alone"] = {{"score_error", m.NetRate()}, {"outcome_error", m.NetOutcomeRate()}};
   if (m.simulations > 0)
     j["mcts"] = {{"simulations", m.simulations},
@@ -227,6 +235,7 @@ int ArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const
                                     {"b", r["against"].as<std::string>()},
                                     {"games", a.games},
                                     {"simulations", search.simulations},
+                                    {"symmetries_averaged", c.average_symmetries ? game.SymmetryCount() : 1},
                                     {"wins", a.wins},
                                     {"draws", a.draws},
                                     {"losses", a.losses},
@@ -270,7 +279,7 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
         RateThreads(r));
     const learn::MoveErrorResult m = learn::MoveError(game, net, positions, search);
     const std::string name = fs::path(file).filename().string();
-    PrintMoveError(weights, net.ModelVersion(), name, m);
+    PrintMoveError(weights, net.ModelVersion(), name, m, c.average_symmetries ? game.SymmetryCount() : 1);
     for (size_t i = 0; i < positions.size(); ++i)
       rows += learn::PositionCsvRow(name, positions[i], m.moves[i]) + '\n';
     if (!run.empty()) {

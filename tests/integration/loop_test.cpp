@@ -99,10 +99,17 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   CHECK_THAT(out, Catch::Contains("\"kind\":\"move_error\""));
   CHECK_THAT(out, Catch::Contains("\"model_version\":6"));
   CHECK_THAT(out, Catch::Contains("\"positions\":30"));
+  CHECK_THAT(out, Catch::Contains("\"symmetries_averaged\":1"));
   CHECK(CountLines(run + "/eval/eval.csv") == 2);
   CHECK(CountLines(dir / "positions.csv") == 31);  // a header and a row a position
   CHECK_THAT(io::ReadTextFile(dir / "positions.csv"),
              Catch::StartsWith(std::string(learn::kPositionCsvColumns) + "\nTest_L3_R1,"));
+  // The network averaged over the mirror: said in the text and the JSON.
+  REQUIRE(Run({ZF_BINARY, "eval", "--weights", run + "/models/model-6.h5", "--pons", pons, "--limit", "30",
+               "--simulations", "16", "--no-status", "--average-symmetries"},
+              dir / "eval-sym", &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains("network (mean over 2 symmetries) alone"));
+  CHECK_THAT(out, Catch::Contains("\"symmetries_averaged\":2"));
   // An explicit precision wins over the CPU's.
   for (const std::string& precision : std::vector<std::string>{"bf16", "fp32"}) {
     std::vector<std::string> args = train;

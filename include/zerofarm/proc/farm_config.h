@@ -21,15 +21,16 @@ struct FarmConfig {
   uint64_t seed = 1;          // run seed: games, random net, noise derive from it
 
   // ---- processes -------------------------------------------------------------
-  int workers = 0;             // P worker processes; 0 = the CPUs granted (ResolveResources)
-  int gpus = -1;               // G evaluators on GPUs; 0 = one CPU evaluator; -1 = the GPUs granted
-  int games_per_worker = 256;  // K concurrent games per worker (docs/benchmarks.md, "Every core works")
-  int ring_slots = 0;          // leaf slots per worker; 0 = K x L
-  int max_batch = 256;         // most leaves per network call
-  int max_wait_us = 2000;      // longest wait for more leaves after the first
-  int eval_threads = 0;        // LibTorch intra-op threads per evaluator; 0 = auto (ResolveCpuFarm)
-  bool bf16 = false;           // run the network in bfloat16
-  bool fp16 = false;           // run the network in float16 (GPU only)
+  int workers = 0;                  // P worker processes; 0 = the CPUs granted (ResolveResources)
+  int gpus = -1;                    // G evaluators on GPUs; 0 = one CPU evaluator; -1 = the GPUs granted
+  int games_per_worker = 256;       // K concurrent games per worker (docs/benchmarks.md, "Every core works")
+  int ring_slots = 0;               // leaf slots per worker; 0 = K x L
+  int max_batch = 256;              // most leaves per network call
+  int max_wait_us = 2000;           // longest wait for more leaves after the first
+  int eval_threads = 0;             // LibTorch intra-op threads per evaluator; 0 = auto (ResolveCpuFarm)
+  bool bf16 = false;                // run the network in bfloat16
+  bool fp16 = false;                // run the network in float16 (GPU only)
+  bool average_symmetries = false;  // eval: each position as the net's mean over the game's symmetries
 
   // ---- the network -------------------------------------------------------------
   std::string weights;  // HDF5 weights file; empty = random net from seed
