@@ -1,9 +1,11 @@
 // RandomEvaluator: outputs drawn from a hash of each leaf's features, so the
-// same position always gets the same answer. No LibTorch.
+// same position always gets the same answer. No LibTorch. And NetConfig's own
+// functions (weights.h).
 #include <sstream>
 
 #include "zerofarm/core/rng.h"
 #include "zerofarm/eval/evaluator.h"
+#include "zerofarm/game/game.h"
 
 namespace zerofarm::eval {
 
@@ -12,6 +14,19 @@ std::string NetConfig::Describe() const {
   os << game << " " << planes << "x" << height << "x" << width << " -> " << actions << ", " << blocks
      << " blocks x " << filters << " filters";
   return os.str();
+}
+
+NetConfig GameNetConfig(const game::Game& game, int blocks, int filters, int value_hidden) {
+  NetConfig c;
+  c.game = game.Name();
+  c.planes = game.Shape().planes;
+  c.height = game.Shape().height;
+  c.width = game.Shape().width;
+  c.actions = game.ActionCount();
+  c.blocks = blocks;
+  c.filters = filters;
+  c.value_hidden = value_hidden;
+  return c;
 }
 
 namespace {

@@ -8,16 +8,7 @@
 namespace zerofarm::proc {
 
 eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config) {
-  eval::NetConfig c;
-  c.game = game.Name();
-  c.planes = game.Shape().planes;
-  c.height = game.Shape().height;
-  c.width = game.Shape().width;
-  c.actions = game.ActionCount();
-  c.blocks = config.blocks;
-  c.filters = config.filters;
-  c.value_hidden = 64;
-  return c;
+  return eval::GameNetConfig(game, config.blocks, config.filters);
 }
 
 eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path) {

@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+namespace zerofarm::game {
+class Game;
+}  // namespace zerofarm::game
+
 namespace zerofarm::eval {
 
 // A residual tower shaped by the game: stem conv3x3 -> `blocks` residual blocks
@@ -31,6 +35,10 @@ struct NetConfig {
   }
   std::string Describe() const;  // "connect4 3x6x7 -> 7, 6 blocks x 64 filters"
 };
+
+// A network for `game`: its name and input and output shapes, with a tower of
+// `blocks` x `filters` and `value_hidden` units in the value head.
+NetConfig GameNetConfig(const game::Game& game, int blocks = 6, int filters = 64, int value_hidden = 64);
 
 struct NamedTensor {
   std::string name;

@@ -15,13 +15,7 @@ namespace {
 class CountingEvaluator : public eval::Evaluator {
  public:
   explicit CountingEvaluator(const game::Game& g) {
-    eval::NetConfig c;
-    c.game = g.Name();
-    c.planes = g.Shape().planes;
-    c.height = g.Shape().height;
-    c.width = g.Shape().width;
-    c.actions = g.ActionCount();
-    inner_ = eval::MakeRandomEvaluator(c, 7);
+    inner_ = eval::MakeRandomEvaluator(eval::GameNetConfig(g), 7);
   }
   void Evaluate(const eval::LeafChunk* chunks, int num_chunks) override {
     for (int i = 0; i < num_chunks; ++i) batches.push_back(chunks[i].count);

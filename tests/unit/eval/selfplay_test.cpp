@@ -12,16 +12,7 @@ using namespace zerofarm;
 
 namespace {
 eval::NetConfig ConfigFor(const game::Game& g, int blocks, int filters) {
-  eval::NetConfig c;
-  c.game = g.Name();
-  c.planes = g.Shape().planes;
-  c.height = g.Shape().height;
-  c.width = g.Shape().width;
-  c.actions = g.ActionCount();
-  c.blocks = blocks;
-  c.filters = filters;
-  c.value_hidden = 32;
-  return c;
+  return eval::GameNetConfig(g, blocks, filters, 32);
 }
 }  // namespace
 

@@ -15,16 +15,6 @@ using namespace zerofarm;
 
 namespace {
 
-eval::NetConfig ConfigFor(const game::Game& g) {
-  eval::NetConfig c;
-  c.game = g.Name();
-  c.planes = g.Shape().planes;
-  c.height = g.Shape().height;
-  c.width = g.Shape().width;
-  c.actions = g.ActionCount();
-  return c;
-}
-
 // n positions of `g` along games (none terminal), features back to back.
 std::vector<uint8_t> Positions(const game::Game& g, int n) {
   auto s = g.NewInitialState();
@@ -75,7 +65,7 @@ TEST_CASE("averaged over the symmetries, a position and its images get the same 
     const game::SymmetryTables tables(*g);
     const int n = 6, actions = g->ActionCount(), fb = g->Shape().FeatureBytes();
     const auto positions = Positions(*g, n);
-    auto averaged = eval::MakeSymmetricEvaluator(*g, eval::MakeRandomEvaluator(ConfigFor(*g), 7));
+    auto averaged = eval::MakeSymmetricEvaluator(*g, eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 7));
     const Answers base = Evaluate(*averaged, positions, n);
     for (int s = 1; s < tables.Count(); ++s) {
       std::vector<uint8_t> images(positions.size());
@@ -99,8 +89,8 @@ TEST_CASE("the averaged answer is the mean of the network's answers in each orie
   REQUIRE(tables.Count() == 2);
   const int n = 5, actions = g->ActionCount(), fb = g->Shape().FeatureBytes();
   const auto positions = Positions(*g, n);
-  auto plain = eval::MakeRandomEvaluator(ConfigFor(*g), 3);
-  auto averaged = eval::MakeSymmetricEvaluator(*g, eval::MakeRandomEvaluator(ConfigFor(*g), 3));
+  auto plain = eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 3);
+  auto averaged = eval::MakeSymmetricEvaluator(*g, eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 3));
   CHECK_THAT(averaged->Describe(), Catch::Contains("averaged over 2 symmetries"));
   std::vector<uint8_t> mirrored(positions.size());
   for (int i = 0; i < n; ++i) tables.TransformFeatures(1, &positions[i * fb], &mirrored[i * fb]);

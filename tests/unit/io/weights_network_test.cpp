@@ -14,16 +14,7 @@ using namespace zerofarm;
 
 namespace {
 eval::NetConfig ConfigFor(const std::string& name, int blocks, int filters) {
-  auto g = game::MakeGame(name);
-  eval::NetConfig c;
-  c.game = g->Name();
-  c.planes = g->Shape().planes;
-  c.height = g->Shape().height;
-  c.width = g->Shape().width;
-  c.actions = g->ActionCount();
-  c.blocks = blocks;
-  c.filters = filters;
-  return c;
+  return eval::GameNetConfig(*game::MakeGame(name), blocks, filters);
 }
 
 std::pair<std::vector<float>, std::vector<float>> Evaluate(eval::Evaluator& e, int positions) {
