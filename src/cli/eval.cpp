@@ -282,7 +282,10 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
     PrintMoveError(weights, net.ModelVersion(), name, m, c.average_symmetries ? game.SymmetryCount() : 1);
     for (size_t i = 0; i < positions.size(); ++i)
       rows += learn::PositionCsvRow(name, positions[i], m.moves[i]) + '\n';
-    if (!run.empty()) {
+    // eval.csv has no column for averaging: a run's curve stays the network in one orientation.
+    if (!run.empty() && c.average_symmetries) {
+      ZF_LOG(WARN) << "--average-symmetries: " << name << " not appended to " << io::RunDir(run).EvalCsv();
+    } else if (!run.empty()) {
       try {
         io::AppendCsvRow(io::RunDir(run).EvalCsv(),
                          std::string("unix_time,model_version,file,") + learn::kMoveErrorCsvColumns,

@@ -110,6 +110,12 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
               dir / "eval-sym", &out, &err) == 0);
   CHECK_THAT(out, Catch::Contains("network (mean over 2 symmetries) alone"));
   CHECK_THAT(out, Catch::Contains("\"symmetries_averaged\":2"));
+  // ... and kept out of the run's curve, which has no column for it.
+  REQUIRE(Run({ZF_BINARY, "eval", "--run", run, "--pons", pons, "--limit", "5", "--simulations", "0",
+               "--no-status", "--average-symmetries"},
+              dir / "eval-sym-run", &out, &err) == 0);
+  CHECK_THAT(err, Catch::Contains("not appended to"));
+  CHECK(CountLines(run + "/eval/eval.csv") == 2);
   // An explicit precision wins over the CPU's.
   for (const std::string& precision : std::vector<std::string>{"bf16", "fp32"}) {
     std::vector<std::string> args = train;
