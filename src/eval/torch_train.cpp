@@ -32,6 +32,15 @@ void SetAutocastBf16(bool cuda, bool enabled) {
 #endif
 }
 
+// The network's 4-d (convolution) weights in channels-last (NHWC) memory
+// (TrainerOptions::channels_last). Values and names are unchanged, and so is
+// what ExportWeights and ExportMomentum write: contiguous() there is NCHW.
+void ToChannelsLast(ZeroNet& net) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : net->parameters())
+    if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+}
+
 // A batch array as a tensor on the trainer's device (copied there).
 torch::Tensor OnDevice(const void* data, at::IntArrayRef shape, torch::ScalarType type,
                        const torch::Device& device) {
@@ -46,6 +55,7 @@ struct Trainer::Impl {
   TrainerOptions options;
   torch::Device device{torch::kCPU};
   ZeroNet net;
+  bool ChannelsLast() const { return options.channels_last && !options.cuda; }
   // One momentum buffer per parameter, in named_parameters() order.
   std::vector<std::string> names;
   std::vector<torch::Tensor> params;
@@ -67,6 +77,7 @@ Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
   KeepFreedMemory();
   ImportWeights(impl_->net, start);  // on the CPU, then moved
   impl_->net->to(impl_->device);
+  if (impl_->ChannelsLast()) ToChannelsLast(impl_->net);
   impl_->net->train();
   for (auto& p : impl_->net->named_parameters()) {
     impl_->names.push_back(p.key());
@@ -85,6 +96,7 @@ TrainStepLoss Trainer::Step(const TrainBatch& batch) {
   const torch::Device& device = impl_->device;
   auto x =
       OnDevice(batch.features, {n, c.planes, c.height, c.width}, torch::kUInt8, device).to(torch::kFloat);
+  if (impl_->ChannelsLast()) x = x.contiguous(at::MemoryFormat::ChannelsLast);
   auto pi = OnDevice(batch.policy, {n, c.actions}, torch::kFloat, device);
   auto z = OnDevice(batch.z, {n}, torch::kFloat, device);
 

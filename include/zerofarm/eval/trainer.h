@@ -35,6 +35,12 @@ struct TrainerOptions {
   // step there; batches copied in, checkpoints copied out). Error at
   // construction when this LibTorch sees none. bf16 then autocasts on the GPU.
   bool cuda = false;
+  // On the CPU, keep convolution weights, activations and their gradients in
+  // channels-last (NHWC) memory: oneDNN then skips reordering every tensor to
+  // and from its own layout. Same step, within float rounding; exports and
+  // checkpoints are NCHW either way. A 4x32 Connect Four step takes about 0.75
+  // of the NCHW time (docs/benchmarks.md, "Trainer"). Ignored with cuda.
+  bool channels_last = true;
 };
 
 // Whether this process's LibTorch sees a CUDA GPU (false in CPU-only builds).

@@ -153,3 +153,52 @@ TEST_CASE("a trainer asked for a GPU that this LibTorch does not see is refused"
   o.cuda = true;
   CHECK_THROWS_WITH(eval::Trainer(eval::RandomWeights(Tiny(), 1), o), Catch::Contains("sees none"));
 }
+
+namespace {
+// The largest difference between two weight sets of one network, tensor by tensor.
+double MaxDiff(const eval::WeightSet& a, const eval::WeightSet& b) {
+  REQUIRE(a.tensors.size() == b.tensors.size());
+  double max_diff = 0;
+  for (size_t i = 0; i < a.tensors.size(); ++i) {
+    REQUIRE(a.tensors[i].name == b.tensors[i].name);
+    REQUIRE(a.tensors[i].data.size() == b.tensors[i].data.size());
+    for (size_t k = 0; k < a.tensors[i].data.size(); ++k)
+      max_diff = std::max<double>(max_diff, std::fabs(a.tensors[i].data[k] - b.tensors[i].data[k]));
+  }
+  return max_diff;
+}
+}  // namespace
+
+TEST_CASE("the channels-last trainer takes the NCHW trainer's steps and exports NCHW", "[trainer]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  const Data d = RandomData(64, 11);
+  const eval::WeightSet start = eval::RandomWeights(Tiny(), 4);
+  eval::TrainerOptions o;
+  o.learning_rate = 0.05;
+  o.channels_last = false;
+  eval::Trainer nchw(start, o);
+  o.channels_last = true;
+  eval::Trainer nhwc(start, o);
+  // Before any step, each exports exactly the weights it started from: in the
+  // file's element order, whatever the memory layout inside.
+  CHECK(MaxDiff(nhwc.Export(0), start) == 0.0);
+  CHECK(MaxDiff(nchw.Export(0), start) == 0.0);
+  for (int i = 0; i < 10; ++i) {
+    const eval::TrainStepLoss a = nchw.Step(d.Batch(64));
+    const eval::TrainStepLoss b = nhwc.Step(d.Batch(64));
+    CHECK(b.policy == Approx(a.policy).epsilon(1e-4));
+    CHECK(b.value == Approx(a.value).epsilon(1e-4));
+  }
+  // The same ten steps (other summation orders only), and steps they were:
+  // the weights moved by far more than the two trainers differ.
+  const double moved = MaxDiff(nchw.Export(10), start);
+  CHECK(moved > 1e-2);
+  CHECK(MaxDiff(nhwc.Export(10), nchw.Export(10)) < 1e-4);
+  CHECK(MaxDiff(nhwc.ExportMomentum(), nchw.ExportMomentum()) < 1e-3);
+  // A channels-last trainer resumed from NCHW momentum takes the same next step.
+  eval::Trainer resumed(nchw.Export(10), o);
+  resumed.ImportMomentum(nchw.ExportMomentum());
+  nchw.Step(d.Batch(64));
+  resumed.Step(d.Batch(64));
+  CHECK(MaxDiff(resumed.Export(11), nchw.Export(11)) < 1e-4);
+}
