@@ -41,6 +41,8 @@ def figures(path):
             f["farm leaf evals/s"] = j["evals_per_s"]
             for k in ("positions_per_s", "positions_per_s_after_warmup"):
                 if isinstance(j.get(k), (int, float)): f["farm " + k.replace("_", " ")] = j[k]
+        elif kind == "bound" and "evals_per_s" in j:
+            f["bound batch %4d evals/s" % j["batch"]] = j["evals_per_s"]
         elif kind == "handoff" and "ns_per_leaf" in j:
             f["handoff %s batch %s ns/leaf" % (j.get("transport"), j.get("batch"))] = j["ns_per_leaf"]
         elif kind == "writer" and "positions_per_s" in j:
