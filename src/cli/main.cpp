@@ -13,6 +13,7 @@
 #include "zerofarm/core_version.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/h5.h"
+#include "zerofarm/proc/binaries.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/evaluator_command.h"
 #include "zerofarm/proc/roles.h"
@@ -59,6 +60,7 @@ void HandOverIfNotMine(const std::string& command, char** argv) {
   else if (command == "run" && eval::TorchAvailable())
     target = proc::FarmBinary();
   if (target.empty() || target == proc::SelfBinary()) return;
+  proc::MarkHandOver();
   execv(target.c_str(), argv);
   throw Error(ErrnoMessage("cannot exec " + target, errno));
 }
@@ -74,6 +76,7 @@ int Main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   try {
+    proc::CheckHandOver(command);
     HandOverIfNotMine(command, argv);
     if (command == "run") return RunCommand(argc - 1, argv + 1);
     if (command == "selfplay") return SelfplayCommand(argc - 1, argv + 1);

@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/log.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/proc/options.h"
 
 namespace zerofarm::proc {
 
@@ -49,6 +51,24 @@ std::string NetworkBinary() {
 std::string FarmBinary() {
   const std::string farm = SiblingBinary(kFarmBinary);
   return access(farm.c_str(), X_OK) == 0 ? farm : SelfBinary();
+}
+
+void MarkHandOver() {
+  if (setenv(kHandOverEnv, OptionTableFingerprint().c_str(), 1) != 0)
+    throw Error(ErrnoMessage(std::string("cannot set ") + kHandOverEnv, errno));
+}
+
+void CheckHandOver(const std::string& command) {
+  const char* value = std::getenv(kHandOverEnv);
+  if (!value) return;
+  const std::string theirs = value;
+  unsetenv(kHandOverEnv);
+  if (theirs == OptionTableFingerprint()) return;
+  const std::string self = std::filesystem::path(SelfBinary()).filename().string();
+  const std::string other = self == kFarmBinary ? eval::kTorchBinary : kFarmBinary;
+  throw ConfigError(self + " and the " + other + " that handed '" + command +
+                    "' over to it come from different builds (their options differ): rebuild both "
+                    "(tools/build.sh; ZF_TARGETS must name both)");
 }
 
 }  // namespace zerofarm::proc

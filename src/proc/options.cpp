@@ -3,6 +3,8 @@
 #include "zerofarm/proc/options.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <sstream>
 #include <type_traits>
 
@@ -398,6 +400,22 @@ void CheckOption(const OptionSpec& o, const FarmConfig& c) {
   std::ostringstream os;
   os << o.Display() << " must be in [" << o.lo << ", " << o.hi << "], got " << o.get(c);
   throw ConfigError(os.str());
+}
+
+std::string OptionTableFingerprint(const std::vector<OptionSpec>& table) {
+  std::ostringstream text;
+  text.precision(17);
+  for (const auto& o : table) {
+    text << o.name << '\x1f' << o.key << '\x1f' << static_cast<int>(o.kind) << '\x1f' << o.lo << '\x1f' << o.hi
+         << '\x1f' << o.flag_value << '\x1f' << o.commands << '\x1f' << o.Default();
+    for (const auto& c : o.choices) text << '\x1f' << c;
+    text << '\x1e';
+  }
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (const unsigned char ch : text.str()) hash = (hash ^ ch) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
 }
 
 std::string ExampleConfig() {

@@ -22,28 +22,6 @@ using namespace zerofarm::testing;
 
 namespace {
 
-// Sets an environment variable for the farms this test spawns (they inherit
-// it); restores the old value when it goes.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 // One variable of /proc/PID/environ, or "(unset)".
 std::string EnvOf(pid_t pid, const std::string& name) {
   const std::string env = Slurp("/proc/" + std::to_string(pid) + "/environ");

@@ -2,6 +2,7 @@
 // train`, which resumes; `zerofarm eval` measures checkpoints; `zerofarm
 // loop` runs farm + trainer + evaluation and records a curve. Only the
 // parent asserts.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/learn/strength.h"
+#include "zerofarm/proc/binaries.h"
 
 using namespace zerofarm;
 using namespace zerofarm::testing;
@@ -254,6 +256,17 @@ TEST_CASE("zerofarm loop --recipe: base options from the file and a stage restar
             &err) == kExitUsage);
   CHECK_THAT(err, Catch::Contains("bad.recipe line 2"));
   CHECK_FALSE(fs::exists(dir / "run2"));
+
+  // Handed over by a binary of another build (one of the two rebuilt, the other not): one line,
+  // exit 2, before anything starts; not a farm that refuses the loop's config keys later.
+  {
+    ScopedEnv other_build(proc::kHandOverEnv, "0123456789abcdef");
+    CHECK(Run({ZF_BINARY, "loop", "--recipe", recipe, "--out", dir / "run3"}, dir / "mixed", &out, &err) ==
+          kExitUsage);
+  }
+  CHECK_THAT(err, Catch::Contains("different builds") && Catch::Contains("rebuild both"));
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(dir / "run3"));
 }
 
 TEST_CASE("zerofarm loop rebuilt while it runs: its next stage starts the new binaries",

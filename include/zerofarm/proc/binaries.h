@@ -30,4 +30,20 @@ std::string NetworkBinary();
 // it is there, else this one.
 std::string FarmBinary();
 
+// The hand-over check: a `zerofarm` and a `zerofarm-torch` from different
+// builds (one rebuilt, the other not) disagree on options, and the child a
+// command starts would refuse the other's config keys mid-run. So the binary
+// that hands a command over names its option table (OptionTableFingerprint)
+// in this variable, set just before the exec; the binary that receives it
+// compares, removes the variable (so the processes it starts do not inherit
+// it: a loop may start a farm from binaries rebuilt under it), and refuses a
+// mismatch before it does anything.
+inline constexpr const char* kHandOverEnv = "ZF_HANDOVER_OPTIONS";
+// Sets kHandOverEnv to this binary's fingerprint. Call just before the exec.
+void MarkHandOver();
+// When kHandOverEnv is set: removes it, and throws ConfigError (exit 2) naming
+// both binaries and "rebuild both" when it is not this binary's fingerprint.
+// `command`: what was handed over, for the message.
+void CheckHandOver(const std::string& command);
+
 }  // namespace zerofarm::proc

@@ -84,6 +84,11 @@ void SetOption(const OptionSpec& o, FarmConfig* c, const std::string& value, con
 // ConfigError "--name must be in [lo, hi], got v" when a kNumber or kChoice
 // row's field is out of range.
 void CheckOption(const OptionSpec& o, const FarmConfig& c);
+// A hash (16 hex digits) of every row's name, key, kind, range, choices, flag
+// value, commands and default: two binaries with the same fingerprint read the
+// same options and config keys alike (proc/binaries.h, the hand-over check).
+// Help text is left out: rewording it changes nothing a binary accepts.
+std::string OptionTableFingerprint(const std::vector<OptionSpec>& table = OptionTable());
 // A config file with every key, its help and its default, commented out: what
 // `zerofarm config --example` prints and docs/config-example.conf holds.
 std::string ExampleConfig();

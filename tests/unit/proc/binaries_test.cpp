@@ -7,11 +7,14 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "test_paths.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/proc/options.h"
 
 using namespace zerofarm;
 using zerofarm::testing::ScratchDir;
@@ -52,4 +55,26 @@ TEST_CASE("a binary replaced while it runs starts its children from the new file
   CHECK(proc::RunnablePath(" (deleted)") == " (deleted)");
   CHECK(proc::RunnablePath("/usr/bin/x") == "/usr/bin/x");
   CHECK(proc::SelfBinary() == std::filesystem::read_symlink("/proc/self/exe").string());
+}
+
+TEST_CASE("a command handed over by a binary of another build is refused, in one line", "[proc]") {
+  unsetenv(proc::kHandOverEnv);
+  proc::CheckHandOver("loop");  // not handed over: nothing to check
+  proc::MarkHandOver();         // what the binary that hands over does
+  REQUIRE(std::getenv(proc::kHandOverEnv) != nullptr);
+  CHECK(std::string(std::getenv(proc::kHandOverEnv)) == proc::OptionTableFingerprint());
+  proc::CheckHandOver("loop");  // the same build: accepted
+  CHECK(std::getenv(proc::kHandOverEnv) == nullptr);  // and not passed on to children
+
+  setenv(proc::kHandOverEnv, "0123456789abcdef", 1);  // another build's options
+  try {
+    proc::CheckHandOver("loop");
+    FAIL("a hand-over from another build was accepted");
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Catch::Contains("handed 'loop' over") && Catch::Contains("different builds") &&
+                         Catch::Contains("rebuild both"));
+    CHECK(what.find('\n') == std::string::npos);
+  }
+  CHECK(std::getenv(proc::kHandOverEnv) == nullptr);
 }

@@ -133,3 +133,30 @@ TEST_CASE("options: the shipped example config is the generated one", "[proc][op
       uncommented += line.substr(2) + "\n";
   CHECK(FarmConfig::FromText(uncommented).ToText() == FarmConfig().ToText());
 }
+
+TEST_CASE("options: the table's fingerprint changes with anything a binary accepts, not with help",
+          "[proc][options]") {
+  const std::vector<OptionSpec>& table = OptionTable();
+  const std::string fp = OptionTableFingerprint(table);
+  CHECK(fp.size() == 16);
+  CHECK(fp == OptionTableFingerprint());  // the default argument is the table
+  CHECK(fp == OptionTableFingerprint(table));
+  std::vector<OptionSpec> reworded = table;
+  reworded[0].help += " (reworded)";
+  CHECK(OptionTableFingerprint(reworded) == fp);
+  std::vector<OptionSpec> fewer = table;
+  fewer.pop_back();  // an option one build has and the other not
+  CHECK(OptionTableFingerprint(fewer) != fp);
+  std::vector<OptionSpec> renamed = table;
+  renamed[3].key += "x";
+  CHECK(OptionTableFingerprint(renamed) != fp);
+  // A number's range and a default (the field a row reads) count too.
+  auto number = std::find_if(table.begin(), table.end(), [](const OptionSpec& o) { return o.kind == OptionKind::kNumber; });
+  REQUIRE(number != table.end());
+  std::vector<OptionSpec> other_range = table;
+  other_range[number - table.begin()].hi = number->hi == 12345 ? 12346 : 12345;
+  CHECK(OptionTableFingerprint(other_range) != fp);
+  std::vector<OptionSpec> other_default = table;
+  other_default[number - table.begin()].get = [](const FarmConfig&) { return std::string("12345"); };
+  CHECK(OptionTableFingerprint(other_default) != fp);
+}
