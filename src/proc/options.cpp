@@ -406,8 +406,8 @@ std::string OptionTableFingerprint(const std::vector<OptionSpec>& table) {
   std::ostringstream text;
   text.precision(17);
   for (const auto& o : table) {
-    text << o.name << '\x1f' << o.key << '\x1f' << static_cast<int>(o.kind) << '\x1f' << o.lo << '\x1f' << o.hi
-         << '\x1f' << o.flag_value << '\x1f' << o.commands << '\x1f' << o.Default();
+    text << o.name << '\x1f' << o.key << '\x1f' << static_cast<int>(o.kind) << '\x1f' << o.lo << '\x1f'
+         << o.hi << '\x1f' << o.flag_value << '\x1f' << o.commands << '\x1f' << o.Default();
     for (const auto& c : o.choices) text << '\x1f' << c;
     text << '\x1e';
   }

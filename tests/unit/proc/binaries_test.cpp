@@ -63,7 +63,7 @@ TEST_CASE("a command handed over by a binary of another build is refused, in one
   proc::MarkHandOver();         // what the binary that hands over does
   REQUIRE(std::getenv(proc::kHandOverEnv) != nullptr);
   CHECK(std::string(std::getenv(proc::kHandOverEnv)) == proc::OptionTableFingerprint());
-  proc::CheckHandOver("loop");  // the same build: accepted
+  proc::CheckHandOver("loop");                        // the same build: accepted
   CHECK(std::getenv(proc::kHandOverEnv) == nullptr);  // and not passed on to children
 
   setenv(proc::kHandOverEnv, "0123456789abcdef", 1);  // another build's options

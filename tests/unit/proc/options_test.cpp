@@ -151,7 +151,8 @@ TEST_CASE("options: the table's fingerprint changes with anything a binary accep
   renamed[3].key += "x";
   CHECK(OptionTableFingerprint(renamed) != fp);
   // A number's range and a default (the field a row reads) count too.
-  auto number = std::find_if(table.begin(), table.end(), [](const OptionSpec& o) { return o.kind == OptionKind::kNumber; });
+  auto number = std::find_if(table.begin(), table.end(),
+                             [](const OptionSpec& o) { return o.kind == OptionKind::kNumber; });
   REQUIRE(number != table.end());
   std::vector<OptionSpec> other_range = table;
   other_range[number - table.begin()].hi = number->hi == 12345 ? 12346 : 12345;
