@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "zerofarm/core/error.h"
+#include "zerofarm/core/hash.h"
 #include "zerofarm/game/game.h"
 
 namespace zerofarm::proc {
@@ -411,8 +412,8 @@ std::string OptionTableFingerprint(const std::vector<OptionSpec>& table) {
     for (const auto& c : o.choices) text << '\x1f' << c;
     text << '\x1e';
   }
-  uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
-  for (const unsigned char ch : text.str()) hash = (hash ^ ch) * 1099511628211ull;
+  const std::string bytes = text.str();
+  const uint64_t hash = HashBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
   return hex;
