@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 a=$1 b=$2 shards=$3 out=$4 rounds=${5:-3} steps=${6:-300}
 shift $(( $# < 6 ? $# : 6 ))
 args=("$@")
-[ ${#args[@]} -gt 0 ] || args=(--blocks 4 --filters 32 --seed 1 --window 150000 --lr 0.02 --value-discount 0.98 --bootstrap-sampled)
+[ ${#args[@]} -gt 0 ] || args=(--blocks 4 --filters 32 --seed 1 --window 150000 --lr 0.02 --value-discount 0.98)
 ls "$shards"/*.h5 >/dev/null 2>&1 || { echo "bench_trainer: $shards holds no .h5 shards" >&2; exit 2; }
 for side in "$a" "$b"; do
   [ -x "$side/zerofarm-torch" ] || { echo "bench_trainer: $side/zerofarm-torch not found" >&2; exit 2; }

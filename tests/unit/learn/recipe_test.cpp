@@ -108,3 +108,16 @@ TEST_CASE("the shipped connect4 recipe parses, bounds its CPU hours and lowers t
     CHECK(std::find(s.train_args.begin(), s.train_args.end(), "--lr") != s.train_args.end());
   }
 }
+
+// Issue 25 points 1 and 6: the shipped network is the shipped recipe's result.
+// data/recipe-c4/ is the kept state of the run that made data/connect4-4x32.h5,
+// and its eval/recipe.txt the recipe that run used; the shipped recipe may
+// differ from it in comments only.
+TEST_CASE("the shipped connect4 recipe is the one that made the shipped network", "[learn][recipe]") {
+  const learn::Recipe shipped = learn::ReadRecipe(learn::RecipePath("connect4", SourceDir() + "/data"));
+  const learn::Recipe used = learn::ReadRecipe(SourceDir() + "/data/recipe-c4/eval/recipe.txt");
+  CHECK(shipped.loop_args == used.loop_args);
+  REQUIRE(shipped.stages.size() == used.stages.size());
+  for (size_t i = 0; i < shipped.stages.size(); ++i)
+    CHECK(shipped.stages[i].Describe() == used.stages[i].Describe());
+}
