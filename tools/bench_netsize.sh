@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # What a net size costs the loop on this machine: for each BLOCKSxFILTERS, the
 # farm's network evaluations per CPU second (the recipe's search, `zerofarm run`
-# for SECONDS; made positions by ZF_LEAVES_PER_POSITION, default 11.0, what the
-# recipe's farm spent a position in recipe-c4b's piece 14: a short farm run from
-# random weights finishes too few games to count its own) and the trainer's samples per CPU second (`zerofarm train` for STEPS
-# steps on a copy of SHARDS_DIR), interleaved over ROUNDS rounds so the
-# machine's noise hits every size alike. Run it alone on the machine.
+# for SECONDS from random weights) made into positions at ZF_LEAVES_PER_POSITION
+# evaluations each (default 11.0, what the recipe's farm spent in recipe-c4b's
+# piece 14: a random network's games are not the recipe's), and the trainer's
+# samples per CPU second (`zerofarm train` for STEPS steps on a copy of
+# SHARDS_DIR), interleaved over ROUNDS rounds so the machine's noise hits every
+# size alike. Run it alone on the machine.
 #   tools/bench_netsize.sh SHARDS_DIR OUTDIR [ROUNDS [SECONDS [STEPS [SIZES...]]]]
 # SHARDS_DIR: Connect Four shards (e.g. RUN/shards/HOST of any farm run). ROUNDS
 # defaults to 2, SECONDS to 60, STEPS to 200, SIZES to "4x32 6x64 8x64".
@@ -15,9 +16,11 @@
 # so that samples = 4 x positions: an upper bound; the farm's leaves are the
 # rest). Uses build/ (ZF_BUILD to change).
 set -euo pipefail
+[ $# -ge 2 ] || { sed -n 2,17p "$0" >&2; exit 2; }
+mkdir -p "$2"
+shards=$(realpath "$1") out=$(realpath "$2")  # before the cd: the caller's relative paths
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n 2,14p "$0" >&2; exit 2; }
-shards=$1 out=$2 rounds=${3:-2} secs=${4:-60} steps=${5:-200}
+rounds=${3:-2} secs=${4:-60} steps=${5:-200}
 shift $(( $# < 5 ? $# : 5 ))
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(4x32 6x64 8x64)
@@ -32,7 +35,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ticks() { awk '{print $16 + $17}' /proc/$$/stat; }  # CPU of this shell's waited-for children (ticks)
 hz=$(getconf CLK_TCK)
-# The recipe's search and trainer (data/recipes/connect4.recipe), the net aside.
+# The recipe's search and trainer options (data/recipes/connect4.recipe), the net aside.
 search=(--game connect4 --seed 1 --simulations 64 --games-per-worker 32 --value-discount 0.98 --temperature-plies 20 --final-temperature 0.3)
 train=(--seed 1 --window 150000 --lr 0.02 --value-discount 0.98)
 {
@@ -47,15 +50,19 @@ for r in $(seq "$rounds"); do
     rm -rf "$work/farm"
     t0=$(ticks)
     line=$("$build/zerofarm" run "${search[@]}" --blocks "$blocks" --filters "$filters" --duration "$secs" \
-           --no-status --out "$work/farm" 2>/dev/null | grep -m1 'positions/s')
+           --no-status --out "$work/farm" 2>"$work/farm.err" | awk '/positions\/s/ && !n++') || true
     farm_cpu=$(awk -v t=$(( $(ticks) - t0 )) -v h="$hz" 'BEGIN{printf "%.1f", t/h}')
     wall=$(sed -n 's/.* after \([0-9.]*\) s:.*/\1/p' <<<"$line")
-    evals=$(awk -v w="$wall" -v r="$(grep -oE '[0-9]+ leaf evals/s' <<<"$line" | grep -oE '^[0-9]+')" 'BEGIN{printf "%.0f", w * r}')
+    rate=$(grep -oE '[0-9]+ leaf evals/s' <<<"$line" | grep -oE '^[0-9]+' || true)
+    [ -n "$wall" ] && [ -n "$rate" ] ||
+      { echo "bench_netsize: the $size farm printed no summary: $(tail -1 "$work/farm.err")" >&2; exit 1; }
+    evals=$(awk -v w="$wall" -v r="$rate" 'BEGIN{printf "%.0f", w * r}')
     rm -rf "$work/run" && mkdir -p "$work/run/shards/h" && cp "$shards"/*.h5 "$work/run/shards/h/"
     t0=$(ticks)
     log=$("$build/zerofarm-torch" train --run "$work/run" --steps "$steps" --no-wait --replay 0 \
           --checkpoint-steps 1000000 --no-status "${train[@]}" --blocks "$blocks" --filters "$filters" 2>&1 |
-          grep 'positions/s while training')
+          grep 'positions/s while training' || true)
+    [ -n "$log" ] || { echo "bench_netsize: the $size trainer printed no summary" >&2; exit 1; }
     train_cpu=$(awk -v t=$(( $(ticks) - t0 )) -v h="$hz" 'BEGIN{printf "%.1f", t/h}')
     echo "round $r $size: farm $evals leaf evals in $farm_cpu CPU s; trainer $((steps * 256)) samples in $train_cpu CPU s ($(sed -n 's/.*(\([0-9.]*\) positions\/s while training.*/\1/p' <<<"$log") samples/s while training)" >> "$out/summary.txt"
   done
