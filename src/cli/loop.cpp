@@ -2,11 +2,14 @@
 // machine and runs it (learn/loop.h says what it does).
 #include "zerofarm/learn/loop.h"
 
+#include <sys/stat.h>
+
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "zerofarm/core/error.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/learn/recipe.h"
 #include "zerofarm/proc/farm_config.h"
 
@@ -46,9 +49,12 @@ void AddLoopOptions(cxxopts::Options& options) {
       "recipe",
       "The whole schedule from a recipe: NAME (data/recipes/NAME.recipe, e.g. connect4) "
       "or FILE; options given here override its own (docs/learning.md)",
-      cxxopts::value<std::string>())("hours",
-                                     "Stop after this many hours of this invocation (0 = until interrupted)",
-                                     cxxopts::value<double>()->default_value("0"))(
+      cxxopts::value<std::string>())(
+      "recipe-changed",
+      "Resume a run with a recipe whose options or stages differ from the one it was begun with "
+      "(RUN/eval/recipe.txt); without it the loop refuses, so that no schedule changes by hand")(
+      "hours", "Stop after this many hours of this invocation (0 = until interrupted)",
+      cxxopts::value<double>()->default_value("0"))(
       "cpu-hours",
       "Stop once the run (all its pieces) has used this many CPU hours of its process tree (0 = no bound)",
       cxxopts::value<double>()->default_value("0"))("eval-every", "Seconds between evaluations",
@@ -106,6 +112,22 @@ learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
   return loop;
 }
 
+// A run resumed with --recipe goes on with the recipe it was begun with, which
+// it keeps (RUN/eval/recipe.txt, rewritten at each start): ConfigError when
+// the options or stages differ, unless --recipe-changed. A run begun without
+// a recipe keeps none and is not checked.
+void CheckSameRecipe(const std::string& run, const learn::Recipe& now) {
+  const std::string kept = io::RunDir(run).LoopRecipeCopy();
+  struct stat st {};
+  if (::lstat(kept.c_str(), &st) != 0) return;
+  if (S_ISLNK(st.st_mode))
+    throw ConfigError(kept + " is a symbolic link, which zerofarm never writes: not read");
+  const std::string difference = learn::RecipeDifference(learn::ReadRecipe(kept), now);
+  if (!difference.empty())
+    throw ConfigError("the run " + run + " was begun with another recipe (" + difference +
+                      "): give --recipe-changed to go on with this one");
+}
+
 }  // namespace
 
 int LoopCommand(int argc_in, char** argv_in) {
@@ -128,6 +150,7 @@ int LoopCommand(int argc_in, char** argv_in) {
   int code = 0;
   if (!ParseArgs(options, argc, with_recipe.data(), &r, &code)) return code;
   learn::LoopConfig loop = LoopConfigFrom(r);
+  if (!recipe.text.empty() && !r.count("recipe-changed")) CheckSameRecipe(loop.farm.out, recipe);
   loop.stages = recipe.stages;
   loop.recipe_text = recipe.text;
   return learn::RunLoop(loop);

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -113,6 +114,49 @@ Recipe ReadRecipe(const std::string& path) {
   std::string text(static_cast<size_t>(st.st_size), '\0');
   if (!in || !in.read(&text[0], st.st_size)) throw ConfigError("recipe " + path + ": cannot be read");
   return ParseRecipe(text, path);
+}
+
+namespace {
+
+// A recipe's settings one item each, as its file says them without comments
+// or layout: "key = value" or "key", a stage's prefixed with its header.
+std::vector<std::string> RecipeItems(const Recipe& r) {
+  std::vector<std::string> items;
+  std::istringstream in(r.text);
+  std::string stage;
+  for (std::string raw; std::getline(in, raw);) {
+    const std::string line = Trim(StripComment(raw));
+    if (line.empty()) continue;
+    if (line.front() == '[') {
+      stage = line + " ";
+      continue;
+    }
+    const size_t eq = line.find('=');
+    items.push_back(stage + (eq == std::string::npos
+                                 ? line
+                                 : Trim(line.substr(0, eq)) + " = " + Trim(line.substr(eq + 1))));
+  }
+  return items;
+}
+
+std::string JoinItems(const std::vector<std::string>& items) {
+  std::string joined;
+  for (const std::string& i : items) joined += (joined.empty() ? "" : "; ") + i;
+  return joined.empty() ? "nothing" : joined;
+}
+
+}  // namespace
+
+std::string RecipeDifference(const Recipe& kept, const Recipe& now) {
+  const std::vector<std::string> a = RecipeItems(kept), b = RecipeItems(now);
+  if (a == b) return "";
+  std::vector<std::string> dropped, added;
+  for (const std::string& i : a)
+    if (std::find(b.begin(), b.end(), i) == b.end()) dropped.push_back(i);
+  for (const std::string& i : b)
+    if (std::find(a.begin(), a.end(), i) == a.end()) added.push_back(i);
+  if (dropped.empty() && added.empty()) return "the same settings in another order";
+  return "it had " + JoinItems(dropped) + ", this one has " + JoinItems(added);
 }
 
 std::string RecipePath(const std::string& name_or_file, const std::string& data_dir) {

@@ -250,6 +250,22 @@ TEST_CASE("zerofarm loop --recipe: base options from the file and a stage restar
   CHECK(io::ReadTextFile(run + "/eval/recipe.txt") == io::ReadTextFile(recipe));
   CHECK(CountLines(run + "/eval/curve.csv") >= 2);  // the final evaluation
 
+  // Resumed with another recipe (a changed learning rate): one line, exit 2, the run untouched;
+  // --recipe-changed lets it go on (here as far as a missing Pons file, read before any child).
+  std::string changed = TinyRecipe();
+  changed.replace(changed.find("--lr 0.02"), 9, "--lr 0.05");
+  io::WriteTextFileAtomically(dir / "changed.recipe", changed);
+  CHECK(Run({ZF_BINARY, "loop", "--recipe", dir / "changed.recipe", "--out", run}, dir / "changed", &out,
+            &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("was begun with another recipe") && Catch::Contains("--lr 0.05") &&
+                      Catch::Contains("--recipe-changed"));
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  CHECK(io::ReadTextFile(run + "/eval/recipe.txt") == io::ReadTextFile(recipe));
+  CHECK(Run({ZF_BINARY, "loop", "--recipe", dir / "changed.recipe", "--recipe-changed", "--out", run,
+             "--pons", dir / "no-such-file"},
+            dir / "changed2", &out, &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("no-such-file") && !Catch::Contains("another recipe"));
+
   // A bad recipe: one line, exit 2, before any child starts.
   io::WriteTextFileAtomically(dir / "bad.recipe", "blocks = 1\n[stage from soon steps]\n");
   CHECK(Run({ZF_BINARY, "loop", "--recipe", dir / "bad.recipe", "--out", dir / "run2"}, dir / "bad", &out,

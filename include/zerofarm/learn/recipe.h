@@ -55,6 +55,13 @@ struct Recipe {
 Recipe ReadRecipe(const std::string& path);
 Recipe ParseRecipe(const std::string& text, const std::string& source);
 
+// How `now` differs from `kept` in what the loop runs (options and stages;
+// comments and layout do not count): "" when it does not, else a short
+// description of what was dropped and what was added. A run keeps the recipe it
+// was begun with (RUN/eval/recipe.txt) so that a resumed run's schedule cannot
+// change between pieces unnoticed (issue 25 point 1).
+std::string RecipeDifference(const Recipe& kept, const Recipe& now);
+
 // The blank-separated words of `s`: how a recipe's and the loop's run-args and
 // train-args become arguments.
 std::vector<std::string> SplitWords(const std::string& s);

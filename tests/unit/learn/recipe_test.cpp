@@ -118,8 +118,28 @@ TEST_CASE("the shipped connect4 recipe parses, bounds its CPU hours and lowers t
 TEST_CASE("the shipped connect4 recipe is the one that made the shipped network", "[learn][recipe]") {
   const learn::Recipe shipped = learn::ReadRecipe(learn::RecipePath("connect4", SourceDir() + "/data"));
   const learn::Recipe used = learn::ReadRecipe(SourceDir() + "/data/recipe-c4/eval/recipe.txt");
+  CHECK(learn::RecipeDifference(used, shipped) == "");
   CHECK(shipped.loop_args == used.loop_args);
-  REQUIRE(shipped.stages.size() == used.stages.size());
-  for (size_t i = 0; i < shipped.stages.size(); ++i)
-    CHECK(shipped.stages[i].Describe() == used.stages[i].Describe());
+  CHECK(shipped.stages.size() == used.stages.size());
+}
+
+TEST_CASE("RecipeDifference names what a recipe dropped and added, and ignores comments", "[learn][recipe]") {
+  const std::string base =
+      "blocks = 4\ntrain-args = --lr 0.02 --window 150000\n[stage from 100 steps]\n"
+      "train-args = --lr 0.01\n";
+  const learn::Recipe kept = learn::ParseRecipe(base, "kept");
+  CHECK(learn::RecipeDifference(kept, learn::ParseRecipe("# a comment\n" + base + "# another\n", "now"))
+            .empty());
+
+  std::string option = base;
+  option.replace(option.find("0.02"), 4, "0.03");
+  const std::string d = learn::RecipeDifference(kept, learn::ParseRecipe(option, "now"));
+  CHECK(d ==
+        "it had train-args = --lr 0.02 --window 150000, this one has train-args = --lr 0.03 --window 150000");
+
+  CHECK(learn::RecipeDifference(kept, learn::ParseRecipe("bf16\n" + base, "now")) ==
+        "it had nothing, this one has bf16");
+  CHECK(learn::RecipeDifference(
+            kept, learn::ParseRecipe("blocks = 4\ntrain-args = --lr 0.02 --window 150000\n", "now")) ==
+        "it had [stage from 100 steps] train-args = --lr 0.01, this one has nothing");
 }
