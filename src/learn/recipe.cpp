@@ -75,6 +75,7 @@ Recipe ParseRecipe(const std::string& text, const std::string& source) {
   recipe.text = text;
   std::istringstream in(text);
   int number = 0;
+  std::string stage_header;  // "[stage from N steps] " inside a stage
   for (std::string raw; std::getline(in, raw);) {
     const std::string where = "recipe " + source + " line " + std::to_string(++number);
     const std::string line = Trim(StripComment(raw));
@@ -86,6 +87,10 @@ Recipe ParseRecipe(const std::string& text, const std::string& source) {
       if (!recipe.stages.empty() && !(stage.from > recipe.stages.back().from))
         throw ConfigError(where + ": stages must start at increasing points");
       recipe.stages.push_back(stage);
+      std::ostringstream header;  // normalised: blanks inside the brackets do not count
+      header << "[stage from " << stage.from
+             << (stage.clock == RecipeStage::Clock::kSteps ? " steps] " : " cpu-hours] ");
+      stage_header = header.str();
       continue;
     }
     const size_t eq = line.find('=');
@@ -93,6 +98,7 @@ Recipe ParseRecipe(const std::string& text, const std::string& source) {
     if (key.empty() || key.find_first_of(" \t") != std::string::npos || key[0] == '-')
       throw ConfigError(where + ": expected `key = value`, a bare `key`, or [stage from H cpu-hours]");
     const std::string value = eq == std::string::npos ? "" : Trim(line.substr(eq + 1));
+    recipe.settings.push_back(stage_header + (eq == std::string::npos ? key : key + " = " + value));
     if (!recipe.stages.empty()) {
       AddToStage(&recipe.stages.back(), key, value, where);
       continue;
@@ -118,27 +124,6 @@ Recipe ReadRecipe(const std::string& path) {
 
 namespace {
 
-// A recipe's settings one item each, as its file says them without comments
-// or layout: "key = value" or "key", a stage's prefixed with its header.
-std::vector<std::string> RecipeItems(const Recipe& r) {
-  std::vector<std::string> items;
-  std::istringstream in(r.text);
-  std::string stage;
-  for (std::string raw; std::getline(in, raw);) {
-    const std::string line = Trim(StripComment(raw));
-    if (line.empty()) continue;
-    if (line.front() == '[') {
-      stage = line + " ";
-      continue;
-    }
-    const size_t eq = line.find('=');
-    items.push_back(stage + (eq == std::string::npos
-                                 ? line
-                                 : Trim(line.substr(0, eq)) + " = " + Trim(line.substr(eq + 1))));
-  }
-  return items;
-}
-
 std::string JoinItems(const std::vector<std::string>& items) {
   std::string joined;
   for (const std::string& i : items) joined += (joined.empty() ? "" : "; ") + i;
@@ -148,7 +133,8 @@ std::string JoinItems(const std::vector<std::string>& items) {
 }  // namespace
 
 std::string RecipeDifference(const Recipe& kept, const Recipe& now) {
-  const std::vector<std::string> a = RecipeItems(kept), b = RecipeItems(now);
+  const std::vector<std::string>& a = kept.settings;
+  const std::vector<std::string>& b = now.settings;
   if (a == b) return "";
   std::vector<std::string> dropped, added;
   for (const std::string& i : a)

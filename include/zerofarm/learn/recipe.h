@@ -48,6 +48,9 @@ struct Recipe {
   std::string text;                    // its text, kept with the run (RUN/eval/recipe.txt)
   std::vector<std::string> loop_args;  // "--key", "value" words for `zerofarm loop`'s parser
   std::vector<RecipeStage> stages;     // on one clock, in increasing `from`; may be empty
+  // Its lines without comments or layout ("key = value", "key"), a stage's
+  // prefixed with its header: what RecipeDifference compares.
+  std::vector<std::string> settings;
 };
 
 // Reads and parses a recipe file of at most 64 KiB. ConfigError naming the

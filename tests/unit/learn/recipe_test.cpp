@@ -130,6 +130,10 @@ TEST_CASE("RecipeDifference names what a recipe dropped and added, and ignores c
   const learn::Recipe kept = learn::ParseRecipe(base, "kept");
   CHECK(learn::RecipeDifference(kept, learn::ParseRecipe("# a comment\n" + base + "# another\n", "now"))
             .empty());
+  std::string layout = base;  // blanks around '=' or in a stage header, a comment after a value
+  layout.replace(layout.find("blocks = 4"), 10, "blocks=4   # the tower");
+  layout.replace(layout.find("[stage from 100 steps]"), 22, "[stage  from 100 steps ]");
+  CHECK(learn::RecipeDifference(kept, learn::ParseRecipe(layout, "now")).empty());
 
   std::string option = base;
   option.replace(option.find("0.02"), 4, "0.03");
