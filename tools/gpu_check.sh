@@ -26,7 +26,7 @@
 #                      [--jobs N] [--workers P] [--torch pytorch|DIR] [--no-bench] [--no-unit]
 #                      [--no-gpu-tests] [--gpu-tests SPEC] [--prefix-only]
 #                      [--loop MINUTES --loop-pons DIR [--loop-eval-every S] [--loop-args "..."]
-#                       [--loop-state DIR]]
+#                       [--loop-state DIR | --loop-keep]]
 #
 #   --debs DIR        .deb files to unpack (tools/gpu_debs.sh), DIR/fallback/ too
 #   --deb-prefix DIR  where they are (or were already) unpacked (default /tmp/zf-gpu-prefix)
@@ -40,6 +40,8 @@
 #                     data/recipe-gpu) when it holds one; either way the run's state is kept
 #                     afterwards as RESULTS/loop-state.tgz (a lent machine keeps nothing), to
 #                     be unpacked into DIR and committed for the next session
+#   --loop-keep       go on with the run an earlier call left in /tmp/zf-gpu-loop on this same
+#                     (warm) machine, shards and all, in place of starting or restoring one
 #   --no-gpu-tests, --no-unit, --no-bench   leave a step out (to split the check over two
 #                     commands where one may run 10 minutes at most: the build is kept)
 # Budget: under 15 minutes on 16 cores and one GPU (build about 5, [gpu] tests about 3,
@@ -49,7 +51,7 @@ cd "$(dirname "$0")/.." || exit 2
 invocation="$0 $*"
 debs="" prefix="" results="" build=build-gpu jobs=$(nproc) workers="" torch=${ZF_TORCH:-pytorch}
 bench=1 unit=1 gpu=1 prefix_only=0 gpu_spec='[gpu],[gpu_plan]'
-targets="" loop_minutes="" loop_pons="" loop_eval=300 loop_args="" loop_state=""
+targets="" loop_minutes="" loop_pons="" loop_eval=300 loop_args="" loop_state="" loop_keep=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --debs) debs=$2; shift ;;
@@ -70,6 +72,7 @@ while [ $# -gt 0 ]; do
     --loop-eval-every) loop_eval=$2; shift ;;
     --loop-args) loop_args=$2; shift ;;
     --loop-state) loop_state=$2; shift ;;
+    --loop-keep) loop_keep=1 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -192,8 +195,12 @@ bench_cpu() {
 # for --loop minutes of wall time; CPU hours are no clock here (--cpu-hours 0).
 loop_gpu() {
   local run=/tmp/zf-gpu-loop/run rc
-  rm -rf /tmp/zf-gpu-loop && mkdir -p /tmp/zf-gpu-loop
-  if [ -n "$loop_state" ] && [ -f "$loop_state/train/state.txt" ]; then
+  if [ $loop_keep = 1 ]; then
+    [ -f "$run/train/state.txt" ] || { echo "gpu_check: --loop-keep: no run in $run on this machine" >&2; return 1; }
+  else
+    rm -rf /tmp/zf-gpu-loop && mkdir -p /tmp/zf-gpu-loop
+  fi
+  if [ $loop_keep = 0 ] && [ -n "$loop_state" ] && [ -f "$loop_state/train/state.txt" ]; then
     bash tools/learn-state.sh restore "$loop_state" "$run" || return 1
   fi
   # shellcheck disable=SC2086  # loop_args is split on spaces on purpose

@@ -62,7 +62,30 @@ struct Trainer::Impl {
   std::vector<std::string> names;
   std::vector<torch::Tensor> params;
   std::vector<torch::Tensor> momentum;
+  void SgdUpdate();
 };
+
+// SGD with momentum and L2, as PyTorch's SGD (dampening 0, not Nesterov):
+//   g = grad + l2 * w;   m = momentum * m + g;   w -= lr * m.
+// Multi-tensor (_foreach) kernels: a handful of launches for the whole net
+// where one loop over the parameters launched six per parameter, which bound
+// the GPU trainer's pace for small nets (docs/results/gpu-loop-2026-11-26).
+// A parameter without a gradient (not in the loss) is left alone.
+void Trainer::Impl::SgdUpdate() {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> w, grad, m;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!params[i].grad().defined()) continue;
+    w.push_back(params[i]);
+    grad.push_back(params[i].grad());
+    m.push_back(momentum[i]);
+  }
+  if (w.empty()) return;
+  std::vector<torch::Tensor> g = at::_foreach_add(grad, w, options.l2);
+  at::_foreach_mul_(m, options.momentum);
+  at::_foreach_add_(m, g);
+  at::_foreach_add_(w, m, -options.learning_rate);
+}
 
 Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
     : impl_(std::make_unique<Impl>(start.config)) {
@@ -127,20 +150,12 @@ TrainStepLoss Trainer::Step(const TrainBatch& batch) {
   auto value_loss = (value - z).pow(2).mean();
   (policy_loss + value_loss).backward();
 
-  {
-    torch::NoGradGuard no_grad;
-    const auto& o = impl_->options;
-    for (size_t i = 0; i < impl_->params.size(); ++i) {
-      auto& p = impl_->params[i];
-      if (!p.grad().defined()) continue;
-      auto g = p.grad() + o.l2 * p;
-      impl_->momentum[i].mul_(o.momentum).add_(g);
-      p.sub_(o.learning_rate * impl_->momentum[i]);
-    }
-  }
+  impl_->SgdUpdate();
+  // One copy back (one wait for the device) for both losses, not one each.
+  const auto losses = torch::stack({policy_loss.detach(), value_loss.detach()}).to(torch::kCPU);
   TrainStepLoss loss;
-  loss.policy = policy_loss.item<double>();
-  loss.value = value_loss.item<double>();
+  loss.policy = losses[0].item<double>();
+  loss.value = losses[1].item<double>();
   if (!std::isfinite(loss.policy) || !std::isfinite(loss.value))
     throw Error("the loss is not finite (policy " + std::to_string(loss.policy) + ", value " +
                 std::to_string(loss.value) + "): lower the learning rate");

@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "skip.h"
 #include "zerofarm/core/error.h"
@@ -201,4 +204,81 @@ TEST_CASE("the channels-last trainer takes the NCHW trainer's steps and exports 
   nchw.Step(d.Batch(64));
   resumed.Step(d.Batch(64));
   CHECK(MaxDiff(resumed.Export(11), nchw.Export(11)) < 1e-4);
+}
+
+namespace {
+// Each parameter's change from `from` to `to`, flattened in the file's order
+// (the parameters are the tensors that have momentum, "momentum.NAME"; BN
+// statistics are not).
+std::string ParamName(const eval::NamedTensor& momentum) {
+  REQUIRE(momentum.name.rfind("momentum.", 0) == 0);
+  return momentum.name.substr(9);
+}
+std::vector<double> ParamDelta(const eval::WeightSet& params, const eval::WeightSet& from,
+                               const eval::WeightSet& to) {
+  std::vector<double> delta;
+  for (const auto& p : params.tensors) {
+    const eval::NamedTensor *a = from.Find(ParamName(p)), *b = to.Find(ParamName(p));
+    REQUIRE(a != nullptr);
+    REQUIRE(b != nullptr);
+    for (size_t k = 0; k < a->data.size(); ++k) delta.push_back(double(b->data[k]) - a->data[k]);
+  }
+  return delta;
+}
+double MaxAbs(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
+}  // namespace
+
+// The update rule itself, from what the trainer exports: a step is
+// w -= lr * m with m = momentum * m + grad + l2 * w (PyTorch's SGD). Each
+// check compares two trainers that see the same gradient, so it holds for
+// any gradient: twice the rate moves twice as far; L2 adds -lr * l2 * w;
+// momentum adds momentum times the first step to the second.
+TEST_CASE("a step is SGD with momentum and L2 on every parameter", "[trainer]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  const Data d = RandomData(32, 13);
+  const eval::WeightSet w0 = eval::RandomWeights(Tiny(), 5);
+  const double lr = 0.1, l2 = 0.05, mu = 0.9;
+  auto trainer = [&](double rate, double decay, double momentum) {
+    eval::TrainerOptions o;
+    o.learning_rate = rate;
+    o.l2 = decay;
+    o.momentum = momentum;
+    return std::make_unique<eval::Trainer>(w0, o);
+  };
+  auto plain = trainer(lr, 0, 0), twice = trainer(2 * lr, 0, 0), decayed = trainer(lr, l2, 0),
+       heavy = trainer(lr, 0, mu);
+  const eval::WeightSet params = plain->ExportMomentum();
+  REQUIRE(params.tensors.size() > 10);
+  for (auto* t : {plain.get(), twice.get(), decayed.get(), heavy.get()}) t->Step(d.Batch(32));
+  const eval::WeightSet w1 = plain->Export(1);
+  const std::vector<double> step = ParamDelta(params, w0, w1);  // -lr * grad
+  REQUIRE(MaxAbs(step) > 1e-3);
+  const std::vector<double> step2 = ParamDelta(params, w0, twice->Export(1));
+  const std::vector<double> step_l2 = ParamDelta(params, w0, decayed->Export(1));
+  std::vector<double> w0_flat;
+  for (const auto& p : params.tensors)
+    for (float x : w0.Find(ParamName(p))->data) w0_flat.push_back(x);
+  REQUIRE(w0_flat.size() == step.size());
+  double err_rate = 0, err_l2 = 0, l2_term = 0;
+  for (size_t k = 0; k < step.size(); ++k) {
+    err_rate = std::max(err_rate, std::fabs(step2[k] - 2 * step[k]));
+    err_l2 = std::max(err_l2, std::fabs(step_l2[k] - (step[k] - lr * l2 * w0_flat[k])));
+    l2_term = std::max(l2_term, std::fabs(lr * l2 * w0_flat[k]));
+  }
+  INFO("largest step " << MaxAbs(step) << ", largest L2 term " << l2_term);
+  REQUIRE(l2_term > 1e-4);
+  CHECK(err_rate < 1e-6);
+  CHECK(err_l2 < 1e-6);
+  // The heavy-ball trainer's first step is plain's; its second adds mu times it.
+  CHECK(MaxDiff(heavy->Export(1), w1) < 1e-7);
+  plain->Step(d.Batch(32));
+  heavy->Step(d.Batch(32));
+  const std::vector<double> extra = ParamDelta(params, plain->Export(2), heavy->Export(2));
+  double err_mu = 0;
+  for (size_t k = 0; k < step.size(); ++k) err_mu = std::max(err_mu, std::fabs(extra[k] - mu * step[k]));
+  CHECK(err_mu < 1e-6);
 }
