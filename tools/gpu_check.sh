@@ -13,7 +13,11 @@
 #                against this LibTorch, time-boxed
 #   6. bench     zerofarm bench with the farm on the GPU, then the same farm on
 #                the CPU for comparison
-#   7. loop      (with --loop MINUTES) `zerofarm loop --recipe connect4` with the
+#   7. layouts   (with --farm-layouts "K ...") the loop's farm, from the kept run's config and
+#                newest model, with K evaluators sharing the one GPU, each for --layout-seconds,
+#                in two rounds (the second in reverse order): which layout makes the most
+#                positions/s (farm-layouts.log)
+#   8. loop      (with --loop MINUTES) `zerofarm loop --recipe connect4` with the
 #                farm and the trainer on the GPU (issue #25 point 5), its curve
 #                measured every --loop-eval-every seconds on the Pons files in
 #                --loop-pons DIR (../shared does not travel to a lent machine)
@@ -26,7 +30,8 @@
 #                      [--jobs N] [--workers P] [--torch pytorch|DIR] [--no-bench] [--no-unit]
 #                      [--no-gpu-tests] [--gpu-tests SPEC] [--prefix-only]
 #                      [--loop MINUTES --loop-pons DIR [--loop-eval-every S] [--loop-args "..."]
-#                       [--loop-state DIR | --loop-keep]]
+#                       [--loop-state DIR | --loop-keep] [--loop-gpus K]]
+#                      [--farm-layouts "K ..." --loop-state DIR [--layout-seconds S]]
 #
 #   --debs DIR        .deb files to unpack (tools/gpu_debs.sh), DIR/fallback/ too
 #   --deb-prefix DIR  where they are (or were already) unpacked (default /tmp/zf-gpu-prefix)
@@ -42,6 +47,10 @@
 #                     be unpacked into DIR and committed for the next session
 #   --loop-keep       go on with the run an earlier call left in /tmp/zf-gpu-loop on this same
 #                     (warm) machine, shards and all, in place of starting or restoring one
+#   --loop-gpus K     K evaluators on the one GPU for the loop's farm (K > 1 adds --share-gpus;
+#                     default 1)
+#   --farm-layouts "K ..."  see step 7; needs --loop-state DIR with a kept run (its config and
+#                     model); --layout-seconds S each (default 30)
 #   --no-gpu-tests, --no-unit, --no-bench   leave a step out (to split the check over two
 #                     commands where one may run 10 minutes at most: the build is kept)
 # Budget: under 15 minutes on 16 cores and one GPU (build about 5, [gpu] tests about 3,
@@ -51,7 +60,7 @@ cd "$(dirname "$0")/.." || exit 2
 invocation="$0 $*"
 debs="" prefix="" results="" build=build-gpu jobs=$(nproc) workers="" torch=${ZF_TORCH:-pytorch}
 bench=1 unit=1 gpu=1 prefix_only=0 gpu_spec='[gpu],[gpu_plan]'
-targets="" loop_minutes="" loop_pons="" loop_eval=300 loop_args="" loop_state="" loop_keep=0
+targets="" loop_minutes="" loop_pons="" loop_eval=300 loop_args="" loop_state="" loop_keep=0 loop_gpus=1 layouts="" layout_seconds=30
 while [ $# -gt 0 ]; do
   case "$1" in
     --debs) debs=$2; shift ;;
@@ -73,11 +82,17 @@ while [ $# -gt 0 ]; do
     --loop-args) loop_args=$2; shift ;;
     --loop-state) loop_state=$2; shift ;;
     --loop-keep) loop_keep=1 ;;
+    --loop-gpus) loop_gpus=$2; shift ;;
+    --farm-layouts) layouts=$2; shift ;;
+    --layout-seconds) layout_seconds=$2; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+if [ -n "$layouts" ] && ! compgen -G "$loop_state/shards/*/config.txt" >/dev/null; then
+  echo "gpu_check: --farm-layouts needs --loop-state DIR holding a kept run (shards/HOST/config.txt)" >&2; exit 2
+fi
 if [ -n "$loop_minutes" ] && [ ! -f "$loop_pons/Test_L2_R1" ]; then
   echo "gpu_check: --loop needs --loop-pons DIR holding Test_L2_R1 and Test_L1_R1" >&2; exit 2
 fi
@@ -191,6 +206,34 @@ bench_cpu() {
     --simulations 100 --farm-seconds 10 --parts bound,farm
 }
 
+# share_flag K: --share-gpus where K evaluators are more than the one GPU.
+share_flag() { [ "$1" -gt 1 ] && echo --share-gpus; }
+
+# The kept run's farm (its config.txt, less what names that run, and its newest
+# model) with K evaluators on the one GPU for --layout-seconds, for each K, in
+# two rounds (the second reversed, so drift favours no layout); each farm's own
+# summary line says its positions/s and leaf evals/s.
+farm_layouts() {
+  local cfg model k round order=$layouts
+  cfg=$(ls "$loop_state"/shards/*/config.txt | head -1)
+  model=$(ls "$loop_state"/models/model-*.h5 | sort -V | tail -1)
+  grep -vE '^(out|host_id|host_index|run_id|epoch|duration|weights|models|gpus|share_gpus|workers)=' "$cfg" \
+    >/tmp/zf-layout.conf || return 1
+  echo "farm: $cfg, less what names that run; model $model; $workers workers; $layout_seconds s each"
+  for round in 1 2; do
+    for k in $order; do
+      rm -rf /tmp/zf-layout-run
+      echo "== round $round: $k evaluator(s) on the GPU"
+      # shellcheck disable=SC2046  # share_flag is empty or one word
+      timeout $(( layout_seconds + 90 )) "$build/zerofarm" run --config /tmp/zf-layout.conf --weights "$model" \
+        --workers "$workers" --gpus "$k" $(share_flag "$k") --duration "$layout_seconds" --no-status \
+        --out /tmp/zf-layout-run 2>&1 | grep -E '^zerofarm run: |eval cache' || return 1
+    done
+    order=$(echo "$layouts" | tr ' ' '\n' | tac | tr '\n' ' ')
+  done
+  rm -rf /tmp/zf-layout-run
+}
+
 # The recipe with the farm (one evaluator on GPU 0) and the trainer on the GPU,
 # for --loop minutes of wall time; CPU hours are no clock here (--cpu-hours 0).
 loop_gpu() {
@@ -203,8 +246,8 @@ loop_gpu() {
   if [ $loop_keep = 0 ] && [ -n "$loop_state" ] && [ -f "$loop_state/train/state.txt" ]; then
     bash tools/learn-state.sh restore "$loop_state" "$run" || return 1
   fi
-  # shellcheck disable=SC2086  # loop_args is split on spaces on purpose
-  timeout $(( loop_minutes * 60 + 400 )) "$build/zerofarm" loop --recipe connect4 --out "$run" --gpus 1 \
+  # shellcheck disable=SC2086,SC2046  # loop_args is split on spaces on purpose; share_flag is 0-1 word
+  timeout $(( loop_minutes * 60 + 400 )) "$build/zerofarm" loop --recipe connect4 --out "$run" --gpus "$loop_gpus" $(share_flag "$loop_gpus") \
     --workers "$workers" --cpu-hours 0 --hours "$(python3 -c "print($loop_minutes / 60)")" \
     --eval-every "$loop_eval" --pons "$loop_pons/Test_L2_R1" --pons "$loop_pons/Test_L1_R1" $loop_args
   rc=$?
@@ -232,6 +275,7 @@ fi
 if step "build zerofarm-torch with CUDA ($torch LibTorch, $jobs jobs)" "$results/build.log" build; then
   [ $gpu = 1 ] && step "[gpu] tests" "$results/gpu-tests.log" gpu_tests
   [ $unit = 1 ] && step "eval and io unit tests (CPU) against this LibTorch" "$results/unit-tests.log" unit_tests
+  [ -n "$layouts" ] && step "farm layouts: $layouts evaluator(s) on the GPU" "$results/farm-layouts.log" farm_layouts
   [ -n "$loop_minutes" ] && step "loop --recipe connect4 on the GPU, $loop_minutes minutes" "$results/loop.log" loop_gpu
   if [ $bench = 1 ]; then
     step "bench, farm on the GPU ($workers workers)" "$results/bench-gpu.txt" bench_gpu
