@@ -17,7 +17,11 @@
 #                newest model, with K evaluators sharing the one GPU, each for --layout-seconds,
 #                in two rounds (the second in reverse order): which layout makes the most
 #                positions/s (farm-layouts.log)
-#   8. loop      (with --loop MINUTES) `zerofarm loop --recipe connect4` with the
+#   8. net sizes (with --net-sizes "BxF ...") what a net size costs on the GPU, in wall
+#                seconds: for each, the recipe's farm from random weights for --layout-seconds
+#                (positions/s) and the trainer alone on that farm's shards for 1000 steps
+#                (positions/s while training), one after the other (net-sizes.log)
+#   9. loop      (with --loop MINUTES) `zerofarm loop --recipe connect4` with the
 #                farm and the trainer on the GPU (issue #25 point 5), its curve
 #                measured every --loop-eval-every seconds on the Pons files in
 #                --loop-pons DIR (../shared does not travel to a lent machine)
@@ -32,6 +36,7 @@
 #                      [--loop MINUTES --loop-pons DIR [--loop-eval-every S] [--loop-args "..."]
 #                       [--loop-state DIR | --loop-keep] [--loop-gpus K]]
 #                      [--farm-layouts "K ..." --loop-state DIR [--layout-seconds S]]
+#                      [--net-sizes "BxF ..." [--layout-seconds S]]
 #
 #   --debs DIR        .deb files to unpack (tools/gpu_debs.sh), DIR/fallback/ too
 #   --deb-prefix DIR  where they are (or were already) unpacked (default /tmp/zf-gpu-prefix)
@@ -60,7 +65,7 @@ cd "$(dirname "$0")/.." || exit 2
 invocation="$0 $*"
 debs="" prefix="" results="" build=build-gpu jobs=$(nproc) workers="" torch=${ZF_TORCH:-pytorch}
 bench=1 unit=1 gpu=1 prefix_only=0 gpu_spec='[gpu],[gpu_plan]'
-targets="" loop_minutes="" loop_pons="" loop_eval=300 loop_args="" loop_state="" loop_keep=0 loop_gpus=1 layouts="" layout_seconds=30
+targets="" loop_minutes="" loop_pons="" loop_eval=300 loop_args="" loop_state="" loop_keep=0 loop_gpus=1 layouts="" layout_seconds=30 net_sizes=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --debs) debs=$2; shift ;;
@@ -85,6 +90,7 @@ while [ $# -gt 0 ]; do
     --loop-gpus) loop_gpus=$2; shift ;;
     --farm-layouts) layouts=$2; shift ;;
     --layout-seconds) layout_seconds=$2; shift ;;
+    --net-sizes) net_sizes=$2; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -234,6 +240,31 @@ farm_layouts() {
   rm -rf /tmp/zf-layout-run
 }
 
+# For each BxF of --net-sizes: the recipe's farm (its search, data/recipes/connect4.recipe)
+# from random weights on the GPU for --layout-seconds, then the trainer alone (the
+# recipe's options) for 1000 steps on that farm's shards. Wall-clock rates: each
+# summary line says positions/s (farm) and positions/s while training (trainer).
+# Alone, each has the machine to itself, so both are upper bounds for the loop,
+# where they share it.
+net_sizes_step() {
+  local size blocks filters farm=/tmp/zf-netsize
+  for size in $net_sizes; do
+    blocks=${size%x*} filters=${size#*x}
+    rm -rf "$farm"
+    echo "== $size: farm, $workers workers, $layout_seconds s"
+    timeout $(( layout_seconds + 90 )) "$build/zerofarm" run --game connect4 --seed 1 --simulations 64 \
+      --games-per-worker 32 --value-discount 0.98 --temperature-plies 20 --final-temperature 0.3 \
+      --eval-cache 1048576 --blocks "$blocks" --filters "$filters" --gpus 1 --workers "$workers" \
+      --duration "$layout_seconds" --no-status --out "$farm" 2>&1 | grep -E '^zerofarm run: ' || return 1
+    echo "== $size: trainer, 1000 steps"
+    timeout 300 "$build/zerofarm-torch" train --run "$farm" --steps 1000 --no-wait --replay 0 \
+      --checkpoint-steps 1000000 --no-status --seed 1 --window 150000 --lr 0.02 --value-discount 0.98 \
+      --blocks "$blocks" --filters "$filters" 2>&1 | grep -E 'positions/s while training|training connect4' ||
+      return 1
+  done
+  rm -rf "$farm"
+}
+
 # The recipe with the farm (one evaluator on GPU 0) and the trainer on the GPU,
 # for --loop minutes of wall time; CPU hours are no clock here (--cpu-hours 0).
 loop_gpu() {
@@ -276,6 +307,7 @@ if step "build zerofarm-torch with CUDA ($torch LibTorch, $jobs jobs)" "$results
   [ $gpu = 1 ] && step "[gpu] tests" "$results/gpu-tests.log" gpu_tests
   [ $unit = 1 ] && step "eval and io unit tests (CPU) against this LibTorch" "$results/unit-tests.log" unit_tests
   [ -n "$layouts" ] && step "farm layouts: $layouts evaluator(s) on the GPU" "$results/farm-layouts.log" farm_layouts
+  [ -n "$net_sizes" ] && step "net sizes: $net_sizes on the GPU" "$results/net-sizes.log" net_sizes_step
   [ -n "$loop_minutes" ] && step "loop --recipe connect4 on the GPU, $loop_minutes minutes" "$results/loop.log" loop_gpu
   if [ $bench = 1 ]; then
     step "bench, farm on the GPU ($workers workers)" "$results/bench-gpu.txt" bench_gpu
