@@ -499,7 +499,8 @@ std::string Farm::ReapChildren(int* exit_code) {
     }
     ZF_LOG(ERROR) << c.name << " (pid " << pid << ") died: " << DescribeWaitStatus(st);
     if (c.IsWorker()) ForgetLostWork(c, pid);
-    if (StoppingBySignal(st)) return std::string("signal ") + strsignal(g_signal.load(std::memory_order_relaxed));
+    if (StoppingBySignal(st))
+      return std::string("signal ") + strsignal(g_signal.load(std::memory_order_relaxed));
     std::string stop_reason = StopReasonOfDeath(c, st, exit_code);
     if (!stop_reason.empty()) return stop_reason;
     Restart(c);
