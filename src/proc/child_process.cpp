@@ -212,6 +212,17 @@ std::string DescribeWaitStatus(int status) {
   return "status " + std::to_string(status);
 }
 
+bool DiedInSignalledStop(int status, const std::atomic<int>& stop_signal, int grace_ms) {
+  // relaxed here and below: a flag set once by a signal handler; nothing is published through it.
+  if (stop_signal.load(std::memory_order_relaxed) != 0) return true;
+  if (status < 0 || !WIFSIGNALED(status)) return false;
+  if (WTERMSIG(status) != SIGTERM && WTERMSIG(status) != SIGINT) return false;
+  const double until = MonotonicSeconds() + grace_ms / 1000.0;
+  while (stop_signal.load(std::memory_order_relaxed) == 0 && MonotonicSeconds() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return stop_signal.load(std::memory_order_relaxed) != 0;
+}
+
 double TreeCpuSeconds(pid_t root) {
   struct Proc {
     pid_t parent;

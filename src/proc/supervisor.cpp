@@ -58,23 +58,6 @@ void OnSignal(int sig) {
   g_signal.store(sig, std::memory_order_relaxed);
 }
 
-// True when the run is stopping by a signal, so a dead child is not restarted:
-// the supervisor has one, or the child died of a stop signal (SIGTERM or
-// SIGINT) and the supervisor's own comes within 50 ms. A batch system signals
-// every process of a job at once, in no set order: without the wait, a child
-// that got its signal first was restarted, and counted, just before the stop.
-bool StoppingBySignal(int st) {
-  // relaxed here and below: a flag set once by the handler; nothing is published through it.
-  if (g_signal.load(std::memory_order_relaxed) != 0) return true;
-  if (!WIFSIGNALED(st)) return false;
-  const int sig = WTERMSIG(st);
-  if (sig != SIGTERM && sig != SIGINT) return false;
-  const double until = MonotonicSeconds() + 0.05;
-  while (g_signal.load(std::memory_order_relaxed) == 0 && MonotonicSeconds() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  return g_signal.load(std::memory_order_relaxed) != 0;
-}
-
 // A child that dies is restarted at once, then with 100 ms more back-off per
 // recent failure (never more than 1 s in all); kRestartLimit failures of one
 // child within kRestartWindowS stop the run with an error: a crash loop is a
@@ -499,7 +482,9 @@ std::string Farm::ReapChildren(int* exit_code) {
     }
     ZF_LOG(ERROR) << c.name << " (pid " << pid << ") died: " << DescribeWaitStatus(st);
     if (c.IsWorker()) ForgetLostWork(c, pid);
-    if (StoppingBySignal(st))
+    // A batch system's stop: the child's signal may come before ours (50 ms grace).
+    // relaxed: g_signal is set once by the handler; nothing is published through it.
+    if (DiedInSignalledStop(st, g_signal, 50))
       return std::string("signal ") + strsignal(g_signal.load(std::memory_order_relaxed));
     std::string stop_reason = StopReasonOfDeath(c, st, exit_code);
     if (!stop_reason.empty()) return stop_reason;

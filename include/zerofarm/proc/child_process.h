@@ -3,6 +3,7 @@
 // helpers every zerofarm child calls first.
 #include <sys/types.h>
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -58,6 +59,14 @@ std::vector<int> WaitAll(const std::vector<ChildProcess*>& children, int timeout
 
 // "exit code 3", "killed by signal 9 (Killed)".
 std::string DescribeWaitStatus(int status);
+
+// Whether a child with wait status `status` died in a stop that `stop_signal`
+// (the supervisor's own signal flag, 0 until a signal comes) says is under
+// way. True at once when the flag is set. When the child was killed by SIGTERM
+// or SIGINT, waits up to `grace_ms` for the flag: a batch system signals every
+// process of a job at once, in no set order, so the child's may come first.
+// Otherwise (any other death or exit) false at once.
+bool DiedInSignalledStop(int status, const std::atomic<int>& stop_signal, int grace_ms);
 
 // CPU seconds (user + system) that `root` and all its descendants, live or
 // reaped, have used so far: the sum over the tree's live processes of their

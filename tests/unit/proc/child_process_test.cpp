@@ -4,8 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <thread>
 
 namespace zerofarm::proc {
 
@@ -36,6 +38,50 @@ TEST_CASE("WaitAll waits for children at once then kills the ones left (stopped 
   CHECK(!stopped.running());
   CHECK(ticks > 0);
   CHECK(secs < 30);  // one 0.5 s wait for all, not one per child (each would sleep 60 s)
+}
+
+// A batch system signals every process of a job at once, in no set order:
+// a child killed by SIGTERM or SIGINT counts as part of the stop when the
+// supervisor's own signal comes within the grace; other deaths never wait.
+TEST_CASE("a child's death by a stop signal waits briefly for the supervisor's own", "[proc]") {
+  auto status_of = [](int sig) {
+    // The child gets the default action, not Catch's handler (which reports
+    // and hangs in a forked copy): set around the fork, so no signal races it.
+    struct sigaction dfl {
+    }, catch_handler{};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGTERM, &dfl, &catch_handler);
+    ChildProcess c = ChildProcess::Fork("victim", []() {
+      sleep(60);
+      return 0;
+    });
+    sigaction(SIGTERM, &catch_handler, nullptr);
+    kill(c.pid(), sig);
+    int st = -1;
+    REQUIRE(c.WaitFor(10000, &st));
+    return st;
+  };
+  const int term = status_of(SIGTERM), killed = status_of(SIGKILL);
+  std::atomic<int> flag{0};
+  // No signal of the supervisor's: false, after the grace for SIGTERM only.
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_FALSE(DiedInSignalledStop(term, flag, 100));
+  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(100));
+  t0 = std::chrono::steady_clock::now();
+  CHECK_FALSE(DiedInSignalledStop(killed, flag, 1000));
+  CHECK_FALSE(DiedInSignalledStop(0, flag, 1000));  // exit code 0
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500));
+  // The supervisor's signal 20 ms after the child's death: true, without the whole grace.
+  std::thread late([&flag]() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    flag.store(SIGTERM, std::memory_order_relaxed);  // relaxed: as the handler stores it
+  });
+  t0 = std::chrono::steady_clock::now();
+  CHECK(DiedInSignalledStop(term, flag, 5000));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2500));
+  late.join();
+  // Already stopping: any death counts.
+  CHECK(DiedInSignalledStop(killed, flag, 0));
 }
 
 }  // namespace zerofarm::proc
