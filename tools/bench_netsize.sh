@@ -35,9 +35,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ticks() { awk '{print $16 + $17}' /proc/$$/stat; }  # CPU of this shell's waited-for children (ticks)
 hz=$(getconf CLK_TCK)
-# The recipe's search and trainer options (data/recipes/connect4.recipe), the net aside.
-search=(--game connect4 --seed 1 --simulations 64 --games-per-worker 32 --value-discount 0.98 --temperature-plies 20 --final-temperature 0.3)
-train=(--seed 1 --window 150000 --lr 0.02 --value-discount 0.98)
+# The recipe's search and trainer options, the net aside.
+source tools/recipe_options.sh
+search=("${recipe_search[@]}") train=("${recipe_train[@]}")
 {
   echo "# $(date -u +%FT%TZ) $(uname -n), $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# build: $build (commit $(git rev-parse --short HEAD)); shards: $shards ($(ls "$shards"/*.h5 | wc -l) files)"

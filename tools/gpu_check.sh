@@ -248,17 +248,17 @@ farm_layouts() {
 # where they share it.
 net_sizes_step() {
   local size blocks filters farm=/tmp/zf-netsize
+  source tools/recipe_options.sh
   for size in $net_sizes; do
     blocks=${size%x*} filters=${size#*x}
     rm -rf "$farm"
     echo "== $size: farm, $workers workers, $layout_seconds s"
-    timeout $(( layout_seconds + 90 )) "$build/zerofarm" run --game connect4 --seed 1 --simulations 64 \
-      --games-per-worker 32 --value-discount 0.98 --temperature-plies 20 --final-temperature 0.3 \
-      --eval-cache 1048576 --blocks "$blocks" --filters "$filters" --gpus 1 --workers "$workers" \
+    timeout $(( layout_seconds + 90 )) "$build/zerofarm" run "${recipe_search[@]}" --eval-cache 1048576 \
+      --blocks "$blocks" --filters "$filters" --gpus 1 --workers "$workers" \
       --duration "$layout_seconds" --no-status --out "$farm" 2>&1 | grep -E '^zerofarm run: ' || return 1
     echo "== $size: trainer, 1000 steps"
     timeout 300 "$build/zerofarm-torch" train --run "$farm" --steps 1000 --no-wait --replay 0 \
-      --checkpoint-steps 1000000 --no-status --seed 1 --window 150000 --lr 0.02 --value-discount 0.98 \
+      --checkpoint-steps 1000000 --no-status "${recipe_train[@]}" \
       --blocks "$blocks" --filters "$filters" 2>&1 | grep -E 'positions/s while training|training connect4' ||
       return 1
   done
@@ -273,9 +273,9 @@ loop_gpu() {
     [ -f "$run/train/state.txt" ] || { echo "gpu_check: --loop-keep: no run in $run on this machine" >&2; return 1; }
   else
     rm -rf /tmp/zf-gpu-loop && mkdir -p /tmp/zf-gpu-loop
-  fi
-  if [ $loop_keep = 0 ] && [ -n "$loop_state" ] && [ -f "$loop_state/train/state.txt" ]; then
-    bash tools/learn-state.sh restore "$loop_state" "$run" || return 1
+    if [ -n "$loop_state" ] && [ -f "$loop_state/train/state.txt" ]; then
+      bash tools/learn-state.sh restore "$loop_state" "$run" || return 1
+    fi
   fi
   # shellcheck disable=SC2086,SC2046  # loop_args is split on spaces on purpose; share_flag is 0-1 word
   timeout $(( loop_minutes * 60 + 400 )) "$build/zerofarm" loop --recipe connect4 --out "$run" --gpus "$loop_gpus" $(share_flag "$loop_gpus") \

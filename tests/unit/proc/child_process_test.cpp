@@ -47,8 +47,8 @@ TEST_CASE("a child's death by a stop signal waits briefly for the supervisor's o
   auto status_of = [](int sig) {
     // The child gets the default action, not Catch's handler (which reports
     // and hangs in a forked copy): set around the fork, so no signal races it.
-    struct sigaction dfl {
-    }, catch_handler{};
+    struct sigaction dfl = {};
+    struct sigaction catch_handler = {};
     dfl.sa_handler = SIG_DFL;
     sigaction(SIGTERM, &dfl, &catch_handler);
     ChildProcess c = ChildProcess::Fork("victim", []() {
