@@ -282,6 +282,25 @@ void Evaluation::PrintCurve(const std::vector<mcts::SearchConfig>& searches) {
   std::cout << "; in brackets: moves that give away the outcome)\n" << table_.str() << std::flush;
 }
 
+// A run's net is the shape of its models: a resumed run asked for another one
+// (by its recipe or its command line) is refused before any child starts. The
+// trainer would go on with the models' net and the farm would load it, but the
+// run's records (farm-config.txt, each shard's config.txt) would name the other.
+void CheckRunNet(const LoopConfig& c) {
+  const auto [newest, model] = io::RunDir(c.farm.out).NewestModel();
+  if (model.empty()) return;
+  const auto game = game::MakeGame(c.farm.game);
+  const eval::NetConfig kept = proc::LoadWeightsFor(*game, model).config;
+  const eval::NetConfig asked = proc::NetConfigFor(*game, c.farm);
+  if (kept.SameShape(asked)) return;
+  const auto shape = [](const eval::NetConfig& n) {
+    return std::to_string(n.blocks) + " blocks x " + std::to_string(n.filters) + " filters";
+  };
+  throw ConfigError("the run " + c.farm.out + " trains a net of " + shape(kept) + ", not the " +
+                    shape(asked) + " asked for: give --blocks " + std::to_string(kept.blocks) +
+                    " --filters " + std::to_string(kept.filters) + " to go on with it");
+}
+
 // The run's CPU hours and trainer steps (0 before its first checkpoint).
 RunProgress Progress(const LoopConfig& c, const LoopClock& clock) {
   RunProgress at;
@@ -368,6 +387,7 @@ int RunLoop(const LoopConfig& config) {
   // Read every evaluation file now: a typo fails in a second, not after an hour.
   std::vector<std::vector<PonsPosition>> sets;
   for (const auto& f : config.pons) sets.push_back(ReadPonsFile(f, config.eval_positions));
+  CheckRunNet(config);
 
   fs::create_directories(io::RunDir(run).EvalDir());
   if (!config.recipe_text.empty())

@@ -266,6 +266,16 @@ TEST_CASE("zerofarm loop --recipe: base options from the file and a stage restar
             dir / "changed2", &out, &err) == kExitUsage);
   CHECK_THAT(err, Catch::Contains("no-such-file") && !Catch::Contains("another recipe"));
 
+  // Resumed with another net (here the command line's, over the recipe's 1 x 8): one line,
+  // exit 2, naming the run's net and the options that go on with it; the run untouched.
+  const std::string curve = io::ReadTextFile(run + "/eval/curve.csv");
+  CHECK(Run({ZF_BINARY, "loop", "--recipe", recipe, "--out", run, "--blocks", "2"}, dir / "net", &out,
+            &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("trains a net of 1 blocks x 8 filters, not the 2 blocks x 8 filters") &&
+                      Catch::Contains("--blocks 1 --filters 8"));
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  CHECK(io::ReadTextFile(run + "/eval/curve.csv") == curve);
+
   // A bad recipe: one line, exit 2, before any child starts.
   io::WriteTextFileAtomically(dir / "bad.recipe", "blocks = 1\n[stage from soon steps]\n");
   CHECK(Run({ZF_BINARY, "loop", "--recipe", dir / "bad.recipe", "--out", dir / "run2"}, dir / "bad", &out,
