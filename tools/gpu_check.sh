@@ -13,10 +13,11 @@
 #                against this LibTorch, time-boxed
 #   6. bench     zerofarm bench with the farm on the GPU, then the same farm on
 #                the CPU for comparison
-#   7. layouts   (with --farm-layouts "K ...") the loop's farm, from the kept run's config and
-#                newest model, with K evaluators sharing the one GPU, each for --layout-seconds,
-#                in two rounds (the second in reverse order): which layout makes the most
-#                positions/s (farm-layouts.log)
+#   7. layouts   (with --farm-layouts "K[:B:G] ...") the loop's farm, from the kept run's config
+#                and newest model, with K evaluators sharing the one GPU (and, given B and G,
+#                --max-batch B and --games-per-worker G), each for --layout-seconds, in two
+#                rounds (the second in reverse order): which layout makes the most positions/s
+#                (farm-layouts.log)
 #   8. net sizes (with --net-sizes "BxF ...") what a net size costs on the GPU, in wall
 #                seconds: for each, the recipe's farm from random weights for --layout-seconds
 #                (positions/s) and the trainer alone on that farm's shards for 1000 steps
@@ -24,18 +25,21 @@
 #   9. loop      (with --loop MINUTES) `zerofarm loop --recipe connect4` with the
 #                farm and the trainer on the GPU (issue #25 point 5), its curve
 #                measured every --loop-eval-every seconds on the Pons files in
-#                --loop-pons DIR (../shared does not travel to a lent machine)
-# Everything goes to one results directory, at most 8 files (summary.txt,
-# machine.txt, build.log, gpu-tests.log, unit-tests.log, bench-gpu.txt,
-# bench-cpu.txt; with --loop: loop.log, curve.csv, stages.csv, loop-state.tgz in place of the
-# bench files). Exit 0 when every step passed, 1 otherwise.
+#                --loop-pons DIR (../shared does not travel to a lent machine); not run
+#                when the [gpu] tests failed
+# Everything goes to one results directory, at most 8 files, since a lent machine
+# returns 8 (summary.txt, machine.txt, build.log, gpu-tests.log, unit-tests.log,
+# bench-gpu.txt, bench-cpu.txt; with --loop: loop.log and loop-state.tgz, which holds
+# the run's eval/curve.csv and eval/stages.csv, in place of the unit tests and bench
+# files; farm-layouts.log and net-sizes.log besides). Exit 0 when every step passed,
+# 1 otherwise.
 #
 #   tools/gpu_check.sh [--debs DIR] [--deb-prefix DIR] [--results DIR] [--build DIR]
 #                      [--jobs N] [--workers P] [--torch pytorch|DIR] [--no-bench] [--no-unit]
 #                      [--no-gpu-tests] [--gpu-tests SPEC] [--prefix-only]
 #                      [--loop MINUTES --loop-pons DIR [--loop-eval-every S] [--loop-args "..."]
 #                       [--loop-state DIR | --loop-keep] [--loop-gpus K]]
-#                      [--farm-layouts "K ..." --loop-state DIR [--layout-seconds S]]
+#                      [--farm-layouts "K[:B:G] ..." --loop-state DIR [--layout-seconds S]]
 #                      [--net-sizes "BxF ..." [--layout-seconds S]]
 #
 #   --debs DIR        .deb files to unpack (tools/gpu_debs.sh), DIR/fallback/ too
@@ -54,8 +58,8 @@
 #                     (warm) machine, shards and all, in place of starting or restoring one
 #   --loop-gpus K     K evaluators on the one GPU for the loop's farm (K > 1 adds --share-gpus;
 #                     default 1)
-#   --farm-layouts "K ..."  see step 7; needs --loop-state DIR with a kept run (its config and
-#                     model); --layout-seconds S each (default 30)
+#   --farm-layouts "K[:B:G] ..."  see step 7 (e.g. "1 1:512:64 2"); needs --loop-state DIR with
+#                     a kept run (its config and model); --layout-seconds S each (default 30)
 #   --no-gpu-tests, --no-unit, --no-bench   leave a step out (to split the check over two
 #                     commands where one may run 10 minutes at most: the build is kept)
 # Budget: under 15 minutes on 16 cores and one GPU (build about 5, [gpu] tests about 3,
@@ -220,20 +224,23 @@ share_flag() { [ "$1" -gt 1 ] && echo --share-gpus; }
 # two rounds (the second reversed, so drift favours no layout); each farm's own
 # summary line says its positions/s and leaf evals/s.
 farm_layouts() {
-  local cfg model k round order=$layouts
+  local cfg model layout k batch games round order=$layouts
   cfg=$(ls "$loop_state"/shards/*/config.txt | head -1)
   model=$(ls "$loop_state"/models/model-*.h5 | sort -V | tail -1)
   grep -vE '^(out|host_id|host_index|run_id|epoch|duration|weights|models|gpus|share_gpus|workers)=' "$cfg" \
     >/tmp/zf-layout.conf || return 1
   echo "farm: $cfg, less what names that run; model $model; $workers workers; $layout_seconds s each"
   for round in 1 2; do
-    for k in $order; do
+    for layout in $order; do
+      IFS=: read -r k batch games <<<"$layout"
+      local sizes=()
+      [ -n "$batch" ] && sizes=(--max-batch "$batch" --games-per-worker "$games")
       rm -rf /tmp/zf-layout-run
-      echo "== round $round: $k evaluator(s) on the GPU"
+      echo "== round $round: $k evaluator(s) on the GPU ${sizes[*]}"
       # shellcheck disable=SC2046  # share_flag is empty or one word
       timeout $(( layout_seconds + 90 )) "$build/zerofarm" run --config /tmp/zf-layout.conf --weights "$model" \
-        --workers "$workers" --gpus "$k" $(share_flag "$k") --duration "$layout_seconds" --no-status \
-        --out /tmp/zf-layout-run 2>&1 | grep -E '^zerofarm run: |eval cache' || return 1
+        --workers "$workers" --gpus "$k" $(share_flag "$k") "${sizes[@]}" --duration "$layout_seconds" \
+        --no-status --out /tmp/zf-layout-run 2>&1 | grep -E '^zerofarm run: |eval cache' || return 1
     done
     order=$(echo "$layouts" | tr ' ' '\n' | tac | tr '\n' ' ')
   done
@@ -282,7 +289,6 @@ loop_gpu() {
     --workers "$workers" --cpu-hours 0 --hours "$(python3 -c "print($loop_minutes / 60)")" \
     --eval-every "$loop_eval" --pons "$loop_pons/Test_L2_R1" --pons "$loop_pons/Test_L1_R1" $loop_args
   rc=$?
-  cp "$run/eval/curve.csv" "$run/eval/stages.csv" "$results/" 2>/dev/null
   bash tools/learn-state.sh save "$run" /tmp/zf-gpu-loop/kept &&
     tar czf "$results/loop-state.tgz" -C /tmp/zf-gpu-loop/kept . || rc=1
   tail -5 "$run"/shards/*/metrics.csv 2>/dev/null
@@ -308,7 +314,11 @@ if step "build zerofarm-torch with CUDA ($torch LibTorch, $jobs jobs)" "$results
   [ $unit = 1 ] && step "eval and io unit tests (CPU) against this LibTorch" "$results/unit-tests.log" unit_tests
   [ -n "$layouts" ] && step "farm layouts: $layouts evaluator(s) on the GPU" "$results/farm-layouts.log" farm_layouts
   [ -n "$net_sizes" ] && step "net sizes: $net_sizes on the GPU" "$results/net-sizes.log" net_sizes_step
-  [ -n "$loop_minutes" ] && step "loop --recipe connect4 on the GPU, $loop_minutes minutes" "$results/loop.log" loop_gpu
+  if [ -n "$loop_minutes" ] && [ $failed = 1 ]; then
+    note "SKIP loop: an earlier step failed (a broken GPU path would spend the loop's device time for nothing)"
+  elif [ -n "$loop_minutes" ]; then
+    step "loop --recipe connect4 on the GPU, $loop_minutes minutes" "$results/loop.log" loop_gpu
+  fi
   if [ $bench = 1 ]; then
     step "bench, farm on the GPU ($workers workers)" "$results/bench-gpu.txt" bench_gpu
     step "bench, the same farm on the CPU" "$results/bench-cpu.txt" bench_cpu
