@@ -40,7 +40,9 @@ int TrainCommand(int argc, char** argv) {
       "momentum", "SGD momentum", cxxopts::value<double>()->default_value("0.9"))(
       "l2", "L2 weight decay", cxxopts::value<double>()->default_value("0.0001"))(
       "device", "Where the step runs: auto (a GPU when this LibTorch sees one), cpu, cuda",
-      cxxopts::value<std::string>()->default_value("auto"));
+      cxxopts::value<std::string>()->default_value("auto"))(
+      "cuda-graph",
+      "On a GPU in fp32: replay each step as one captured CUDA graph after 3 eager steps (the same step)");
   options.add_options("duration and output")("steps", "Stop after this many steps (0 = no limit)",
                                              cxxopts::value<int64_t>()->default_value("0"))(
       "checkpoint-steps", "Write a checkpoint every this many steps",
@@ -79,6 +81,7 @@ int TrainCommand(int argc, char** argv) {
   // The farm's rule: auto is bf16 where the CPU has bf16 units, fp32 on other
   // CPUs (emulated bf16 trains 2.6x slower there) and on a GPU.
   c.optim.bf16 = proc::TorchOptionsFor(shared, c.optim.cuda).bf16;
+  c.optim.cuda_graph = r.count("cuda-graph") > 0;
   c.seed = shared.seed;
   c.steps = r["steps"].as<int64_t>();
   c.duration = shared.duration;

@@ -6,7 +6,16 @@
 #include <torch/version.h>
 
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <tuple>
+
+#ifdef ZF_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 #include "torch_net.h"
 #include "zerofarm/core/error.h"
@@ -52,6 +61,26 @@ torch::Tensor OnDevice(const void* data, at::IntArrayRef shape, torch::ScalarTyp
 
 bool TrainerCudaAvailable() { return torch::cuda::is_available(); }
 
+#ifdef ZF_WITH_CUDA
+// One training step captured as a CUDA graph (TrainerOptions::cuda_graph). Its
+// inputs and losses are fixed device tensors that every replay reads and
+// writes; the batch reaches them through pinned host copies of the same
+// shapes. Warm-up, capture and replays all run on `stream`, a stream of the
+// pool: capture needs one that is not the default stream, and cuBLAS and
+// cuDNN set up their per-stream state in the warm-up steps, not in capture.
+struct GraphedStep {
+  static constexpr int kWarmupSteps = 3;  // eager steps on `stream` before the capture
+  int warm = 0;                           // eager steps taken on `stream` so far
+  c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
+  std::unique_ptr<at::cuda::CUDAGraph> graph;  // null until captured, and after SetLearningRate
+  int64_t count = 0;                           // the captured batch's size
+  bool has_mask = false;                       // whether it had a policy mask
+  torch::Tensor features, policy, z, mask;     // on the device, read by the graph
+  torch::Tensor host_features, host_policy, host_z, host_mask;  // pinned
+  torch::Tensor losses;  // {policy, value} on the device, written by it
+};
+#endif
+
 struct Trainer::Impl {
   explicit Impl(const NetConfig& config) : net(config) {}
   TrainerOptions options;
@@ -63,6 +92,14 @@ struct Trainer::Impl {
   std::vector<torch::Tensor> params;
   std::vector<torch::Tensor> momentum;
   void SgdUpdate();
+  torch::Tensor StepOn(const torch::Tensor& features, const torch::Tensor& policy, const torch::Tensor& z,
+                       const torch::Tensor& mask);
+  torch::Tensor EagerStep(const TrainBatch& batch);
+#ifdef ZF_WITH_CUDA
+  std::unique_ptr<GraphedStep> graphed;  // with options.cuda_graph
+  torch::Tensor GraphStep(const TrainBatch& batch);
+  void Capture(const TrainBatch& batch);
+#endif
 };
 
 // SGD with momentum and L2, as PyTorch's SGD (dampening 0, not Nesterov):
@@ -95,6 +132,11 @@ Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
   if (options.l2 < 0) throw ConfigError("l2 must be >= 0");
   if (options.cuda && !TrainerCudaAvailable())
     throw ConfigError("the trainer was asked for a GPU, but this LibTorch sees none");
+  if (options.cuda_graph && (!options.cuda || options.bf16))
+    throw ConfigError("a CUDA graph of the step needs the trainer on a GPU, in fp32");
+#ifndef ZF_WITH_CUDA
+  if (options.cuda_graph) throw ConfigError("a CUDA graph of the step needs a build with CUDA");
+#endif
   impl_->options = options;
   if (options.cuda) impl_->device = torch::Device(torch::kCUDA, 0);
   torch::manual_seed(options.seed);
@@ -109,50 +151,126 @@ Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
     impl_->params.push_back(p.value());
     impl_->momentum.push_back(torch::zeros_like(p.value()));
   }
+#ifdef ZF_WITH_CUDA
+  if (options.cuda_graph) impl_->graphed = std::make_unique<GraphedStep>();
+#endif
 }
 
 Trainer::~Trainer() = default;
 
-TrainStepLoss Trainer::Step(const TrainBatch& batch) {
-  if (batch.count <= 0 || !batch.features || !batch.policy || !batch.z)
-    throw Error("a training batch needs count > 0 and features, policy and z");
-  const NetConfig& c = impl_->net->config();
-  const int64_t n = batch.count;
-  const torch::Device& device = impl_->device;
-  auto x =
-      OnDevice(batch.features, {n, c.planes, c.height, c.width}, torch::kUInt8, device).to(torch::kFloat);
-  if (impl_->ChannelsLast()) x = x.contiguous(at::MemoryFormat::ChannelsLast);
-  auto pi = OnDevice(batch.policy, {n, c.actions}, torch::kFloat, device);
-  auto z = OnDevice(batch.z, {n}, torch::kFloat, device);
-
-  for (auto& p : impl_->params) p.mutable_grad() = torch::Tensor();
+// Forward, losses, backward and update on batch tensors already on the device
+// (mask undefined: every row's policy counts). Returns {policy, value} loss
+// on the device; the gradients must be unset (None) on entry.
+torch::Tensor Trainer::Impl::StepOn(const torch::Tensor& features, const torch::Tensor& policy,
+                                    const torch::Tensor& z, const torch::Tensor& mask) {
+  auto x = features.to(torch::kFloat);
+  if (ChannelsLast()) x = x.contiguous(at::MemoryFormat::ChannelsLast);
   torch::Tensor logits, value;
-  if (impl_->options.bf16) {
+  if (options.bf16) {
     // Autocast only around the forward pass; its cached bf16 weight copies are
     // dropped after it, since the step below changes the weights.
-    SetAutocastBf16(impl_->options.cuda, true);
-    std::tie(logits, value) = impl_->net->forward(x);
-    SetAutocastBf16(impl_->options.cuda, false);
+    SetAutocastBf16(options.cuda, true);
+    std::tie(logits, value) = net->forward(x);
+    SetAutocastBf16(options.cuda, false);
     at::autocast::clear_cache();
     logits = logits.to(torch::kFloat);
     value = value.to(torch::kFloat);
   } else {
-    std::tie(logits, value) = impl_->net->forward(x);
+    std::tie(logits, value) = net->forward(x);
   }
-  auto ce = -(pi * torch::log_softmax(logits, 1)).sum(1);  // [n]
+  auto ce = -(policy * torch::log_softmax(logits, 1)).sum(1);  // [n]
   torch::Tensor policy_loss;
-  if (batch.policy_mask) {
-    auto mask = OnDevice(batch.policy_mask, {n}, torch::kUInt8, device).to(torch::kFloat);
-    policy_loss = (ce * mask).sum() / mask.sum().clamp_min(1.0);
+  if (mask.defined()) {
+    auto m = mask.to(torch::kFloat);
+    policy_loss = (ce * m).sum() / m.sum().clamp_min(1.0);
   } else {
     policy_loss = ce.mean();
   }
   auto value_loss = (value - z).pow(2).mean();
   (policy_loss + value_loss).backward();
+  SgdUpdate();
+  return torch::stack({policy_loss.detach(), value_loss.detach()});
+}
 
-  impl_->SgdUpdate();
+torch::Tensor Trainer::Impl::EagerStep(const TrainBatch& batch) {
+  const NetConfig& c = net->config();
+  const int64_t n = batch.count;
+  for (auto& p : params) p.mutable_grad() = torch::Tensor();
+  return StepOn(
+      OnDevice(batch.features, {n, c.planes, c.height, c.width}, torch::kUInt8, device),
+      OnDevice(batch.policy, {n, c.actions}, torch::kFloat, device),
+      OnDevice(batch.z, {n}, torch::kFloat, device),
+      batch.policy_mask ? OnDevice(batch.policy_mask, {n}, torch::kUInt8, device) : torch::Tensor());
+}
+
+#ifdef ZF_WITH_CUDA
+// Fixed inputs for a batch like this one, filled with it, and the step on them
+// captured (not run: the caller replays it). The gradients are unset first, so
+// that backward allocates them in the graph's memory, where replays write them.
+void Trainer::Impl::Capture(const TrainBatch& batch) {
+  GraphedStep& g = *graphed;
+  const NetConfig& c = net->config();
+  const int64_t n = batch.count;
+  const auto on = torch::TensorOptions().device(device);
+  const auto pinned = torch::TensorOptions().pinned_memory(true);
+  g.features = torch::empty({n, c.planes, c.height, c.width}, on.dtype(torch::kUInt8));
+  g.policy = torch::empty({n, c.actions}, on.dtype(torch::kFloat));
+  g.z = torch::empty({n}, on.dtype(torch::kFloat));
+  g.mask = batch.policy_mask ? torch::empty({n}, on.dtype(torch::kUInt8)) : torch::Tensor();
+  g.host_features = torch::empty(g.features.sizes(), pinned.dtype(torch::kUInt8));
+  g.host_policy = torch::empty(g.policy.sizes(), pinned.dtype(torch::kFloat));
+  g.host_z = torch::empty(g.z.sizes(), pinned.dtype(torch::kFloat));
+  g.host_mask = batch.policy_mask ? torch::empty({n}, pinned.dtype(torch::kUInt8)) : torch::Tensor();
+  g.count = n;
+  g.has_mask = batch.policy_mask != nullptr;
+  for (auto& p : params) p.mutable_grad() = torch::Tensor();
+  g.graph = std::make_unique<at::cuda::CUDAGraph>();
+  g.graph->capture_begin();
+  g.losses = StepOn(g.features, g.policy, g.z, g.mask);
+  g.graph->capture_end();
+}
+
+// The batch into the graph's inputs (pinned copies, then copies on the
+// graph's stream), then one replay. Every call waits for the losses (the
+// caller copies them out), so the pinned buffers are free again on return.
+torch::Tensor Trainer::Impl::GraphStep(const TrainBatch& batch) {
+  GraphedStep& g = *graphed;
+  // Whatever the caller's stream did to the weights or momentum (an import)
+  // comes first.
+  at::cuda::CUDAEvent before;
+  before.record(c10::cuda::getCurrentCUDAStream());
+  before.block(g.stream);
+  c10::cuda::CUDAStreamGuard on_stream(g.stream);
+  if (g.warm < GraphedStep::kWarmupSteps) {
+    ++g.warm;
+    return EagerStep(batch);
+  }
+  if (!g.graph || g.count != batch.count || g.has_mask != (batch.policy_mask != nullptr)) {
+    if (g.graph && g.count != batch.count) return EagerStep(batch);  // an odd batch; keep the graph
+    Capture(batch);
+  }
+  std::memcpy(g.host_features.data_ptr(), batch.features, g.host_features.nbytes());
+  std::memcpy(g.host_policy.data_ptr(), batch.policy, g.host_policy.nbytes());
+  std::memcpy(g.host_z.data_ptr(), batch.z, g.host_z.nbytes());
+  if (g.has_mask) std::memcpy(g.host_mask.data_ptr(), batch.policy_mask, g.host_mask.nbytes());
+  g.features.copy_(g.host_features, /*non_blocking=*/true);
+  g.policy.copy_(g.host_policy, /*non_blocking=*/true);
+  g.z.copy_(g.host_z, /*non_blocking=*/true);
+  if (g.has_mask) g.mask.copy_(g.host_mask, /*non_blocking=*/true);
+  g.graph->replay();
+  return g.losses.to(torch::kCPU);  // waits for the replay (and the copies before it)
+}
+#endif
+
+TrainStepLoss Trainer::Step(const TrainBatch& batch) {
+  if (batch.count <= 0 || !batch.features || !batch.policy || !batch.z)
+    throw Error("a training batch needs count > 0 and features, policy and z");
+  torch::Tensor losses;
+#ifdef ZF_WITH_CUDA
+  if (impl_->graphed) losses = impl_->GraphStep(batch);
+#endif
   // One copy back (one wait for the device) for both losses, not one each.
-  const auto losses = torch::stack({policy_loss.detach(), value_loss.detach()}).to(torch::kCPU);
+  if (!losses.defined()) losses = impl_->EagerStep(batch).to(torch::kCPU);
   TrainStepLoss loss;
   loss.policy = losses[0].item<double>();
   loss.value = losses[1].item<double>();
@@ -197,6 +315,9 @@ void Trainer::ImportMomentum(const WeightSet& momentum) {
 void Trainer::SetLearningRate(double learning_rate) {
   if (!(learning_rate > 0)) throw ConfigError("the learning rate must be > 0");
   impl_->options.learning_rate = learning_rate;
+#ifdef ZF_WITH_CUDA
+  if (impl_->graphed) impl_->graphed->graph.reset();  // the captured update holds the old rate
+#endif
 }
 
 const NetConfig& Trainer::Config() const { return impl_->net->config(); }

@@ -42,6 +42,15 @@ struct TrainerOptions {
   // the samples/s of NCHW on a 2-core AVX2 EPYC (docs/benchmarks.md,
   // "Channels-last"). Ignored with cuda (not measured on a GPU).
   bool channels_last = true;
+  // With cuda and fp32: after a few eager steps, capture one step (forward,
+  // backward, update) as a CUDA graph and replay it, the batch copied into its
+  // fixed input tensors. The same step (the [gpu] test compares them) in one
+  // launch where eager mode launches a few hundred kernels, each a few
+  // microseconds of CPU, which bound the GPU trainer of small nets
+  // (docs/results/gpu-loop-6x64-2026-11-27). A batch of another size or mask
+  // falls back to an eager step; SetLearningRate captures again. ConfigError
+  // at construction without cuda, with bf16, or in a build without CUDA.
+  bool cuda_graph = false;
 };
 
 // Whether this process's LibTorch sees a CUDA GPU (false in CPU-only builds).

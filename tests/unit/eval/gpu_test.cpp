@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "skip.h"
+#include "zerofarm/core/error.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/eval/trainer.h"
 #include "zerofarm/game/game.h"
@@ -120,4 +121,50 @@ TEST_CASE("the trainer on the GPU takes the steps the CPU trainer takes", "[eval
   eval::TrainStepLoss last;
   for (int i = 0; i < 100; ++i) last = half.Step(batch);
   CHECK(last.policy < 0.8 * first.policy);
+}
+
+TEST_CASE("the trainer's CUDA graph takes the eager GPU trainer's steps", "[eval][gpu][trainer]") {
+  if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
+  if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
+  const TrainData d = RandomTrainData(64);
+  std::vector<uint8_t> mask(64);
+  for (size_t i = 0; i < mask.size(); ++i) mask[i] = i % 3 != 0;
+  eval::TrainBatch batch;
+  batch.features = d.features.data();
+  batch.policy = d.policy.data();
+  batch.z = d.z.data();
+  batch.policy_mask = mask.data();
+  batch.count = 64;
+  eval::TrainBatch half = batch;  // another size: an eager step beside the graph
+  half.count = 32;
+  const auto start = eval::RandomWeights(eval::NetConfig{"connect4", 3, 6, 7, 7, 2, 16, 16}, 4);
+  eval::TrainerOptions o;
+  o.learning_rate = 0.05;
+  o.cuda = true;
+  eval::Trainer eager(start, o);
+  o.cuda_graph = true;
+  eval::Trainer graphed(start, o);
+  // 3 warm-up steps, the capture and its replays, an odd batch, a new rate (captured again).
+  for (int i = 0; i < 12; ++i) {
+    const eval::TrainBatch& b = i == 7 ? half : batch;
+    if (i == 9) {
+      eager.SetLearningRate(0.02);
+      graphed.SetLearningRate(0.02);
+    }
+    const auto a = eager.Step(b), g = graphed.Step(b);
+    CHECK(g.policy == Approx(a.policy).margin(1e-4));
+    CHECK(g.value == Approx(a.value).margin(1e-4));
+  }
+  const auto wa = eager.Export(12), wg = graphed.Export(12);
+  REQUIRE(wa.tensors.size() == wg.tensors.size());
+  for (size_t t = 0; t < wa.tensors.size(); ++t)
+    for (size_t i = 0; i < wa.tensors[t].data.size(); ++i)
+      REQUIRE(wg.tensors[t].data[i] == Approx(wa.tensors[t].data[i]).margin(1e-4));
+  const auto ma = eager.ExportMomentum(), mg = graphed.ExportMomentum();
+  for (size_t t = 0; t < ma.tensors.size(); ++t)
+    for (size_t i = 0; i < ma.tensors[t].data.size(); ++i)
+      REQUIRE(mg.tensors[t].data[i] == Approx(ma.tensors[t].data[i]).margin(1e-4));
+  // Not without a GPU, and not in bf16.
+  o.bf16 = true;
+  CHECK_THROWS_AS(eval::Trainer(start, o), ConfigError);
 }

@@ -145,6 +145,9 @@ TEST_CASE("bad trainer options and batches are refused", "[trainer]") {
   o = {};
   o.momentum = 1.0;
   CHECK_THROWS_AS(eval::Trainer(eval::RandomWeights(Tiny(), 1), o), ConfigError);
+  o = {};
+  o.cuda_graph = true;  // a CUDA graph of the step: only on a GPU
+  CHECK_THROWS_WITH(eval::Trainer(eval::RandomWeights(Tiny(), 1), o), Catch::Contains("CUDA graph"));
   eval::Trainer t(eval::RandomWeights(Tiny(), 1), {});
   CHECK_THROWS_AS(t.Step(eval::TrainBatch{}), Error);
 }
