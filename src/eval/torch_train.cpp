@@ -224,6 +224,7 @@ void Trainer::Impl::Capture(const TrainBatch& batch) {
   g.count = n;
   g.has_mask = batch.policy_mask != nullptr;
   for (auto& p : params) p.mutable_grad() = torch::Tensor();
+  torch::cuda::synchronize();  // nothing of earlier steps in flight during the capture
   g.graph = std::make_unique<at::cuda::CUDAGraph>();
   g.graph->capture_begin();
   g.losses = StepOn(g.features, g.policy, g.z, g.mask);
@@ -231,8 +232,8 @@ void Trainer::Impl::Capture(const TrainBatch& batch) {
 }
 
 // The batch into the graph's inputs (pinned copies, then copies on the
-// graph's stream), then one replay. Every call waits for the losses (the
-// caller copies them out), so the pinned buffers are free again on return.
+// graph's stream), then one replay. Returns the losses on the CPU: every call
+// waits for its step, so the pinned buffers are free again on return.
 torch::Tensor Trainer::Impl::GraphStep(const TrainBatch& batch) {
   GraphedStep& g = *graphed;
   // Whatever the caller's stream did to the weights or momentum (an import)
@@ -241,12 +242,14 @@ torch::Tensor Trainer::Impl::GraphStep(const TrainBatch& batch) {
   before.record(c10::cuda::getCurrentCUDAStream());
   before.block(g.stream);
   c10::cuda::CUDAStreamGuard on_stream(g.stream);
+  // Eager steps copy their losses out here too, on this stream: a copy on the
+  // caller's stream would not wait for them.
   if (g.warm < GraphedStep::kWarmupSteps) {
     ++g.warm;
-    return EagerStep(batch);
+    return EagerStep(batch).to(torch::kCPU);
   }
   if (!g.graph || g.count != batch.count || g.has_mask != (batch.policy_mask != nullptr)) {
-    if (g.graph && g.count != batch.count) return EagerStep(batch);  // an odd batch; keep the graph
+    if (g.graph && g.count != batch.count) return EagerStep(batch).to(torch::kCPU);  // an odd batch
     Capture(batch);
   }
   std::memcpy(g.host_features.data_ptr(), batch.features, g.host_features.nbytes());
