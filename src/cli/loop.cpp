@@ -28,11 +28,11 @@ std::string RecipeOption(int argc, char** argv) {
 }
 
 // argv with the recipe's options put before the command line's own (which
-// therefore win, being parsed later). `storage` owns the strings.
+// therefore win, being parsed later; --run-args and --train-args are joined:
+// learn::WithRecipeArgs). `storage` owns the strings.
 std::vector<char*> WithRecipe(int argc, char** argv, const learn::Recipe& recipe,
                               std::vector<std::string>* storage) {
-  storage->assign(argv, argv + argc);
-  storage->insert(storage->begin() + 1, recipe.loop_args.begin(), recipe.loop_args.end());
+  *storage = learn::WithRecipeArgs(recipe, std::vector<std::string>(argv, argv + argc));
   std::vector<char*> out;
   for (auto& w : *storage) out.push_back(&w[0]);
   out.push_back(nullptr);
@@ -72,12 +72,12 @@ void AddLoopOptions(cxxopts::Options& options) {
       "Also measure PUCT with the MCTS-solver, the farm's search, at this many simulations "
       "(curve.csv rows with solver = 1; 0 = off)",
       cxxopts::value<int>()->default_value("100"))(
-      "run-args", "More options for `zerofarm run`, as one string (given here, it replaces a recipe's)",
+      "run-args", "More options for `zerofarm run`, as one string (given here, it goes after a recipe's)",
       cxxopts::value<std::string>()->default_value(""));
   options.add_options("trainer")(
       "train-args",
       "More options for `zerofarm train`, as one string (e.g. \"--lr 0.01 --window "
-      "100000\"; given here, it replaces a recipe's; its stages still add theirs)",
+      "100000\"; given here, it goes after a recipe's, whose stages then add theirs)",
       cxxopts::value<std::string>()->default_value(""));
 }
 

@@ -10,6 +10,30 @@
 
 namespace zerofarm::cli {
 
+namespace {
+
+// The optimiser's options: the rate, momentum, L2, the device and the precision.
+eval::TrainerOptions OptimiserFrom(const cxxopts::ParseResult& r, const proc::FarmConfig& shared) {
+  eval::TrainerOptions o;
+  o.learning_rate = r["lr"].as<double>();
+  o.momentum = r["momentum"].as<double>();
+  o.l2 = r["l2"].as<double>();
+  o.intra_op_threads = shared.eval_threads;
+  const std::string device = r["device"].as<std::string>();
+  if (device != "auto" && device != "cpu" && device != "cuda")
+    throw ConfigError("--device must be auto, cpu or cuda, not '" + device + "'");
+  o.cuda = device == "cuda" || (device == "auto" && eval::TrainerCudaAvailable());
+  // The farm's rule: auto is bf16 where the CPU has bf16 units, fp32 on other
+  // CPUs (emulated bf16 trains 2.6x slower there) and on a GPU.
+  o.bf16 = proc::TorchOptionsFor(shared, o.cuda).bf16;
+  o.cuda_graph = r.count("cuda-graph") > 0;
+  if (o.cuda_graph && (!o.cuda || o.bf16))  // now, not after waiting for data
+    throw ConfigError("--cuda-graph needs the trainer on a GPU, in fp32");
+  return o;
+}
+
+}  // namespace
+
 int TrainCommand(int argc, char** argv) {
   const learn::TrainConfig d;
   cxxopts::Options options("zerofarm train",
@@ -70,18 +94,7 @@ int TrainCommand(int argc, char** argv) {
   c.blocks = shared.blocks;
   c.filters = shared.filters;
   c.batch = r["batch"].as<int>();
-  c.optim.learning_rate = r["lr"].as<double>();
-  c.optim.momentum = r["momentum"].as<double>();
-  c.optim.l2 = r["l2"].as<double>();
-  c.optim.intra_op_threads = shared.eval_threads;
-  const std::string device = r["device"].as<std::string>();
-  if (device != "auto" && device != "cpu" && device != "cuda")
-    throw ConfigError("--device must be auto, cpu or cuda, not '" + device + "'");
-  c.optim.cuda = device == "cuda" || (device == "auto" && eval::TrainerCudaAvailable());
-  // The farm's rule: auto is bf16 where the CPU has bf16 units, fp32 on other
-  // CPUs (emulated bf16 trains 2.6x slower there) and on a GPU.
-  c.optim.bf16 = proc::TorchOptionsFor(shared, c.optim.cuda).bf16;
-  c.optim.cuda_graph = r.count("cuda-graph") > 0;
+  c.optim = OptimiserFrom(r, shared);
   c.seed = shared.seed;
   c.steps = r["steps"].as<int64_t>();
   c.duration = shared.duration;

@@ -132,6 +132,30 @@ std::string JoinItems(const std::vector<std::string>& items) {
 
 }  // namespace
 
+std::vector<std::string> WithRecipeArgs(const Recipe& recipe, const std::vector<std::string>& argv) {
+  std::vector<std::string> base = recipe.loop_args;  // "--key" words, each but a flag's followed by its value
+  std::vector<std::string> line;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    bool joined = false;
+    for (const std::string key : {"--run-args", "--train-args"}) {
+      const auto ours = std::find(base.begin(), base.end(), key);
+      if (ours == base.end() || ours + 1 == base.end()) continue;  // the recipe has none: as given
+      if (argv[i] == key && i + 1 < argv.size()) {
+        *(ours + 1) += " " + argv[++i];
+        joined = true;
+      } else if (argv[i].compare(0, key.size() + 1, key + "=") == 0) {
+        *(ours + 1) += " " + argv[i].substr(key.size() + 1);
+        joined = true;
+      }
+    }
+    if (!joined) line.push_back(argv[i]);
+  }
+  std::vector<std::string> out(argv.begin(), argv.begin() + (argv.empty() ? 0 : 1));
+  out.insert(out.end(), base.begin(), base.end());
+  out.insert(out.end(), line.begin(), line.end());
+  return out;
+}
+
 std::string RecipeDifference(const Recipe& kept, const Recipe& now) {
   const std::vector<std::string>& a = kept.settings;
   const std::vector<std::string>& b = now.settings;

@@ -326,7 +326,7 @@ TEST_CASE("bad command lines and config files get one line that names the culpri
     std::vector<std::string> args;
     std::string says;
   };
-  const std::vector<Case> cases = {
+  std::vector<Case> cases = {
       {FarmArgs("", {}), "--out \"\" names no directory"},
       {FarmArgs(dir / "run", {"--config", dir / "confdir"}), "is a directory"},
       {FarmArgs(dir / "run", {"--workers", "abc"}), "--workers: bad value 'abc' (an integer)"},
@@ -335,6 +335,9 @@ TEST_CASE("bad command lines and config files get one line that names the culpri
        "binary.conf:2: expected key = value, got '\\x01"},
       {FarmArgs(dir / "run", {"--config", dir / "value.conf"}), "bad value '\\x1b[31mred'"},
   };
+  if (eval::TorchAvailable())  // said by the trainer before it waits for data
+    cases.push_back({{ZF_BINARY, "train", "--run", dir / "run", "--device", "cpu", "--cuda-graph"},
+                     "--cuda-graph needs the trainer on a GPU, in fp32"});
   for (const auto& c : cases) {
     Spawned p(c.args, dir / "p");
     const std::string err = CheckUsageError(p, 60, Catch::Contains(c.says), c.says);

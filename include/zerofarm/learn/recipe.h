@@ -65,6 +65,14 @@ Recipe ParseRecipe(const std::string& text, const std::string& source);
 // change between pieces unnoticed (issue 25 point 1).
 std::string RecipeDifference(const Recipe& kept, const Recipe& now);
 
+// `zerofarm loop`'s arguments with a recipe: its loop_args first, then the
+// command line's (argv[1..]), whose options override the recipe's. Only
+// --run-args and --train-args are joined, not replaced: the command line's
+// words go after the recipe's in one value, so that the farm's and the
+// trainer's own options override one by one (`--train-args "--batch 512"`
+// keeps the recipe's window and learning rate). Both "--key V" and "--key=V".
+std::vector<std::string> WithRecipeArgs(const Recipe& recipe, const std::vector<std::string>& argv);
+
 // The blank-separated words of `s`: how a recipe's and the loop's run-args and
 // train-args become arguments.
 std::vector<std::string> SplitWords(const std::string& s);

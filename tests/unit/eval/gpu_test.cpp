@@ -81,6 +81,16 @@ TrainData RandomTrainData(int n) {
   }
   return d;
 }
+
+// Every value of two weight sets of one net within `margin`, tensor by tensor.
+void RequireNear(const eval::WeightSet& a, const eval::WeightSet& b, double margin) {
+  REQUIRE(a.tensors.size() == b.tensors.size());
+  for (size_t t = 0; t < a.tensors.size(); ++t) {
+    REQUIRE(a.tensors[t].data.size() == b.tensors[t].data.size());
+    for (size_t i = 0; i < a.tensors[t].data.size(); ++i)
+      REQUIRE(b.tensors[t].data[i] == Approx(a.tensors[t].data[i]).margin(margin));
+  }
+}
 }  // namespace
 
 TEST_CASE("the trainer on the GPU takes the steps the CPU trainer takes", "[eval][gpu][trainer]") {
@@ -105,10 +115,7 @@ TEST_CASE("the trainer on the GPU takes the steps the CPU trainer takes", "[eval
     CHECK(b.value == Approx(a.value).margin(1e-3));
   }
   const auto wa = cpu.Export(5), wb = gpu.Export(5);
-  REQUIRE(wa.tensors.size() == wb.tensors.size());
-  for (size_t t = 0; t < wa.tensors.size(); ++t)
-    for (size_t i = 0; i < wa.tensors[t].data.size(); ++i)
-      REQUIRE(wb.tensors[t].data[i] == Approx(wa.tensors[t].data[i]).margin(1e-3));
+  RequireNear(wa, wb, 1e-3);
   // Momentum leaves the GPU and comes back.
   const auto m = gpu.ExportMomentum();
   eval::Trainer again(wb, o);
@@ -155,15 +162,8 @@ TEST_CASE("the trainer's CUDA graph takes the eager GPU trainer's steps", "[eval
     CHECK(g.policy == Approx(a.policy).margin(1e-4));
     CHECK(g.value == Approx(a.value).margin(1e-4));
   }
-  const auto wa = eager.Export(12), wg = graphed.Export(12);
-  REQUIRE(wa.tensors.size() == wg.tensors.size());
-  for (size_t t = 0; t < wa.tensors.size(); ++t)
-    for (size_t i = 0; i < wa.tensors[t].data.size(); ++i)
-      REQUIRE(wg.tensors[t].data[i] == Approx(wa.tensors[t].data[i]).margin(1e-4));
-  const auto ma = eager.ExportMomentum(), mg = graphed.ExportMomentum();
-  for (size_t t = 0; t < ma.tensors.size(); ++t)
-    for (size_t i = 0; i < ma.tensors[t].data.size(); ++i)
-      REQUIRE(mg.tensors[t].data[i] == Approx(ma.tensors[t].data[i]).margin(1e-4));
+  RequireNear(eager.Export(12), graphed.Export(12), 1e-4);
+  RequireNear(eager.ExportMomentum(), graphed.ExportMomentum(), 1e-4);
   // Not without a GPU, and not in bf16.
   o.bf16 = true;
   CHECK_THROWS_AS(eval::Trainer(start, o), ConfigError);

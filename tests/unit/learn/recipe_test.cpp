@@ -61,6 +61,25 @@ TEST_CASE("a recipe's base lines become loop options and its stages child argume
   CHECK(learn::StagesStarted(r.stages, at) == 2);
 }
 
+TEST_CASE("the command line's options override a recipe's, and its child arguments add to the recipe's",
+          "[learn][recipe]") {
+  const learn::Recipe r =
+      learn::ParseRecipe("blocks = 4\ntrain-args = --window 150000 --lr 0.02\nno-status\n", "r");
+  using Words = std::vector<std::string>;
+  // Plain options go after the recipe's (the parser takes the last); train-args are joined,
+  // in both spellings and every time given, so the trainer's own last option wins one by one.
+  CHECK(learn::WithRecipeArgs(r, {"zerofarm", "--blocks", "6", "--train-args", "--lr 0.01",
+                                  "--train-args=--cuda-graph", "--out", "x"}) ==
+        Words{"zerofarm", "--blocks", "4", "--train-args", "--window 150000 --lr 0.02 --lr 0.01 --cuda-graph",
+              "--no-status", "--blocks", "6", "--out", "x"});
+  // run-args, which this recipe lacks, stay as given; so does everything without a recipe.
+  CHECK(learn::WithRecipeArgs(r, {"zerofarm", "--run-args", "--simulations 200"}) ==
+        Words{"zerofarm", "--blocks", "4", "--train-args", "--window 150000 --lr 0.02", "--no-status",
+              "--run-args", "--simulations 200"});
+  CHECK(learn::WithRecipeArgs(learn::Recipe{}, {"zerofarm", "--train-args", "--lr 1"}) ==
+        Words{"zerofarm", "--train-args", "--lr 1"});
+}
+
 TEST_CASE("stages on CPU hours start by the loop's CPU clock", "[learn][recipe]") {
   const learn::Recipe r = learn::ParseRecipe("[stage from 0.5 cpu-hours]\ntrain-args = --lr 0.1\n", "r");
   learn::RunProgress at;
