@@ -258,28 +258,30 @@ class CudaTorchEvaluator final : public Evaluator {
     int64_t n = 0;
     for (int i = 0; i < num_chunks; ++i) n += chunks[i].count;
     if (n == 0) return;
-    // uint8 planes go over the bus; the cast happens on the GPU.
+    // uint8 planes go over the bus; the cast happens on the GPU. One DMA per
+    // chunk each way (three a ring's run of leaves), queued by the CUDA runtime
+    // itself: a LibTorch copy_ per chunk (a tensor made, dispatched, checked)
+    // costs microseconds of CPU, some 40 a batch, and the GPU evaluator is bound
+    // by its CPU, not its GPU (docs/results/gpu-loop-6x64-2026-11-27).
+    const size_t feature_bytes = static_cast<size_t>(c.planes) * c.height * c.width;
     auto input = torch::empty({n, c.planes, c.height, c.width}, torch::dtype(torch::kUInt8).device(device_));
-    int64_t row = 0;
+    auto* in = static_cast<uint8_t*>(input.data_ptr());
     for (int i = 0; i < num_chunks; ++i) {
       const LeafChunk& ch = chunks[i];
-      if (ch.count == 0) continue;
-      auto blob = torch::from_blob(const_cast<uint8_t*>(ch.features), {ch.count, c.planes, c.height, c.width},
-                                   torch::kUInt8);
-      input.narrow(0, row, ch.count).copy_(blob, /*non_blocking=*/true);
-      row += ch.count;
+      CopyAsync(in, ch.features, ch.count * feature_bytes, cudaMemcpyHostToDevice);
+      in += ch.count * feature_bytes;
     }
     auto [policy, value] = net_->forward(input.to(dtype_));
-    policy = policy.to(torch::kFloat);
-    value = value.to(torch::kFloat);
-    row = 0;
+    policy = policy.to(torch::kFloat).contiguous();
+    value = value.to(torch::kFloat).reshape({n}).contiguous();
+    const float* p = policy.data_ptr<float>();
+    const float* v = value.data_ptr<float>();
     for (int i = 0; i < num_chunks; ++i) {
       const LeafChunk& ch = chunks[i];
-      if (ch.count == 0) continue;
-      torch::from_blob(ch.policy, {ch.count, c.actions}, torch::kFloat)
-          .copy_(policy.narrow(0, row, ch.count), /*non_blocking=*/true);
-      torch::from_blob(ch.value, {ch.count}, torch::kFloat).copy_(value.narrow(0, row, ch.count), true);
-      row += ch.count;
+      CopyAsync(ch.policy, p, ch.count * c.actions * sizeof(float), cudaMemcpyDeviceToHost);
+      CopyAsync(ch.value, v, ch.count * sizeof(float), cudaMemcpyDeviceToHost);
+      p += static_cast<size_t>(ch.count) * c.actions;
+      v += ch.count;
     }
     // Hand the slots back only once the copies into them have landed.
     at::cuda::CUDAEvent copied;
@@ -305,6 +307,13 @@ class CudaTorchEvaluator final : public Evaluator {
   c10::cuda::CUDAStream stream_;
   torch::ScalarType dtype_ = torch::kFloat;
   std::vector<void*> registered_;
+
+  // bytes from src to dst on the side stream, after what is queued there (none for 0 bytes).
+  void CopyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) const {
+    if (bytes == 0) return;
+    const cudaError_t err = cudaMemcpyAsync(dst, src, bytes, kind, stream_.stream());
+    if (err != cudaSuccess) throw Error(std::string("cudaMemcpyAsync: ") + cudaGetErrorString(err));
+  }
 };
 #endif  // ZF_WITH_CUDA
 

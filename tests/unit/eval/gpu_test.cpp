@@ -50,10 +50,11 @@ TEST_CASE("the CUDA evaluator matches the CPU one, reading and writing pinned sh
     auto gpu = eval::MakeTorchEvaluator(weights, o);
     gpu->RegisterHostMemory(region, bytes);
     std::memset(policy, 0, kLeaves * 7 * sizeof(float) + kLeaves * sizeof(float));
-    // Two chunks, as a batch across two rings is.
-    eval::LeafChunk chunks[2] = {{features, policy, value, 15},
-                                 {features + 15 * fb, policy + 15 * 7, value + 15, kLeaves - 15}};
-    gpu->Evaluate(chunks, 2);
+    // Chunks as a batch across rings has them: here out of memory order, and one empty.
+    eval::LeafChunk chunks[3] = {{features + 15 * fb, policy + 15 * 7, value + 15, kLeaves - 15},
+                                 {features, policy, value, 0},
+                                 {features, policy, value, 15}};
+    gpu->Evaluate(chunks, 3);
     const double tolerance = std::strcmp(precision, "fp32") ? 0.1 : 1e-3;
     INFO(precision);
     for (int i = 0; i < kLeaves * 7; ++i) CHECK(policy[i] == Approx(cpu_policy[i]).margin(tolerance));
