@@ -27,8 +27,7 @@ eval::TrainerOptions OptimiserFrom(const cxxopts::ParseResult& r, const proc::Fa
   // CPUs (emulated bf16 trains 2.6x slower there) and on a GPU.
   o.bf16 = proc::TorchOptionsFor(shared, o.cuda).bf16;
   o.cuda_graph = r.count("cuda-graph") > 0;
-  if (o.cuda_graph && (!o.cuda || o.bf16))  // now, not after waiting for data
-    throw ConfigError("--cuda-graph needs the trainer on a GPU, in fp32");
+  eval::CheckTrainerOptions(o);  // now, not after waiting for data
   return o;
 }
 

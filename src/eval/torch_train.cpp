@@ -124,8 +124,7 @@ void Trainer::Impl::SgdUpdate() {
   at::_foreach_add_(w, m, -options.learning_rate);
 }
 
-Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
-    : impl_(std::make_unique<Impl>(start.config)) {
+void CheckTrainerOptions(const TrainerOptions& options) {
   if (!(options.learning_rate > 0) || !std::isfinite(options.learning_rate))
     throw ConfigError("the learning rate must be > 0");
   if (options.momentum < 0 || options.momentum >= 1) throw ConfigError("momentum must be in [0, 1)");
@@ -133,10 +132,16 @@ Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
   if (options.cuda && !TrainerCudaAvailable())
     throw ConfigError("the trainer was asked for a GPU, but this LibTorch sees none");
   if (options.cuda_graph && (!options.cuda || options.bf16))
-    throw ConfigError("a CUDA graph of the step needs the trainer on a GPU, in fp32");
+    throw ConfigError("--cuda-graph needs the trainer on a GPU, in fp32 (a CUDA graph of the step)");
 #ifndef ZF_WITH_CUDA
-  if (options.cuda_graph) throw ConfigError("a CUDA graph of the step needs a build with CUDA");
+  if (options.cuda_graph)
+    throw ConfigError("--cuda-graph needs a build with CUDA (a CUDA graph of the step)");
 #endif
+}
+
+Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
+    : impl_(std::make_unique<Impl>(start.config)) {
+  CheckTrainerOptions(options);
   impl_->options = options;
   if (options.cuda) impl_->device = torch::Device(torch::kCUDA, 0);
   torch::manual_seed(options.seed);

@@ -56,6 +56,10 @@ struct TrainerOptions {
 // Whether this process's LibTorch sees a CUDA GPU (false in CPU-only builds).
 bool TrainerCudaAvailable();
 
+// ConfigError for options a Trainer would refuse (the constructor calls it), so
+// that a command can refuse them at start, before it waits for data.
+void CheckTrainerOptions(const TrainerOptions& options);
+
 // One batch, row-major, owned by the caller for the duration of Step.
 struct TrainBatch {
   const uint8_t* features = nullptr;  // count x planes x height x width
