@@ -36,6 +36,7 @@ namespace fs = std::filesystem;
 std::string TrainState::ToText() const {
   std::ostringstream os;
   os << "version=" << version << "\nstep=" << step << "\nsamples=" << samples << "\n";
+  if (paced_from > 0) os << "paced_from=" << paced_from << "\n";
   return os.str();
 }
 
@@ -57,7 +58,10 @@ TrainState TrainState::FromText(const std::string& text) {
         s.step = std::stoll(value);
       else if (key == "samples")
         s.samples = std::stoll(value);
-      else
+      else if (key == "paced_from") {  // optional: states before 2026-11-27 lack it
+        s.paced_from = std::stoll(value);
+        continue;
+      } else
         throw ConfigError("unknown trainer state key '" + key + "'");
     } catch (const std::logic_error&) {
       throw ConfigError("bad trainer state value '" + line + "'");
@@ -65,6 +69,8 @@ TrainState TrainState::FromText(const std::string& text) {
     ++seen;
   }
   if (seen != 3) throw ConfigError("trainer state needs version, step and samples");
+  if (s.paced_from < 0 || s.paced_from > s.samples)
+    throw ConfigError("trainer state: paced_from must lie between 0 and samples");
   return s;
 }
 
@@ -430,7 +436,6 @@ class TrainSession {
   double last_refresh_;
   double t_train_;
   int since_checkpoint_ = 0;
-  int64_t samples_before_ = 0;
 };
 
 TrainSession::TrainSession(const TrainConfig& config, const Paths& paths, const game::Game& game,
@@ -479,22 +484,24 @@ void TrainSession::LoadMomentum(const StartPoint& start) {
                << window_.Shards() << " shards";
 }
 
-// Pace: at most `replay` samples per position of the run's shards. Where
-// the shards seen hold fewer positions than the samples drawn so far allow
-// (earlier shards are gone: a run resumed from its kept models and state
-// alone), pacing starts again here, against the positions present now and
-// to come; otherwise the trainer would wait for data it already used.
+// Pace: at most `replay` samples per position of the run's shards, counting
+// the samples drawn since the pace last started over (state_.paced_from).
+// Where the shards hold fewer positions than those samples allow (earlier
+// shards are gone: a run resumed from its kept models and state alone), the
+// pace starts over here, against the positions present now and to come, and
+// the state keeps where, so that a later invocation on the same shards goes
+// on with this pace instead of starting it over again.
 void TrainSession::ChoosePace() {
-  const bool shards_gone =
-      config_.replay * static_cast<double>(window_.ProducedPositions()) < static_cast<double>(state_.samples);
-  if (shards_gone && config_.replay > 0)
-    ZF_LOG(INFO) << "the run's shards hold fewer positions than " << state_.samples
-                 << " samples drawn before: pacing on the positions present now and to come";
-  samples_before_ = shards_gone ? 0 : state_.samples;
+  const int64_t paced = state_.samples - state_.paced_from;
+  const bool shards_gone = config_.replay * static_cast<double>(window_.ProducedPositions()) < static_cast<double>(paced);
+  if (!shards_gone || config_.replay <= 0) return;
+  ZF_LOG(INFO) << "the run's shards hold fewer positions than " << paced
+               << " samples drawn before: pacing on the positions present now and to come";
+  state_.paced_from = state_.samples;
 }
 
 bool TrainSession::AheadOfData() const {
-  return static_cast<double>(samples_before_ + steps_here_ * config_.batch + config_.batch) >
+  return static_cast<double>(state_.samples - state_.paced_from + config_.batch) >
          config_.replay * static_cast<double>(window_.ProducedPositions());
 }
 

@@ -7,7 +7,7 @@
 // Files (all written atomically: NAME.tmp, fsync, rename, fsync of the dir):
 //   RUN/models/model-N.h5   checkpoint N (weights format, model version N)
 //   RUN/train/momentum.h5   the optimiser's momentum buffers of the newest checkpoint
-//   RUN/train/state.txt     "key=value" lines: version, step, samples (see TrainState)
+//   RUN/train/state.txt     "key=value" lines: version, step, samples, paced_from (see TrainState)
 // A trainer started on a run that has a state resumes: it loads model-V.h5 of
 // the state's version V and its momentum, and continues the step count and
 // the version numbers. Without a state it starts from the newest model-N.h5 of
@@ -18,7 +18,8 @@
 // has produced, and waits for new shards when it is ahead. Where the shards
 // hold fewer positions than the samples drawn before allow (earlier shards are
 // gone: a run resumed from its kept models and state alone), the pace starts
-// again at the trainer's start, on the shards present then and to come.
+// again at the trainer's start, on the shards present then and to come, and
+// the state records the samples drawn before that point (paced_from).
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -62,6 +63,11 @@ struct TrainState {
   uint32_t version = 0;  // newest checkpoint written
   int64_t step = 0;      // optimiser steps over all invocations
   int64_t samples = 0;   // positions sampled over all invocations (batch x steps)
+  // Samples drawn before the replay pace last started over (0: it never did),
+  // so the pace counts samples - paced_from against the shards present.
+  // Written by the trainer when it finds earlier shards gone; optional in the
+  // file (absent means 0).
+  int64_t paced_from = 0;
   std::string ToText() const;
   static TrainState FromText(const std::string& text);  // ConfigError on bad text
 };

@@ -91,6 +91,12 @@ TEST_CASE("trainer state text round-trips and bad text is refused", "[train]") {
   CHECK_THROWS_AS(learn::TrainState::FromText("version=1\nstep=x\nsamples=2\n"), ConfigError);
   CHECK_THROWS_AS(learn::TrainState::FromText("version=1\n"), ConfigError);
   CHECK_THROWS_AS(learn::TrainState::FromText("colour=blue\nstep=1\nsamples=2\n"), ConfigError);
+  // paced_from is optional, and lies within the samples drawn.
+  const auto paced = learn::TrainState::FromText("version=1\nstep=2\nsamples=512\npaced_from=256\n");
+  CHECK(paced.paced_from == 256);
+  CHECK(learn::TrainState::FromText(paced.ToText()).paced_from == 256);
+  CHECK_THROWS_AS(learn::TrainState::FromText("version=1\nstep=2\nsamples=512\npaced_from=600\n"), ConfigError);
+  CHECK_THROWS_AS(learn::TrainState::FromText("version=1\nstep=2\npaced_from=0\n"), ConfigError);
 }
 
 TEST_CASE("the shard window holds the newest shards of every host directory", "[train]") {
@@ -358,6 +364,20 @@ TEST_CASE("a run resumed without its shards trains on the new ones at the replay
   CHECK(resumed.step == used.step + fresh / c.batch);
   CHECK(resumed.samples == used.samples + (fresh / c.batch) * c.batch);
   CHECK(resumed.version == used.version + 1);  // one checkpoint at the end
+  CHECK(resumed.paced_from == used.samples);   // where the pace started over
+
+  // Run again on the same shards (a loop piece resumed on the same machine):
+  // the pace goes on from there, so nothing new means no step. Before
+  // paced_from was kept, this invocation started the pace over once more and
+  // drew the same positions a second time.
+  REQUIRE(learn::RunTrainer(c) == 0);
+  CHECK(learn::TrainState::FromText(ReadAll(dir / "next/train/state.txt")).step == resumed.step);
+  // One more shard: it trains that shard's worth, and no more.
+  const int64_t more = WriteShards(c.run, "b", 1, 20, 7);
+  REQUIRE(learn::RunTrainer(c) == 0);
+  const auto after = learn::TrainState::FromText(ReadAll(dir / "next/train/state.txt"));
+  CHECK(after.step == resumed.step + (fresh + more) / c.batch - fresh / c.batch);
+  CHECK(after.paced_from == used.samples);
 }
 
 TEST_CASE("train refuses bad settings and a run without data", "[train]") {
