@@ -21,7 +21,7 @@
 #   8. net sizes (with --net-sizes "BxF ...") what a net size costs on the GPU, in wall
 #                seconds: for each, the recipe's farm from random weights for --layout-seconds
 #                (positions/s) and the trainer alone on that farm's shards for 1000 steps
-#                (positions/s while training), eager and then with --cuda-graph, one after
+#                (positions/s while training), eager (--cuda-graph=off) and then as a CUDA graph, one after
 #                the other (net-sizes.log)
 #   9. loop      (with --loop MINUTES) `zerofarm loop --recipe connect4` with the
 #                farm and the trainer on the GPU (issue #25 point 5), its curve
@@ -264,12 +264,11 @@ net_sizes_step() {
     timeout $(( layout_seconds + 90 )) "$build/zerofarm" run "${recipe_search[@]}" --eval-cache 1048576 \
       --blocks "$blocks" --filters "$filters" --gpus 1 --workers "$workers" \
       --duration "$layout_seconds" --no-status --out "$farm" 2>&1 | grep -E '^zerofarm run: ' || return 1
-    for graph in "" --cuda-graph; do
-      echo "== $size: trainer, 1000 steps ${graph:-(eager)}"
+    for graph in off on; do
+      echo "== $size: trainer, 1000 steps --cuda-graph=$graph"
       rm -rf "$farm/models" "$farm/train"
-      # shellcheck disable=SC2086  # graph is empty or one word
       timeout 300 "$build/zerofarm-torch" train --run "$farm" --steps 1000 --no-wait --replay 0 \
-        --checkpoint-steps 1000000 --no-status "${recipe_train[@]}" $graph \
+        --checkpoint-steps 1000000 --no-status "${recipe_train[@]}" --cuda-graph=$graph \
         --blocks "$blocks" --filters "$filters" 2>&1 | grep -E 'positions/s while training|training connect4' ||
         return 1
     done

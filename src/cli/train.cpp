@@ -26,7 +26,13 @@ eval::TrainerOptions OptimiserFrom(const cxxopts::ParseResult& r, const proc::Fa
   // The farm's rule: auto is bf16 where the CPU has bf16 units, fp32 on other
   // CPUs (emulated bf16 trains 2.6x slower there) and on a GPU.
   o.bf16 = proc::TorchOptionsFor(shared, o.cuda).bf16;
-  o.cuda_graph = r.count("cuda-graph") > 0;
+  // auto: the graph wherever it can run (a GPU, fp32, a CUDA build); it takes
+  // the eager step's place at 3.1x its pace for the 6x64 net on an H200
+  // (docs/results/gpu-loop-6x64-lr01-2026-11-27).
+  const std::string graph = r["cuda-graph"].as<std::string>();
+  if (graph != "auto" && graph != "on" && graph != "off")
+    throw ConfigError("--cuda-graph must be auto, on or off, not '" + PrintableText(graph) + "'");
+  o.cuda_graph = graph == "on" || (graph == "auto" && o.cuda && !o.bf16 && eval::TrainerCudaGraphBuilt());
   eval::CheckTrainerOptions(o);  // now, not after waiting for data
   return o;
 }
@@ -65,7 +71,9 @@ int TrainCommand(int argc, char** argv) {
       "device", "Where the step runs: auto (a GPU when this LibTorch sees one), cpu, cuda",
       cxxopts::value<std::string>()->default_value("auto"))(
       "cuda-graph",
-      "On a GPU in fp32: replay each step as one captured CUDA graph after 3 eager steps (the same step)");
+      "Replay each step as one captured CUDA graph after 3 eager steps (the same step): auto (on a GPU in "
+      "fp32), on, off (--cuda-graph=off); --cuda-graph alone is on",
+      cxxopts::value<std::string>()->default_value("auto")->implicit_value("on"));
   options.add_options("duration and output")("steps", "Stop after this many steps (0 = no limit)",
                                              cxxopts::value<int64_t>()->default_value("0"))(
       "checkpoint-steps", "Write a checkpoint every this many steps",

@@ -61,6 +61,14 @@ torch::Tensor OnDevice(const void* data, at::IntArrayRef shape, torch::ScalarTyp
 
 bool TrainerCudaAvailable() { return torch::cuda::is_available(); }
 
+bool TrainerCudaGraphBuilt() {
+#ifdef ZF_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
 #ifdef ZF_WITH_CUDA
 // One training step captured as a CUDA graph (TrainerOptions::cuda_graph). Its
 // inputs and losses are fixed device tensors that every replay reads and

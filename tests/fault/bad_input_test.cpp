@@ -338,6 +338,8 @@ TEST_CASE("bad command lines and config files get one line that names the culpri
   if (eval::TorchAvailable())  // said by the trainer before it waits for data
     cases.push_back({{ZF_BINARY, "train", "--run", dir / "run", "--device", "cpu", "--cuda-graph"},
                      "--cuda-graph needs the trainer on a GPU, in fp32"});
+  cases.push_back({{ZF_BINARY, "train", "--run", dir / "run", "--cuda-graph=maybe"},
+                   "--cuda-graph must be auto, on or off, not 'maybe'"});
   for (const auto& c : cases) {
     Spawned p(c.args, dir / "p");
     const std::string err = CheckUsageError(p, 60, Catch::Contains(c.says), c.says);

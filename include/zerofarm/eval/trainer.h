@@ -56,6 +56,10 @@ struct TrainerOptions {
 // Whether this process's LibTorch sees a CUDA GPU (false in CPU-only builds).
 bool TrainerCudaAvailable();
 
+// Whether this build can capture the trainer's step as a CUDA graph (built
+// with CUDA: TrainerOptions::cuda_graph is refused otherwise).
+bool TrainerCudaGraphBuilt();
+
 // ConfigError for options a Trainer would refuse (the constructor calls it), so
 // that a command can refuse them at start, before it waits for data.
 void CheckTrainerOptions(const TrainerOptions& options);
