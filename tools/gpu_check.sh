@@ -13,9 +13,10 @@
 #                against this LibTorch, time-boxed
 #   6. bench     zerofarm bench with the farm on the GPU, then the same farm on
 #                the CPU for comparison
-#   7. layouts   (with --farm-layouts "K[:B:G[:P]] ...") the loop's farm, from the kept run's config
-#                and newest model, with K evaluators sharing the one GPU (and, given B and G,
-#                --max-batch B and --games-per-worker G; given P, --precision P), each for --layout-seconds, in two
+#   7. layouts   (with --farm-layouts "K[:B:G[:FLAGS]] ...") the loop's farm, from the kept run's
+#                config and newest model, with K evaluators sharing the one GPU (and, given B and G,
+#                --max-batch B and --games-per-worker G; given FLAGS, those farm options, comma-
+#                separated, e.g. --gpu-graphs,--precision=bf16), each for --layout-seconds, in two
 #                rounds (the second in reverse order): which layout makes the most positions/s
 #                (farm-layouts.log)
 #   8. net sizes (with --net-sizes "BxF ...") what a net size costs on the GPU, in wall
@@ -40,7 +41,7 @@
 #                      [--no-gpu-tests] [--gpu-tests SPEC] [--prefix-only]
 #                      [--loop MINUTES --loop-pons DIR [--loop-eval-every S] [--loop-args "..."]
 #                       [--loop-state DIR | --loop-keep] [--loop-gpus K]]
-#                      [--farm-layouts "K[:B:G[:P]] ..." --loop-state DIR [--layout-seconds S]]
+#                      [--farm-layouts "K[:B:G[:FLAGS]] ..." --loop-state DIR [--layout-seconds S]]
 #                      [--net-sizes "BxF ..." [--layout-seconds S]]
 #
 #   --debs DIR        .deb files to unpack (tools/gpu_debs.sh), DIR/fallback/ too
@@ -59,7 +60,7 @@
 #                     (warm) machine, shards and all, in place of starting or restoring one
 #   --loop-gpus K     K evaluators on the one GPU for the loop's farm (K > 1 adds --share-gpus;
 #                     default 1)
-#   --farm-layouts "K[:B:G[:P]] ..."  see step 7 (e.g. "1:512:64 1:1024:128 1:512:64:bf16"); needs --loop-state DIR with
+#   --farm-layouts "K[:B:G[:FLAGS]] ..."  see step 7 (e.g. "1:512:64 1:512:64:--gpu-graphs"); needs --loop-state DIR with
 #                     a kept run (its config and model); --layout-seconds S each (default 30)
 #   --no-gpu-tests, --no-unit, --no-bench   leave a step out (to split the check over two
 #                     commands where one may run 10 minutes at most: the build is kept)
@@ -225,7 +226,7 @@ share_flag() { [ "$1" -gt 1 ] && echo --share-gpus; }
 # two rounds (the second reversed, so drift favours no layout); each farm's own
 # summary line says its positions/s and leaf evals/s.
 farm_layouts() {
-  local cfg model layout k batch games precision round order=$layouts
+  local cfg model layout k batch games flags more round order=$layouts
   cfg=$(ls "$loop_state"/shards/*/config.txt | head -1)
   model=$(ls "$loop_state"/models/model-*.h5 | sort -V | tail -1)
   grep -vE '^(out|host_id|host_index|run_id|epoch|duration|weights|models|gpus|share_gpus|workers)=' "$cfg" \
@@ -233,10 +234,10 @@ farm_layouts() {
   echo "farm: $cfg, less what names that run; model $model; $workers workers; $layout_seconds s each"
   for round in 1 2; do
     for layout in $order; do
-      IFS=: read -r k batch games precision <<<"$layout"
+      IFS=: read -r k batch games flags <<<"$layout"
       local sizes=()
       [ -n "$batch" ] && sizes=(--max-batch "$batch" --games-per-worker "$games")
-      [ -n "$precision" ] && sizes+=(--precision "$precision")
+      [ -n "$flags" ] && IFS=, read -r -a more <<<"$flags" && sizes+=("${more[@]}")
       rm -rf /tmp/zf-layout-run
       echo "== round $round: $k evaluator(s) on the GPU ${sizes[*]}"
       # shellcheck disable=SC2046  # share_flag is empty or one word

@@ -8,6 +8,7 @@
 
 #ifdef ZF_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -103,7 +104,10 @@ WeightSet ExportWeights(ZeroNet& net, uint32_t version) {
   return ws;
 }
 
-void ImportWeights(ZeroNet& net, const WeightSet& weights) {
+namespace {
+// Every tensor of `weights` checked against the net's (names, shapes, sizes;
+// none missing, none extra), then, with `copy`, copied in.
+void VisitWeights(ZeroNet& net, const WeightSet& weights, bool copy) {
   if (!weights.config.SameShape(net->config()))
     throw ConfigError("weights are for " + weights.config.Describe() + " but the network is " +
                       net->config().Describe());
@@ -114,18 +118,15 @@ void ImportWeights(ZeroNet& net, const WeightSet& weights) {
     if (!nt) throw ConfigError("weights lack tensor '" + name + "'");
     std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
     if (nt->shape != shape) throw ConfigError("weights tensor '" + name + "' has the wrong shape");
-    torch::Tensor src;
-    if (t.scalar_type() == torch::kLong) {
-      if (static_cast<int64_t>(nt->int_data.size()) != t.numel())
-        throw ConfigError("weights tensor '" + name + "' has the wrong size");
-      src = torch::from_blob(const_cast<int64_t*>(nt->int_data.data()), shape, torch::kLong);
-    } else {
-      if (static_cast<int64_t>(nt->data.size()) != t.numel())
-        throw ConfigError("weights tensor '" + name + "' has the wrong size");
-      src = torch::from_blob(const_cast<float*>(nt->data.data()), shape, torch::kFloat);
-    }
-    t.copy_(src);
+    // An integer tensor (num_batches_tracked) by the file's kind, not the
+    // net's: a net moved to bf16 or fp16 holds it in that dtype too.
+    const bool integral = t.scalar_type() == torch::kLong || !nt->int_data.empty();
+    const size_t size = integral ? nt->int_data.size() : nt->data.size();
+    if (static_cast<int64_t>(size) != t.numel()) throw ConfigError("weights tensor '" + name + "' has the wrong size");
     ++used;
+    if (!copy) return;
+    t.copy_(integral ? torch::from_blob(const_cast<int64_t*>(nt->int_data.data()), shape, torch::kLong)
+                     : torch::from_blob(const_cast<float*>(nt->data.data()), shape, torch::kFloat));
   };
   for (auto& p : net->named_parameters()) load(p.key(), p.value());
   for (auto& b : net->named_buffers()) load(b.key(), b.value());
@@ -137,6 +138,12 @@ void ImportWeights(ZeroNet& net, const WeightSet& weights) {
       if (!found) throw ConfigError("weights have an unexpected tensor '" + nt.name + "'");
     }
   }
+}
+}  // namespace
+
+void ImportWeights(ZeroNet& net, const WeightSet& weights) {
+  VisitWeights(net, weights, /*copy=*/false);  // all checks first: weights that do not fit change nothing
+  VisitWeights(net, weights, /*copy=*/true);
 }
 
 // ---- the evaluator -------------------------------------------------------
@@ -202,6 +209,12 @@ class TorchEvaluator final : public Evaluator {
     }
   }
 
+  bool UpdateWeights(const WeightSet& weights) override {
+    ImportWeights(net_, weights);  // into the net's dtype
+    version_ = weights.version;
+    return true;
+  }
+
   uint32_t ModelVersion() const override { return version_; }
   const NetConfig& Config() const override { return net_->config(); }
   std::string Describe() const override {
@@ -216,6 +229,19 @@ class TorchEvaluator final : public Evaluator {
 };
 
 #ifdef ZF_WITH_CUDA
+// One forward pass captured as a CUDA graph for batches of up to `rows`
+// leaves (TorchOptions::cuda_graph). Replays read `input` and write `policy`
+// and `value`, fixed device tensors; rows past a batch's own hold stale
+// leaves, whose outputs nobody reads (every row's forward is its own: the
+// batch norms run on their stored statistics).
+struct GraphedForward {
+  static constexpr int64_t kMinRows = 16, kMaxRows = 4096;
+  int64_t rows = 0;
+  torch::Tensor input;          // uint8, rows x planes x height x width
+  torch::Tensor policy, value;  // float, rows x actions and rows
+  std::unique_ptr<at::cuda::CUDAGraph> graph;
+};
+
 // The GPU evaluator. The process sees one device (CUDA_VISIBLE_DEVICES was
 // set before exec), so it uses device 0. The shared-memory segment is
 // registered (pinned) once, so the copies of features in and of outputs back
@@ -240,6 +266,7 @@ class CudaTorchEvaluator final : public Evaluator {
     net_->to(device_, dtype_);
   }
   ~CudaTorchEvaluator() override {
+    graphs_.clear();  // before the pinned memory the last replays copied from goes
     for (void* p : registered_) cudaHostUnregister(p);
   }
 
@@ -251,37 +278,33 @@ class CudaTorchEvaluator final : public Evaluator {
     registered_.push_back(base);
   }
 
+  // Into the device's parameters, on the side stream, waited for: the
+  // captured graphs read the same tensors, so they stay valid.
+  bool UpdateWeights(const WeightSet& weights) override {
+    c10::cuda::CUDAStreamGuard on_side_stream(stream_);
+    ImportWeights(net_, weights);
+    stream_.synchronize();
+    version_ = weights.version;
+    return true;
+  }
+
   void Evaluate(const LeafChunk* chunks, int num_chunks) override {
     c10::InferenceMode guard;
     c10::cuda::CUDAStreamGuard on_side_stream(stream_);
-    const NetConfig& c = net_->config();
     int64_t n = 0;
     for (int i = 0; i < num_chunks; ++i) n += chunks[i].count;
     if (n == 0) return;
-    // uint8 planes go over the bus; the cast happens on the GPU. One DMA per
-    // chunk each way (three a ring's run of leaves), queued by the CUDA runtime
-    // itself: a LibTorch copy_ per chunk (a tensor made, dispatched, checked)
-    // costs microseconds of CPU, some 40 a batch, and the GPU evaluator is bound
-    // by its CPU, not its GPU (docs/results/gpu-loop-6x64-2026-11-27).
-    const size_t feature_bytes = static_cast<size_t>(c.planes) * c.height * c.width;
-    auto input = torch::empty({n, c.planes, c.height, c.width}, torch::dtype(torch::kUInt8).device(device_));
-    auto* in = static_cast<uint8_t*>(input.data_ptr());
-    for (int i = 0; i < num_chunks; ++i) {
-      const LeafChunk& ch = chunks[i];
-      CopyAsync(in, ch.features, ch.count * feature_bytes, cudaMemcpyHostToDevice);
-      in += ch.count * feature_bytes;
-    }
-    auto [policy, value] = net_->forward(input.to(dtype_));
-    policy = policy.to(torch::kFloat).contiguous();
-    value = value.to(torch::kFloat).reshape({n}).contiguous();
-    const float* p = policy.data_ptr<float>();
-    const float* v = value.data_ptr<float>();
-    for (int i = 0; i < num_chunks; ++i) {
-      const LeafChunk& ch = chunks[i];
-      CopyAsync(ch.policy, p, ch.count * c.actions * sizeof(float), cudaMemcpyDeviceToHost);
-      CopyAsync(ch.value, v, ch.count * sizeof(float), cudaMemcpyDeviceToHost);
-      p += static_cast<size_t>(ch.count) * c.actions;
-      v += ch.count;
+    if (options_.cuda_graph && n <= GraphedForward::kMaxRows) {
+      const GraphedForward& g = GraphFor(n);
+      CopyIn(chunks, num_chunks, g.input);
+      g.graph->replay();
+      CopyOut(chunks, num_chunks, g.policy, g.value);
+    } else {
+      const NetConfig& c = net_->config();
+      auto input = torch::empty({n, c.planes, c.height, c.width}, torch::dtype(torch::kUInt8).device(device_));
+      CopyIn(chunks, num_chunks, input);
+      const auto [policy, value] = Forward(input);
+      CopyOut(chunks, num_chunks, policy, value);
     }
     // Hand the slots back only once the copies into them have landed.
     at::cuda::CUDAEvent copied;
@@ -296,7 +319,8 @@ class CudaTorchEvaluator final : public Evaluator {
            std::string(options_.bf16   ? "bf16"
                        : options_.fp16 ? "fp16"
                                        : "fp32") +
-           ", " + net_->config().Describe() + ", model version " + std::to_string(version_);
+           (options_.cuda_graph ? " as CUDA graphs" : "") + ", " + net_->config().Describe() + ", model version " +
+           std::to_string(version_);
   }
 
  private:
@@ -307,6 +331,67 @@ class CudaTorchEvaluator final : public Evaluator {
   c10::cuda::CUDAStream stream_;
   torch::ScalarType dtype_ = torch::kFloat;
   std::vector<void*> registered_;
+  std::vector<GraphedForward> graphs_;  // by rows, captured on first use
+
+  // The network on a uint8 batch on the device: float policy (n x actions) and value (n).
+  std::pair<torch::Tensor, torch::Tensor> Forward(const torch::Tensor& input) {
+    auto [policy, value] = net_->forward(input.to(dtype_));
+    return {policy.to(torch::kFloat).contiguous(), value.to(torch::kFloat).reshape({input.size(0)}).contiguous()};
+  }
+
+  // The graph for n leaves: the smallest power of two >= n (and >= kMinRows),
+  // captured the first time. Two eager passes at that size come first, on the
+  // side stream, so that cuDNN and cuBLAS set up their state there and not
+  // inside the capture.
+  const GraphedForward& GraphFor(int64_t n) {
+    int64_t rows = GraphedForward::kMinRows;
+    while (rows < n) rows *= 2;
+    for (const auto& g : graphs_)
+      if (g.rows == rows) return g;
+    const NetConfig& c = net_->config();
+    GraphedForward g;
+    g.rows = rows;
+    g.input = torch::zeros({rows, c.planes, c.height, c.width}, torch::dtype(torch::kUInt8).device(device_));
+    for (int i = 0; i < 2; ++i) Forward(g.input);
+    stream_.synchronize();
+    g.graph = std::make_unique<at::cuda::CUDAGraph>();
+    g.graph->capture_begin();
+    std::tie(g.policy, g.value) = Forward(g.input);
+    g.graph->capture_end();
+    graphs_.push_back(std::move(g));
+    return graphs_.back();
+  }
+
+  // Every chunk's features into consecutive rows of `input` (uint8 on the device), one DMA a chunk.
+  void CopyIn(const LeafChunk* chunks, int num_chunks, const torch::Tensor& input) const {
+    // One DMA per chunk each way (three a ring's run of leaves), queued by the
+    // CUDA runtime itself: a LibTorch copy_ per chunk (a tensor made,
+    // dispatched, checked) costs microseconds of CPU, some 40 a batch, and the
+    // GPU evaluator is bound by its CPU, not its GPU
+    // (docs/results/gpu-loop-6x64-2026-11-27).
+    const NetConfig& c = net_->config();
+    const size_t feature_bytes = static_cast<size_t>(c.planes) * c.height * c.width;
+    auto* in = static_cast<uint8_t*>(input.data_ptr());
+    for (int i = 0; i < num_chunks; ++i) {
+      CopyAsync(in, chunks[i].features, chunks[i].count * feature_bytes, cudaMemcpyHostToDevice);
+      in += chunks[i].count * feature_bytes;
+    }
+  }
+
+  // The first rows of `policy` and `value` (float on the device) into the chunks, in order.
+  void CopyOut(const LeafChunk* chunks, int num_chunks, const torch::Tensor& policy,
+               const torch::Tensor& value) const {
+    const int actions = net_->config().actions;
+    const float* p = policy.data_ptr<float>();
+    const float* v = value.data_ptr<float>();
+    for (int i = 0; i < num_chunks; ++i) {
+      const LeafChunk& ch = chunks[i];
+      CopyAsync(ch.policy, p, ch.count * actions * sizeof(float), cudaMemcpyDeviceToHost);
+      CopyAsync(ch.value, v, ch.count * sizeof(float), cudaMemcpyDeviceToHost);
+      p += static_cast<size_t>(ch.count) * actions;
+      v += ch.count;
+    }
+  }
 
   // bytes from src to dst on the side stream, after what is queued there (none for 0 bytes).
   void CopyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) const {

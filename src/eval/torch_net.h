@@ -41,7 +41,9 @@ TORCH_MODULE(ZeroNet);
 
 // Every parameter and buffer under its state_dict name.
 WeightSet ExportWeights(ZeroNet& net, uint32_t version);
-// Copies `weights` into `net`; ConfigError on a missing, extra or misshapen tensor.
+// Copies `weights` into `net` (on whatever device and in whatever dtype its
+// tensors are); ConfigError on a missing, extra or misshapen tensor, found
+// before anything is copied, so that `net` is then as it was.
 void ImportWeights(ZeroNet& net, const WeightSet& weights);
 
 }  // namespace zerofarm::eval

@@ -193,14 +193,20 @@ void RingServer::MaybeReload(bool at_start) {
                      << " is not newer than " << net_->ModelVersion();
       return;
     }
-    auto fresh = eval::MakeTorchEvaluator(weights, TorchOptionsFor(config_, on_gpu_));
-    net_.reset();  // unpins the segment before the new network pins it
-    net_ = std::move(fresh);
-    net_->RegisterHostMemory(view_.data(), view_.size());
+    // The same net: its weights in place (the pinned segment and any CUDA
+    // graphs stay); another shape: a new network.
+    const bool in_place = weights.config.SameShape(net_->Config()) && net_->UpdateWeights(weights);
+    if (!in_place) {
+      auto fresh = eval::MakeTorchEvaluator(weights, TorchOptionsFor(config_, on_gpu_));
+      net_.reset();  // unpins the segment before the new network pins it
+      net_ = std::move(fresh);
+      net_->RegisterHostMemory(view_.data(), view_.size());
+    }
     // relaxed: read by the status line only.
     block_.model_version.store(net_->ModelVersion(), std::memory_order_relaxed);
     models_.Loaded(*path);
-    ZF_LOG(INFO) << "loaded model version " << net_->ModelVersion() << " from " << *path;
+    ZF_LOG(INFO) << "loaded model version " << net_->ModelVersion() << " from " << *path
+                 << (in_place ? " (in place)" : "");
   } catch (const std::exception& e) {
     // issue 21: retried once the file changes (a copy still in progress), never blocks a later one.
     models_.Refused(*path);

@@ -36,6 +36,7 @@ eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu) {
   // in fp32 unless asked (the GPU path's bf16 is untested on our machines).
   options.bf16 = precision == "bf16" || (precision == "auto" && !on_gpu && eval::CpuHasBf16());
   options.fp16 = precision == "fp16";
+  options.cuda_graph = on_gpu && config.gpu_graphs;
   return options;
 }
 

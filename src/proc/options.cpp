@@ -259,6 +259,10 @@ std::vector<OptionSpec> BuildTable() {
               "--gpus 2 "
               "--share-gpus simulates two)",
               "1", kRun | kLoop, share_gpus),
+      ZF_FLAG("gpu-graphs", "gpu_graphs", kFarm,
+              "GPU evaluators run the network as CUDA graphs captured per batch size (a power of two, 16 to "
+              "4096; larger batches eagerly); CPU evaluators ignore it",
+              "1", kRun | kLoop | kBench, gpu_graphs),
       ZF_FLAG("simulate-gpus", "simulate_gpus", kFarm,
               "Lay the farm out as for --gpus G (G evaluators, each with its own CUDA_VISIBLE_DEVICES) but "
               "run the "

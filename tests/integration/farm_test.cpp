@@ -185,21 +185,27 @@ TEST_CASE("inspect summarises shards and refuses a file that is not one", "[mult
   CHECK_THAT(err, Catch::Contains("junk.h5"));
 }
 
-TEST_CASE("a farm with one GPU evaluator writes valid games", "[multiprocess][farm][gpu]") {
+TEST_CASE("a farm with one GPU evaluator writes valid games, eagerly and as CUDA graphs",
+          "[multiprocess][farm][gpu]") {
   if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
   if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
-  ScratchDir dir("zf-farm-gpu");
-  const std::string out = dir / "run";
-  std::vector<std::string> args = FarmArgs(out, {"--games", "40"});
-  for (size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == "--gpus") args[i + 1] = "1";
-  Spawned farm(args, dir / "farm");
-  const int code = farm.Wait(300);
-  INFO(farm.Stderr());
-  REQUIRE(code == 0);
-  CHECK_THAT(farm.Stderr(), Catch::Contains("LibTorch CUDA"));
-  const ShardCheck check = CheckShards(HostDir(out));
-  CHECK(check.games == 40);
-  CHECK(check.duplicate_ids == 0);
-  CHECK(SegmentsOf(farm.pid()).empty());
+  for (const bool graphs : {false, true}) {
+    INFO("--gpu-graphs " << graphs);
+    ScratchDir dir("zf-farm-gpu");
+    const std::string out = dir / "run";
+    std::vector<std::string> args = FarmArgs(out, {"--games", "40"});
+    for (size_t i = 0; i + 1 < args.size(); ++i)
+      if (args[i] == "--gpus") args[i + 1] = "1";
+    if (graphs) args.push_back("--gpu-graphs");
+    Spawned farm(args, dir / "farm");
+    const int code = farm.Wait(300);
+    INFO(farm.Stderr());
+    REQUIRE(code == 0);
+    CHECK_THAT(farm.Stderr(), Catch::Contains("LibTorch CUDA"));
+    CHECK((farm.Stderr().find("as CUDA graphs") != std::string::npos) == graphs);
+    const ShardCheck check = CheckShards(HostDir(out));
+    CHECK(check.games == 40);
+    CHECK(check.duplicate_ids == 0);
+    CHECK(SegmentsOf(farm.pid()).empty());
+  }
 }

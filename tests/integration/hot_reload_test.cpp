@@ -55,7 +55,9 @@ void CheckHotReload(const std::string& gpus) {
 
   // A copy in progress (no rename): seen half-written, refused, retried once
   // complete. Neither refused file blocks it.
-  eval::WeightSet v10 = eval::RandomWeights(c, 1010);
+  eval::NetConfig deeper = c;  // another net: loaded as a new one, not in place
+  deeper.blocks = 2;
+  eval::WeightSet v10 = eval::RandomWeights(deeper, 1010);
   v10.version = 10;
   io::WriteWeights(dir / "v10.h5", v10);
   const std::string whole = Slurp(dir / "v10.h5"), copy = out + "/models/model-000010.h5";
@@ -70,6 +72,11 @@ void CheckHotReload(const std::string& gpus) {
   const std::string err = farm.Stderr();
   INFO(err.substr(err.size() > 4000 ? err.size() - 4000 : 0));
   CHECK_THAT(err, Catch::Contains("model-000008.h5"));
+  // Version 7 is the farm's net (1 x 8), so its weights go in place
+  // (Evaluator::UpdateWeights, keeping the pinned segment and any CUDA
+  // graphs); version 10 is another net (2 x 8), so a new one.
+  CHECK_THAT(err, Catch::Contains("loaded model version 7 from " + out + "/models/model-000007.h5 (in place)"));
+  CHECK_THAT(err, Catch::Contains("loaded model version 10 from " + copy + "\n"));
   // Each refusal is logged once, not every second while the file stays as it is.
   size_t nan_refusals = 0;
   for (size_t at = err.find("refused " + out + "/models/model-000009.h5"); at != std::string::npos;

@@ -34,6 +34,12 @@ class Evaluator {
   // evaluator can pin it (cudaHostRegister) and copy straight from and to it
   // by DMA. Optional; a CPU evaluator ignores it. Call once, before Evaluate.
   virtual void RegisterHostMemory(void* base, size_t bytes) {}
+  // Puts `weights` (a net of the same shape) in place of the ones in use,
+  // keeping what was set up around them (pinned memory, CUDA graphs): a hot
+  // reload without a new network. False where this evaluator cannot (the
+  // caller then makes a new one). ConfigError for weights that do not fit,
+  // checked before anything is copied, so the old ones stay in use.
+  virtual bool UpdateWeights(const WeightSet& weights) { return false; }
   // The version of the weights in use (recorded with every position).
   virtual uint32_t ModelVersion() const = 0;
   virtual const NetConfig& Config() const = 0;

@@ -19,6 +19,13 @@ struct TorchOptions {
   bool bf16 = false;         // run the network in bfloat16 (CPU with AVX512_BF16, or GPU)
   bool fp16 = false;         // run the network in float16 (GPU only)
   bool cuda = false;         // run on CUDA device 0 (the evaluator's CUDA_VISIBLE_DEVICES)
+  // With cuda: run the network as CUDA graphs, one captured per batch size
+  // rounded up to a power of two (at least 16, at most 4096; larger batches
+  // run eagerly), the leaves copied into its fixed input and its outputs
+  // copied out. The same forward pass in a few launches where an eager one
+  // makes some fifty, each microseconds of CPU, which bound the GPU evaluator
+  // (docs/results/gpu-loop-6x64-lr01-2026-11-27). Ignored without cuda.
+  bool cuda_graph = false;
 };
 
 // True when this binary links LibTorch.

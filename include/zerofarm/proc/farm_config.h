@@ -85,6 +85,10 @@ struct FarmConfig {
   // CUDA_VISIBLE_DEVICES, workers w % G to evaluator w % G) but the networks run
   // on the CPU: tests the multi-GPU layout on machines without GPUs or CUDA.
   bool simulate_gpus = false;
+  // GPU evaluators run the network as CUDA graphs, one per batch size rounded
+  // up to a power of two (eval::TorchOptions::cuda_graph). Off until measured
+  // on a GPU; ignored by CPU evaluators.
+  bool gpu_graphs = false;
   // ---- hung children (issue #21) ------------------------------------------------
   // A worker, evaluator or writer whose heartbeat is older than this many
   // seconds is killed (SIGKILL) and restarted like a dead one (0 = never).

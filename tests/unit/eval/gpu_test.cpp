@@ -63,6 +63,82 @@ TEST_CASE("the CUDA evaluator matches the CPU one, reading and writing pinned sh
   munmap(region, bytes);
 }
 
+TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and after weights updated in place",
+          "[eval][gpu]") {
+  if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
+  if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
+  auto g = game::MakeGame("connect4");
+  const eval::NetConfig c{"connect4", 3, 6, 7, 7, 2, 32, 32};
+  const auto first = eval::RandomWeights(c, 11);
+  auto second = eval::RandomWeights(c, 12);
+  second.version = 5;
+  constexpr int kLeaves = 600;  // past the largest batch below, so every batch is new leaves
+  const size_t fb = g->Shape().FeatureBytes();
+  const size_t bytes = 4 << 20;
+  void* region = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(region != MAP_FAILED);
+  auto* features = static_cast<uint8_t*>(region);
+  auto* policy = reinterpret_cast<float*>(features + kLeaves * fb);
+  auto* value = policy + kLeaves * 7;
+  auto s = g->NewInitialState();
+  std::vector<int> legal;
+  for (int i = 0; i < kLeaves; ++i) {
+    if (s->IsTerminal()) s = g->NewInitialState();
+    s->EncodeFeatures(features + i * fb);
+    s->LegalActions(&legal);
+    s->Apply(legal[(i * 5 + 1) % legal.size()]);
+  }
+  eval::TorchOptions eager_options, graph_options;
+  eager_options.cuda = graph_options.cuda = true;
+  graph_options.cuda_graph = true;
+  auto eager = eval::MakeTorchEvaluator(first, eager_options);
+  auto graphed = eval::MakeTorchEvaluator(first, graph_options);
+  graphed->RegisterHostMemory(region, bytes);  // pinned for the process: the others copy from it too
+  CHECK_THAT(graphed->Describe(), Catch::Contains("CUDA graphs"));
+  std::vector<float> want_policy(kLeaves * 7), want_value(kLeaves);
+  // Batches of several sizes (graphs of 16, 64, 512 rows: some full, most
+  // padded), in two chunks out of memory order, each leaf compared with the
+  // eager evaluator's answer; then the same after both take new weights.
+  int start = 0;
+  for (const int weights_set : {1, 2}) {
+    if (weights_set == 2) {
+      REQUIRE(eager->UpdateWeights(second));
+      REQUIRE(graphed->UpdateWeights(second));
+      CHECK(graphed->ModelVersion() == 5);
+      start = 0;  // the same leaves again: the answers must follow the new weights
+    }
+    for (const int n : {1, 16, 40, 300, 512, 3}) {
+      INFO("weights " << weights_set << ", batch of " << n);
+      const int head = n / 3;
+      auto run = [&](eval::Evaluator& e) {
+        std::memset(policy + start * 7, 0, n * 7 * sizeof(float));
+        std::memset(value + start, 0, n * sizeof(float));
+        eval::LeafChunk chunks[2] = {{features + (start + head) * fb, policy + (start + head) * 7, value + start + head,
+                                      n - head},
+                                     {features + start * fb, policy + start * 7, value + start, head}};
+        e.Evaluate(chunks, 2);
+      };
+      run(*eager);
+      std::copy(policy + start * 7, policy + (start + n) * 7, want_policy.begin() + start * 7);
+      std::copy(value + start, value + start + n, want_value.begin() + start);
+      run(*graphed);
+      for (int i = start * 7; i < (start + n) * 7; ++i) REQUIRE(policy[i] == Approx(want_policy[i]).margin(1e-4));
+      for (int i = start; i < start + n; ++i) REQUIRE(value[i] == Approx(want_value[i]).margin(1e-4));
+      start += n;
+    }
+  }
+  // The new weights answer differently from the old on these leaves.
+  auto old_weights = eval::MakeTorchEvaluator(first, eager_options);
+  std::vector<float> new_policy(policy, policy + 7 * 16);
+  eval::LeafChunk chunk{features, policy, value, 16};
+  old_weights->Evaluate(&chunk, 1);
+  CHECK(std::vector<float>(policy, policy + 7 * 16) != new_policy);
+  old_weights.reset();
+  eager.reset();
+  graphed.reset();
+  munmap(region, bytes);
+}
+
 namespace {
 // A fixed batch of n random Connect Four-shaped positions and targets.
 struct TrainData {

@@ -89,6 +89,47 @@ TEST_CASE("weights for another shape are refused with one clear line", "[eval][t
   CHECK_THROWS_WITH(eval::MakeTorchEvaluator(misshapen, {}), Catch::Contains("wrong shape"));
 }
 
+TEST_CASE("weights updated in place answer as a new evaluator of them; weights that do not fit change nothing",
+          "[eval][torch]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  const auto config = SmallConnect4();
+  const auto first = eval::RandomWeights(config, 1);
+  auto second = eval::RandomWeights(config, 2);
+  second.version = 7;
+  const auto features = SomePositions(10);
+  for (const bool bf16 : {false, true}) {
+    INFO("bf16 " << bf16);
+    eval::TorchOptions o;
+    o.bf16 = bf16;
+    auto e = eval::MakeTorchEvaluator(first, o);
+    const auto before = Run(*e, features, 10, 4);
+    // Weights that do not fit, found before any tensor is copied: a late
+    // tensor missing, an early one misshapen, another net.
+    auto missing = second;
+    missing.tensors.pop_back();
+    CHECK_THROWS_WITH(e->UpdateWeights(missing), Catch::Contains("lack tensor"));
+    auto misshapen = second;  // the net's last parameter: the old import had copied all before it
+    for (auto& t : misshapen.tensors)
+      if (t.name == "value_head.fc2.bias") t.shape[0] += 1;
+    CHECK_THROWS_WITH(e->UpdateWeights(misshapen), Catch::Contains("wrong shape"));
+    auto wider = eval::RandomWeights(config, 3);
+    wider.config.filters = 32;
+    CHECK_THROWS_AS(e->UpdateWeights(wider), ConfigError);
+    const auto kept = Run(*e, features, 10, 4);
+    CHECK(kept.policy == before.policy);
+    CHECK(kept.value == before.value);
+    CHECK(e->ModelVersion() == first.version);
+
+    REQUIRE(e->UpdateWeights(second));
+    CHECK(e->ModelVersion() == 7);
+    const auto updated = Run(*e, features, 10, 6);
+    const auto fresh = Run(*eval::MakeTorchEvaluator(second, o), features, 10, 6);
+    CHECK(updated.policy == fresh.policy);
+    CHECK(updated.value == fresh.value);
+    CHECK(updated.policy != before.policy);
+  }
+}
+
 // True when x is exactly representable in bfloat16 (its low 16 bits are zero):
 // an output computed in bf16 and widened to float always is.
 static bool IsBf16(float x) {
