@@ -13,6 +13,37 @@
 
 using namespace zerofarm;
 
+namespace {
+// Shared memory like a ring's (features, then policy, then value) holding
+// `leaves` Connect Four positions of one line of play (move i is legal move
+// (i * step + offset) % count), unmapped when it goes.
+struct MappedLeaves {
+  MappedLeaves(const game::Game& g, int leaves, int step, int offset) : bytes(4 << 20) {
+    const size_t fb = g.Shape().FeatureBytes();
+    region = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(region != MAP_FAILED);
+    features = static_cast<uint8_t*>(region);
+    policy = reinterpret_cast<float*>(features + leaves * fb);
+    value = policy + leaves * 7;
+    auto s = g.NewInitialState();
+    std::vector<int> legal;
+    for (int i = 0; i < leaves; ++i) {
+      if (s->IsTerminal()) s = g.NewInitialState();
+      s->EncodeFeatures(features + i * fb);
+      s->LegalActions(&legal);
+      s->Apply(legal[(i * step + offset) % legal.size()]);
+    }
+  }
+  ~MappedLeaves() { munmap(region, bytes); }
+  MappedLeaves(const MappedLeaves&) = delete;
+  MappedLeaves& operator=(const MappedLeaves&) = delete;
+  size_t bytes;
+  void* region;
+  uint8_t* features;
+  float *policy, *value;
+};
+}  // namespace
+
 TEST_CASE("the CUDA evaluator matches the CPU one, reading and writing pinned shared memory in place",
           "[eval][gpu]") {
   if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
@@ -22,21 +53,9 @@ TEST_CASE("the CUDA evaluator matches the CPU one, reading and writing pinned sh
   const auto weights = eval::RandomWeights(c, 9);
   constexpr int kLeaves = 40;
   const size_t fb = g->Shape().FeatureBytes();
-  // Shared memory like a ring's: features, then policy, then value.
-  const size_t bytes = 1 << 20;
-  void* region = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  REQUIRE(region != MAP_FAILED);
-  auto* features = static_cast<uint8_t*>(region);
-  auto* policy = reinterpret_cast<float*>(features + 64 * 1024);
-  auto* value = policy + kLeaves * 7;
-  auto s = g->NewInitialState();
-  std::vector<int> legal;
-  for (int i = 0; i < kLeaves; ++i) {
-    if (s->IsTerminal()) s = g->NewInitialState();
-    s->EncodeFeatures(features + i * fb);
-    s->LegalActions(&legal);
-    s->Apply(legal[(i * 7 + 3) % legal.size()]);
-  }
+  const MappedLeaves m(*g, kLeaves, 7, 3);
+  uint8_t* features = m.features;
+  float *policy = m.policy, *value = m.value;
   std::vector<float> cpu_policy(kLeaves * 7), cpu_value(kLeaves);
   auto cpu = eval::MakeTorchEvaluator(weights, {});
   eval::LeafChunk cpu_chunk{features, cpu_policy.data(), cpu_value.data(), kLeaves};
@@ -48,7 +67,7 @@ TEST_CASE("the CUDA evaluator matches the CPU one, reading and writing pinned sh
     o.bf16 = !std::strcmp(precision, "bf16");
     o.fp16 = !std::strcmp(precision, "fp16");
     auto gpu = eval::MakeTorchEvaluator(weights, o);
-    gpu->RegisterHostMemory(region, bytes);
+    gpu->RegisterHostMemory(m.region, m.bytes);
     std::memset(policy, 0, kLeaves * 7 * sizeof(float) + kLeaves * sizeof(float));
     // Chunks as a batch across rings has them: here out of memory order, and one empty.
     eval::LeafChunk chunks[3] = {{features + 15 * fb, policy + 15 * 7, value + 15, kLeaves - 15},
@@ -60,7 +79,6 @@ TEST_CASE("the CUDA evaluator matches the CPU one, reading and writing pinned sh
     for (int i = 0; i < kLeaves * 7; ++i) CHECK(policy[i] == Approx(cpu_policy[i]).margin(tolerance));
     for (int i = 0; i < kLeaves; ++i) CHECK(value[i] == Approx(cpu_value[i]).margin(tolerance));
   }
-  munmap(region, bytes);
 }
 
 TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and after weights updated in place",
@@ -74,26 +92,15 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
   second.version = 5;
   constexpr int kLeaves = 600;  // past the largest batch below, so every batch is new leaves
   const size_t fb = g->Shape().FeatureBytes();
-  const size_t bytes = 4 << 20;
-  void* region = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  REQUIRE(region != MAP_FAILED);
-  auto* features = static_cast<uint8_t*>(region);
-  auto* policy = reinterpret_cast<float*>(features + kLeaves * fb);
-  auto* value = policy + kLeaves * 7;
-  auto s = g->NewInitialState();
-  std::vector<int> legal;
-  for (int i = 0; i < kLeaves; ++i) {
-    if (s->IsTerminal()) s = g->NewInitialState();
-    s->EncodeFeatures(features + i * fb);
-    s->LegalActions(&legal);
-    s->Apply(legal[(i * 5 + 1) % legal.size()]);
-  }
+  const MappedLeaves m(*g, kLeaves, 5, 1);
+  uint8_t* features = m.features;
+  float *policy = m.policy, *value = m.value;
   eval::TorchOptions eager_options, graph_options;
   eager_options.cuda = graph_options.cuda = true;
   graph_options.cuda_graph = true;
   auto eager = eval::MakeTorchEvaluator(first, eager_options);
   auto graphed = eval::MakeTorchEvaluator(first, graph_options);
-  graphed->RegisterHostMemory(region, bytes);  // pinned for the process: the others copy from it too
+  graphed->RegisterHostMemory(m.region, m.bytes);  // pinned for the process: the others copy from it too
   CHECK_THAT(graphed->Describe(), Catch::Contains("CUDA graphs"));
   std::vector<float> want_policy(kLeaves * 7), want_value(kLeaves);
   // Batches of several sizes (graphs of 16, 64, 512 rows: some full, most
@@ -133,10 +140,6 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
   eval::LeafChunk chunk{features, policy, value, 16};
   old_weights->Evaluate(&chunk, 1);
   CHECK(std::vector<float>(policy, policy + 7 * 16) != new_policy);
-  old_weights.reset();
-  eager.reset();
-  graphed.reset();
-  munmap(region, bytes);
 }
 
 namespace {
