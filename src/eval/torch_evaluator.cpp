@@ -122,7 +122,8 @@ void VisitWeights(ZeroNet& net, const WeightSet& weights, bool copy) {
     // net's: a net moved to bf16 or fp16 holds it in that dtype too.
     const bool integral = t.scalar_type() == torch::kLong || !nt->int_data.empty();
     const size_t size = integral ? nt->int_data.size() : nt->data.size();
-    if (static_cast<int64_t>(size) != t.numel()) throw ConfigError("weights tensor '" + name + "' has the wrong size");
+    if (static_cast<int64_t>(size) != t.numel())
+      throw ConfigError("weights tensor '" + name + "' has the wrong size");
     ++used;
     if (!copy) return;
     t.copy_(integral ? torch::from_blob(const_cast<int64_t*>(nt->int_data.data()), shape, torch::kLong)
@@ -301,7 +302,8 @@ class CudaTorchEvaluator final : public Evaluator {
       CopyOut(chunks, num_chunks, g.policy, g.value);
     } else {
       const NetConfig& c = net_->config();
-      auto input = torch::empty({n, c.planes, c.height, c.width}, torch::dtype(torch::kUInt8).device(device_));
+      auto input =
+          torch::empty({n, c.planes, c.height, c.width}, torch::dtype(torch::kUInt8).device(device_));
       CopyIn(chunks, num_chunks, input);
       const auto [policy, value] = Forward(input);
       CopyOut(chunks, num_chunks, policy, value);
@@ -319,8 +321,8 @@ class CudaTorchEvaluator final : public Evaluator {
            std::string(options_.bf16   ? "bf16"
                        : options_.fp16 ? "fp16"
                                        : "fp32") +
-           (options_.cuda_graph ? " as CUDA graphs" : "") + ", " + net_->config().Describe() + ", model version " +
-           std::to_string(version_);
+           (options_.cuda_graph ? " as CUDA graphs" : "") + ", " + net_->config().Describe() +
+           ", model version " + std::to_string(version_);
   }
 
  private:
@@ -336,7 +338,8 @@ class CudaTorchEvaluator final : public Evaluator {
   // The network on a uint8 batch on the device: float policy (n x actions) and value (n).
   std::pair<torch::Tensor, torch::Tensor> Forward(const torch::Tensor& input) {
     auto [policy, value] = net_->forward(input.to(dtype_));
-    return {policy.to(torch::kFloat).contiguous(), value.to(torch::kFloat).reshape({input.size(0)}).contiguous()};
+    return {policy.to(torch::kFloat).contiguous(),
+            value.to(torch::kFloat).reshape({input.size(0)}).contiguous()};
   }
 
   // The graph for n leaves: the smallest power of two >= n (and >= kMinRows),

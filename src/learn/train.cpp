@@ -493,7 +493,8 @@ void TrainSession::LoadMomentum(const StartPoint& start) {
 // on with this pace instead of starting it over again.
 void TrainSession::ChoosePace() {
   const int64_t paced = state_.samples - state_.paced_from;
-  const bool shards_gone = config_.replay * static_cast<double>(window_.ProducedPositions()) < static_cast<double>(paced);
+  const bool shards_gone =
+      config_.replay * static_cast<double>(window_.ProducedPositions()) < static_cast<double>(paced);
   if (!shards_gone || config_.replay <= 0) return;
   ZF_LOG(INFO) << "the run's shards hold fewer positions than " << paced
                << " samples drawn before: pacing on the positions present now and to come";

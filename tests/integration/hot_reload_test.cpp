@@ -75,7 +75,8 @@ void CheckHotReload(const std::string& gpus) {
   // Version 7 is the farm's net (1 x 8), so its weights go in place
   // (Evaluator::UpdateWeights, keeping the pinned segment and any CUDA
   // graphs); version 10 is another net (2 x 8), so a new one.
-  CHECK_THAT(err, Catch::Contains("loaded model version 7 from " + out + "/models/model-000007.h5 (in place)"));
+  CHECK_THAT(err,
+             Catch::Contains("loaded model version 7 from " + out + "/models/model-000007.h5 (in place)"));
   CHECK_THAT(err, Catch::Contains("loaded model version 10 from " + copy + "\n"));
   // Each refusal is logged once, not every second while the file stays as it is.
   size_t nan_refusals = 0;

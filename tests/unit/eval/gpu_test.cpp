@@ -120,16 +120,17 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
       auto run = [&](eval::Evaluator& e) {
         std::memset(policy + start * 7, 0, n * 7 * sizeof(float));
         std::memset(value + start, 0, n * sizeof(float));
-        eval::LeafChunk chunks[2] = {{features + (start + head) * fb, policy + (start + head) * 7, value + start + head,
-                                      n - head},
-                                     {features + start * fb, policy + start * 7, value + start, head}};
+        eval::LeafChunk chunks[2] = {
+            {features + (start + head) * fb, policy + (start + head) * 7, value + start + head, n - head},
+            {features + start * fb, policy + start * 7, value + start, head}};
         e.Evaluate(chunks, 2);
       };
       run(*eager);
       std::copy(policy + start * 7, policy + (start + n) * 7, want_policy.begin() + start * 7);
       std::copy(value + start, value + start + n, want_value.begin() + start);
       run(*graphed);
-      for (int i = start * 7; i < (start + n) * 7; ++i) REQUIRE(policy[i] == Approx(want_policy[i]).margin(1e-4));
+      for (int i = start * 7; i < (start + n) * 7; ++i)
+        REQUIRE(policy[i] == Approx(want_policy[i]).margin(1e-4));
       for (int i = start; i < start + n; ++i) REQUIRE(value[i] == Approx(want_value[i]).margin(1e-4));
       start += n;
     }

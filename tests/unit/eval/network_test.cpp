@@ -89,8 +89,9 @@ TEST_CASE("weights for another shape are refused with one clear line", "[eval][t
   CHECK_THROWS_WITH(eval::MakeTorchEvaluator(misshapen, {}), Catch::Contains("wrong shape"));
 }
 
-TEST_CASE("weights updated in place answer as a new evaluator of them; weights that do not fit change nothing",
-          "[eval][torch]") {
+TEST_CASE(
+    "weights updated in place answer as a new evaluator of them; weights that do not fit change nothing",
+    "[eval][torch]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   const auto config = SmallConnect4();
   const auto first = eval::RandomWeights(config, 1);

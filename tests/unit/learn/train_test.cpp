@@ -95,7 +95,8 @@ TEST_CASE("trainer state text round-trips and bad text is refused", "[train]") {
   const auto paced = learn::TrainState::FromText("version=1\nstep=2\nsamples=512\npaced_from=256\n");
   CHECK(paced.paced_from == 256);
   CHECK(learn::TrainState::FromText(paced.ToText()).paced_from == 256);
-  CHECK_THROWS_AS(learn::TrainState::FromText("version=1\nstep=2\nsamples=512\npaced_from=600\n"), ConfigError);
+  CHECK_THROWS_AS(learn::TrainState::FromText("version=1\nstep=2\nsamples=512\npaced_from=600\n"),
+                  ConfigError);
   CHECK_THROWS_AS(learn::TrainState::FromText("version=1\nstep=2\npaced_from=0\n"), ConfigError);
 }
 
