@@ -90,7 +90,7 @@ TEST_CASE("weights for another shape are refused with one clear line", "[eval][t
 }
 
 TEST_CASE(
-    "weights updated in place answer as a new evaluator of them; weights that do not fit change nothing",
+    "weights updated in place answer as a new evaluator of them, and weights that do not fit change nothing",
     "[eval][torch]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   const auto config = SmallConnect4();
