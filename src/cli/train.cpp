@@ -32,7 +32,7 @@ eval::TrainerOptions OptimiserFrom(const cxxopts::ParseResult& r, const proc::Fa
   const std::string graph = r["cuda-graph"].as<std::string>();
   if (graph != "auto" && graph != "on" && graph != "off")
     throw ConfigError("--cuda-graph must be auto, on or off, not '" + PrintableText(graph) + "'");
-  o.cuda_graph = graph == "on" || (graph == "auto" && o.cuda && !o.bf16 && eval::TrainerCudaGraphBuilt());
+  o.cuda_graph = graph == "on" || (graph == "auto" && eval::TrainerCudaGraphCanRun(o));
   eval::CheckTrainerOptions(o);  // now, not after waiting for data
   return o;
 }

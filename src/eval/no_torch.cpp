@@ -35,7 +35,7 @@ WeightSet Trainer::ExportMomentum() const { return {}; }
 void Trainer::ImportMomentum(const WeightSet&) {}
 void Trainer::SetLearningRate(double) {}
 bool TrainerCudaAvailable() { return false; }
-bool TrainerCudaGraphBuilt() { return false; }
+bool TrainerCudaGraphCanRun(const TrainerOptions&) { return false; }
 void CheckTrainerOptions(const TrainerOptions&) { throw Error(std::string(kNoTorch) + ": it cannot train"); }
 const NetConfig& Trainer::Config() const {
   static const NetConfig none;

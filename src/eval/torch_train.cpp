@@ -61,9 +61,9 @@ torch::Tensor OnDevice(const void* data, at::IntArrayRef shape, torch::ScalarTyp
 
 bool TrainerCudaAvailable() { return torch::cuda::is_available(); }
 
-bool TrainerCudaGraphBuilt() {
+bool TrainerCudaGraphCanRun(const TrainerOptions& options) {
 #ifdef ZF_WITH_CUDA
-  return true;
+  return options.cuda && !options.bf16;
 #else
   return false;
 #endif
@@ -139,12 +139,10 @@ void CheckTrainerOptions(const TrainerOptions& options) {
   if (options.l2 < 0) throw ConfigError("l2 must be >= 0");
   if (options.cuda && !TrainerCudaAvailable())
     throw ConfigError("the trainer was asked for a GPU, but this LibTorch sees none");
-  if (options.cuda_graph && (!options.cuda || options.bf16))
-    throw ConfigError("--cuda-graph needs the trainer on a GPU, in fp32 (a CUDA graph of the step)");
-#ifndef ZF_WITH_CUDA
-  if (options.cuda_graph)
-    throw ConfigError("--cuda-graph needs a build with CUDA (a CUDA graph of the step)");
-#endif
+  if (options.cuda_graph && !TrainerCudaGraphCanRun(options))
+    throw ConfigError(options.cuda && !options.bf16
+                          ? "--cuda-graph needs a build with CUDA (a CUDA graph of the step)"
+                          : "--cuda-graph needs the trainer on a GPU, in fp32 (a CUDA graph of the step)");
 }
 
 Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)

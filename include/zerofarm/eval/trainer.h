@@ -56,9 +56,10 @@ struct TrainerOptions {
 // Whether this process's LibTorch sees a CUDA GPU (false in CPU-only builds).
 bool TrainerCudaAvailable();
 
-// Whether this build can capture the trainer's step as a CUDA graph (built
-// with CUDA: TrainerOptions::cuda_graph is refused otherwise).
-bool TrainerCudaGraphBuilt();
+// Whether a trainer of these options can run its step as a CUDA graph: on a
+// GPU, in fp32, in a build with CUDA. TrainerOptions::cuda_graph is refused
+// otherwise (CheckTrainerOptions); `zerofarm train --cuda-graph auto` asks it.
+bool TrainerCudaGraphCanRun(const TrainerOptions& options);
 
 // ConfigError for options a Trainer would refuse (the constructor calls it), so
 // that a command can refuse them at start, before it waits for data.
