@@ -2,7 +2,7 @@
 # Keeps the resumable state of a `zerofarm loop` run without its shards, so a
 # learning run can go on in pieces on machines that do not keep run directories.
 #
-#   tools/learn-state.sh save RUN KEPT      (a stopped run) RUN -> KEPT: the trainer's state and momentum, the model
+#   tools/learn-state.sh save RUN KEPT      (a stopped run) RUN -> KEPT: the trainer's state, momentum and heads, the model
 #                                           they name, RUN/eval's curve and clocks, the run's small files
 #   tools/learn-state.sh restore KEPT RUN   KEPT -> RUN (a new directory), then run the same loop command
 #
@@ -23,6 +23,8 @@ save)
   rm -rf "$tmp" && mkdir -p "$tmp/models" "$tmp/train"
   cp "$from/models/$model" "$tmp/models/"
   cp "$state" "$from/train/momentum.h5" "$tmp/train/"
+  # The ownership head (zerofarm train --ownership), a training aid the models leave out.
+  [ ! -f "$from/train/heads.h5" ] || cp "$from/train/heads.h5" "$tmp/train/"
   # The small files of the run: its id, host claims and epochs (so game ids stay unique), the farm's
   # config, the curve and clocks; not shards or models (*.h5), metrics, logs, locks or solver caches.
   (cd "$from" && find . -type f -size -256k ! -name '*.h5' ! -path './train/*' ! -path './logs/*' \

@@ -18,6 +18,7 @@ eval::TrainerOptions OptimiserFrom(const cxxopts::ParseResult& r, const proc::Fa
   o.learning_rate = r["lr"].as<double>();
   o.momentum = r["momentum"].as<double>();
   o.l2 = r["l2"].as<double>();
+  o.ownership_weight = r["ownership"].as<double>();
   o.intra_op_threads = shared.eval_threads;
   const std::string device = r["device"].as<std::string>();
   if (device != "auto" && device != "cpu" && device != "cuda")
@@ -61,6 +62,10 @@ int TrainCommand(int argc, char** argv) {
       "bootstrap-sampled",
       "Value target before a move that was not the search's best (a sampled one): the search's value "
       "of that move's position, not the game's result")(
+      "ownership",
+      "Train an ownership head (who holds each cell when the game ends) beside the policy and value, its "
+      "loss at weight W (0 = none); a training aid the checkpoints leave out",
+      cxxopts::value<double>()->default_value("0"))(
       "no-augment", "Do not apply random symmetries of the game")("no-wait",
                                                                   "Stop instead of waiting for new shards");
   options.add_options("optimiser")("batch", "Positions per step",

@@ -33,6 +33,9 @@ TrainStepLoss Trainer::Step(const TrainBatch&) { return {}; }
 WeightSet Trainer::Export(uint32_t) const { return {}; }
 WeightSet Trainer::ExportMomentum() const { return {}; }
 void Trainer::ImportMomentum(const WeightSet&) {}
+WeightSet Trainer::ExportHeads(uint32_t) const { return {}; }
+void Trainer::ImportHeads(const WeightSet&) {}
+bool Trainer::HasOwnershipHead() const { return false; }
 void Trainer::SetLearningRate(double) {}
 bool TrainerCudaAvailable() { return false; }
 bool TrainerCudaGraphCanRun(const TrainerOptions&) { return false; }

@@ -73,8 +73,16 @@ ZeroNetImpl::ZeroNetImpl(const NetConfig& config)
 }
 
 std::pair<torch::Tensor, torch::Tensor> ZeroNetImpl::forward(const torch::Tensor& x) {
+  return Heads(Tower(x));
+}
+
+torch::Tensor ZeroNetImpl::Tower(const torch::Tensor& x) {
   auto h = torch::relu(stem_bn(stem_conv(x)));
   for (const auto& block : *blocks) h = block->as<ResidualBlock>()->forward(h);
+  return h;
+}
+
+std::pair<torch::Tensor, torch::Tensor> ZeroNetImpl::Heads(const torch::Tensor& h) {
   auto p = torch::relu(policy_bn(policy_conv(h))).flatten(1);
   p = policy_fc(p);
   auto v = torch::relu(value_bn(value_conv(h))).flatten(1);

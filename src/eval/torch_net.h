@@ -23,6 +23,11 @@ struct ZeroNetImpl : torch::nn::Module {
   explicit ZeroNetImpl(const NetConfig& config);
   // x: [n, planes, height, width] float. Returns (policy logits [n, actions], value [n]).
   std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& x);
+  // forward in two halves, for a trainer that puts heads of its own on the
+  // tower (the ownership head): the tower's output [n, filters, height, width],
+  // and the two heads on it.
+  torch::Tensor Tower(const torch::Tensor& x);
+  std::pair<torch::Tensor, torch::Tensor> Heads(const torch::Tensor& h);
   const NetConfig& config() const { return config_; }
 
   NetConfig config_;

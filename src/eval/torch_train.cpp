@@ -25,6 +25,11 @@
 namespace zerofarm::eval {
 
 namespace {
+// The ownership head's tensors, in ExportHeads and (prefixed) ExportMomentum.
+const char* const kOwnershipWeight = "ownership_head.conv.weight";
+const char* const kOwnershipBias = "ownership_head.conv.bias";
+bool IsOwnershipName(const std::string& name) { return name.find("ownership_head.") != std::string::npos; }
+
 // Autocast to bf16 on or off, on the CPU or the GPU. LibTorch 2.4 replaced
 // the per-device calls (set_cpu_enabled, set_autocast_cpu_dtype: deprecated
 // since, with a warning) by calls that take the device type; 1.13 (Debian 12,
@@ -63,7 +68,7 @@ bool TrainerCudaAvailable() { return torch::cuda::is_available(); }
 
 bool TrainerCudaGraphCanRun(const TrainerOptions& options) {
 #ifdef ZF_WITH_CUDA
-  return options.cuda && !options.bf16;
+  return options.cuda && !options.bf16 && options.ownership_weight == 0.0;
 #else
   return false;
 #endif
@@ -94,6 +99,9 @@ struct Trainer::Impl {
   TrainerOptions options;
   torch::Device device{torch::kCPU};
   ZeroNet net;
+  // With options.ownership_weight > 0: the ownership head on net's tower. Not
+  // a module of net, so that checkpoints (ExportWeights) leave it out.
+  torch::nn::Conv2d ownership_conv{nullptr};
   bool ChannelsLast() const { return options.channels_last && !options.cuda; }
   // One momentum buffer per parameter, in named_parameters() order.
   std::vector<std::string> names;
@@ -101,7 +109,8 @@ struct Trainer::Impl {
   std::vector<torch::Tensor> momentum;
   void SgdUpdate();
   torch::Tensor StepOn(const torch::Tensor& features, const torch::Tensor& policy, const torch::Tensor& z,
-                       const torch::Tensor& mask);
+                       const torch::Tensor& mask, const torch::Tensor& ownership = {});
+  std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> Forward(const torch::Tensor& x);
   torch::Tensor EagerStep(const TrainBatch& batch);
 #ifdef ZF_WITH_CUDA
   std::unique_ptr<GraphedStep> graphed;  // with options.cuda_graph
@@ -137,8 +146,12 @@ void CheckTrainerOptions(const TrainerOptions& options) {
     throw ConfigError("the learning rate must be > 0");
   if (options.momentum < 0 || options.momentum >= 1) throw ConfigError("momentum must be in [0, 1)");
   if (options.l2 < 0) throw ConfigError("l2 must be >= 0");
+  if (!(options.ownership_weight >= 0) || !std::isfinite(options.ownership_weight))
+    throw ConfigError("the ownership weight must be >= 0");
   if (options.cuda && !TrainerCudaAvailable())
     throw ConfigError("the trainer was asked for a GPU, but this LibTorch sees none");
+  if (options.cuda_graph && options.ownership_weight > 0)
+    throw ConfigError("--cuda-graph does not train an ownership head (--cuda-graph=off)");
   if (options.cuda_graph && !TrainerCudaGraphCanRun(options))
     throw ConfigError(options.cuda && !options.bf16
                           ? "--cuda-graph needs a build with CUDA (a CUDA graph of the step)"
@@ -157,10 +170,24 @@ Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
   impl_->net->to(impl_->device);
   if (impl_->ChannelsLast()) ToChannelsLast(impl_->net);
   impl_->net->train();
-  for (auto& p : impl_->net->named_parameters()) {
-    impl_->names.push_back(p.key());
-    impl_->params.push_back(p.value());
-    impl_->momentum.push_back(torch::zeros_like(p.value()));
+  std::vector<std::pair<std::string, torch::Tensor>> params;
+  for (auto& p : impl_->net->named_parameters()) params.emplace_back(p.key(), p.value());
+  if (options.ownership_weight > 0) {
+    const int filters = start.config.filters;
+    impl_->ownership_conv = torch::nn::Conv2d(torch::nn::Conv2dOptions(filters, 1, 1).bias(true));
+    impl_->ownership_conv->to(impl_->device);
+    if (impl_->ChannelsLast()) {
+      torch::NoGradGuard no_grad;
+      auto& w = impl_->ownership_conv->weight;
+      w.set_data(w.contiguous(at::MemoryFormat::ChannelsLast));
+    }
+    params.emplace_back(kOwnershipWeight, impl_->ownership_conv->weight);
+    params.emplace_back(kOwnershipBias, impl_->ownership_conv->bias);
+  }
+  for (auto& [name, p] : params) {
+    impl_->names.push_back(name);
+    impl_->params.push_back(p);
+    impl_->momentum.push_back(torch::zeros_like(p));
   }
 #ifdef ZF_WITH_CUDA
   if (options.cuda_graph) impl_->graphed = std::make_unique<GraphedStep>();
@@ -169,26 +196,34 @@ Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
 
 Trainer::~Trainer() = default;
 
-// Forward, losses, backward and update on batch tensors already on the device
-// (mask undefined: every row's policy counts). Returns {policy, value} loss
-// on the device; the gradients must be unset (None) on entry.
-torch::Tensor Trainer::Impl::StepOn(const torch::Tensor& features, const torch::Tensor& policy,
-                                    const torch::Tensor& z, const torch::Tensor& mask) {
-  auto x = features.to(torch::kFloat);
-  if (ChannelsLast()) x = x.contiguous(at::MemoryFormat::ChannelsLast);
-  torch::Tensor logits, value;
+// The forward pass: policy logits, value and (with the head, else undefined)
+// ownership [n, height x width] in [-1, 1], in fp32 whatever the autocast.
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> Trainer::Impl::Forward(const torch::Tensor& x) {
+  // Autocast only around the forward pass; its cached bf16 weight copies are
+  // dropped after it, since the step changes the weights.
+  if (options.bf16) SetAutocastBf16(options.cuda, true);
+  const torch::Tensor h = net->Tower(x);
+  auto [logits, value] = net->Heads(h);
+  torch::Tensor own;
+  if (ownership_conv) own = torch::tanh(ownership_conv(h).to(torch::kFloat)).flatten(1);
   if (options.bf16) {
-    // Autocast only around the forward pass; its cached bf16 weight copies are
-    // dropped after it, since the step below changes the weights.
-    SetAutocastBf16(options.cuda, true);
-    std::tie(logits, value) = net->forward(x);
     SetAutocastBf16(options.cuda, false);
     at::autocast::clear_cache();
-    logits = logits.to(torch::kFloat);
-    value = value.to(torch::kFloat);
-  } else {
-    std::tie(logits, value) = net->forward(x);
   }
+  return {logits.to(torch::kFloat), value.to(torch::kFloat), own};
+}
+
+// Forward, losses, backward and update on batch tensors already on the device
+// (mask undefined: every row's policy counts; ownership: the head's targets,
+// int8 [n, height, width], with the head). Returns {policy, value} loss (and
+// the ownership loss, with the head) on the device; the gradients must be
+// unset (None) on entry.
+torch::Tensor Trainer::Impl::StepOn(const torch::Tensor& features, const torch::Tensor& policy,
+                                    const torch::Tensor& z, const torch::Tensor& mask,
+                                    const torch::Tensor& ownership) {
+  auto x = features.to(torch::kFloat);
+  if (ChannelsLast()) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+  auto [logits, value, own] = Forward(x);
   auto ce = -(policy * torch::log_softmax(logits, 1)).sum(1);  // [n]
   torch::Tensor policy_loss;
   if (mask.defined()) {
@@ -198,20 +233,27 @@ torch::Tensor Trainer::Impl::StepOn(const torch::Tensor& features, const torch::
     policy_loss = ce.mean();
   }
   auto value_loss = (value - z).pow(2).mean();
-  (policy_loss + value_loss).backward();
+  if (!own.defined()) {
+    (policy_loss + value_loss).backward();
+    SgdUpdate();
+    return torch::stack({policy_loss.detach(), value_loss.detach()});
+  }
+  auto own_loss = (own - ownership.flatten(1).to(torch::kFloat)).pow(2).mean();
+  (policy_loss + value_loss + options.ownership_weight * own_loss).backward();
   SgdUpdate();
-  return torch::stack({policy_loss.detach(), value_loss.detach()});
+  return torch::stack({policy_loss.detach(), value_loss.detach(), own_loss.detach()});
 }
 
 torch::Tensor Trainer::Impl::EagerStep(const TrainBatch& batch) {
   const NetConfig& c = net->config();
   const int64_t n = batch.count;
   for (auto& p : params) p.mutable_grad() = torch::Tensor();
-  return StepOn(
-      OnDevice(batch.features, {n, c.planes, c.height, c.width}, torch::kUInt8, device),
-      OnDevice(batch.policy, {n, c.actions}, torch::kFloat, device),
-      OnDevice(batch.z, {n}, torch::kFloat, device),
-      batch.policy_mask ? OnDevice(batch.policy_mask, {n}, torch::kUInt8, device) : torch::Tensor());
+  return StepOn(OnDevice(batch.features, {n, c.planes, c.height, c.width}, torch::kUInt8, device),
+                OnDevice(batch.policy, {n, c.actions}, torch::kFloat, device),
+                OnDevice(batch.z, {n}, torch::kFloat, device),
+                batch.policy_mask ? OnDevice(batch.policy_mask, {n}, torch::kUInt8, device) : torch::Tensor(),
+                ownership_conv ? OnDevice(batch.ownership, {n, c.height, c.width}, torch::kInt8, device)
+                               : torch::Tensor());
 }
 
 #ifdef ZF_WITH_CUDA
@@ -279,6 +321,8 @@ torch::Tensor Trainer::Impl::GraphStep(const TrainBatch& batch) {
 TrainStepLoss Trainer::Step(const TrainBatch& batch) {
   if (batch.count <= 0 || !batch.features || !batch.policy || !batch.z)
     throw Error("a training batch needs count > 0 and features, policy and z");
+  if (impl_->ownership_conv && !batch.ownership)
+    throw Error("a training batch needs ownership targets for the ownership head");
   torch::Tensor losses;
 #ifdef ZF_WITH_CUDA
   if (impl_->graphed) losses = impl_->GraphStep(batch);
@@ -288,6 +332,7 @@ TrainStepLoss Trainer::Step(const TrainBatch& batch) {
   TrainStepLoss loss;
   loss.policy = losses[0].item<double>();
   loss.value = losses[1].item<double>();
+  if (losses.size(0) > 2) loss.ownership = losses[2].item<double>();
   if (!std::isfinite(loss.policy) || !std::isfinite(loss.value))
     throw Error("the loss is not finite (policy " + std::to_string(loss.policy) + ", value " +
                 std::to_string(loss.value) + "): lower the learning rate");
@@ -311,19 +356,61 @@ WeightSet Trainer::ExportMomentum() const {
 }
 
 void Trainer::ImportMomentum(const WeightSet& momentum) {
-  if (momentum.tensors.size() != impl_->params.size())
-    throw ConfigError("momentum state has " + std::to_string(momentum.tensors.size()) +
-                      " tensors; the network has " + std::to_string(impl_->params.size()) + " parameters");
+  size_t net_tensors = 0;  // the file's tensors other than the ownership head's
+  for (const auto& nt : momentum.tensors) net_tensors += !IsOwnershipName(nt.name);
+  size_t net_params = 0;
+  for (const auto& name : impl_->names) net_params += !IsOwnershipName(name);
+  if (net_tensors != net_params)
+    throw ConfigError("momentum state has " + std::to_string(net_tensors) + " tensors; the network has " +
+                      std::to_string(net_params) + " parameters");
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < impl_->params.size(); ++i) {
     const std::string name = "momentum." + impl_->names[i];
     const NamedTensor* nt = momentum.Find(name);
     const auto& m = impl_->momentum[i];
     std::vector<int64_t> shape(m.sizes().begin(), m.sizes().end());
+    if (!nt && IsOwnershipName(name)) continue;  // a head new in this invocation: momentum from zero
     if (!nt || nt->shape != shape || static_cast<int64_t>(nt->data.size()) != m.numel())
       throw ConfigError("momentum state lacks tensor '" + name + "' or has it in the wrong shape");
     impl_->momentum[i].copy_(torch::from_blob(const_cast<float*>(nt->data.data()), shape, torch::kFloat));
   }
+}
+
+bool Trainer::HasOwnershipHead() const { return !impl_->ownership_conv.is_empty(); }
+
+WeightSet Trainer::ExportHeads(uint32_t version) const {
+  WeightSet ws;
+  ws.config = impl_->net->config();
+  ws.version = version;
+  if (!HasOwnershipHead()) return ws;
+  for (const auto& [name, t] :
+       {std::pair<std::string, torch::Tensor>{kOwnershipWeight, impl_->ownership_conv->weight},
+        {kOwnershipBias, impl_->ownership_conv->bias}}) {
+    NamedTensor nt;
+    nt.name = name;
+    const auto c = t.detach().to(torch::kCPU).contiguous();
+    nt.shape.assign(c.sizes().begin(), c.sizes().end());
+    nt.data.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    ws.tensors.push_back(std::move(nt));
+  }
+  return ws;
+}
+
+void Trainer::ImportHeads(const WeightSet& heads) {
+  if (!HasOwnershipHead()) return;
+  torch::NoGradGuard no_grad;
+  std::vector<std::pair<torch::Tensor, const NamedTensor*>> copies;
+  for (const auto& [name, t] :
+       {std::pair<std::string, torch::Tensor>{kOwnershipWeight, impl_->ownership_conv->weight},
+        {kOwnershipBias, impl_->ownership_conv->bias}}) {
+    const NamedTensor* nt = heads.Find(name);
+    std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+    if (!nt || nt->shape != shape || static_cast<int64_t>(nt->data.size()) != t.numel())
+      throw ConfigError("the heads' state lacks tensor '" + name + "' or has it in the wrong shape");
+    copies.emplace_back(t, nt);
+  }
+  for (auto& [t, nt] : copies)  // all checked first: heads that do not fit change nothing
+    t.copy_(torch::from_blob(const_cast<float*>(nt->data.data()), t.sizes(), torch::kFloat));
 }
 
 void Trainer::SetLearningRate(double learning_rate) {

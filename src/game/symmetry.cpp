@@ -39,6 +39,13 @@ void TransformFeatures(const Game& game, int symmetry, const uint8_t* in, uint8_
   PermutePlanes(game.CellMap(symmetry), shape.planes, shape.Cells(), in, out);
 }
 
+void TransformCells(const Game& game, int symmetry, const int8_t* in, int8_t* out) {
+  ZF_DCHECK(symmetry >= 0 && symmetry < game.SymmetryCount()) << "symmetry " << symmetry;
+  ZF_DCHECK(in != out);
+  const std::vector<int> map = game.CellMap(symmetry);
+  for (size_t c = 0; c < map.size(); ++c) out[map[c]] = in[c];
+}
+
 void TransformPolicy(const Game& game, int symmetry, const float* in, float* out) {
   ZF_DCHECK(symmetry >= 0 && symmetry < game.SymmetryCount()) << "symmetry " << symmetry;
   const std::vector<int> map = game.ActionMap(symmetry);

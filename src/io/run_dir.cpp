@@ -46,6 +46,7 @@ std::string RunDir::ModelPath(uint32_t version) const { return ModelsDir() + "/"
 std::string RunDir::TrainDir() const { return out_ + "/train"; }
 std::string RunDir::TrainStateFile() const { return TrainDir() + "/state.txt"; }
 std::string RunDir::TrainMomentumFile() const { return TrainDir() + "/momentum.h5"; }
+std::string RunDir::TrainHeadsFile() const { return TrainDir() + "/heads.h5"; }
 std::string RunDir::EvalDir() const { return out_ + "/eval"; }
 std::string RunDir::EvalCsv() const { return EvalDir() + "/eval.csv"; }
 std::string RunDir::CurveCsv() const { return EvalDir() + "/curve.csv"; }

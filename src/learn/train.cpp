@@ -107,12 +107,13 @@ std::vector<std::string> RunShards(const std::string& run_dir) {
 // ---- the window ---------------------------------------------------------------
 
 ShardWindow::ShardWindow(std::string run_dir, int64_t window, double value_discount, double q_weight,
-                         bool bootstrap_sampled)
+                         bool bootstrap_sampled, bool ownership)
     : run_dir_(std::move(run_dir)),
       window_(window),
       value_discount_(value_discount),
       q_weight_(q_weight),
-      bootstrap_sampled_(bootstrap_sampled) {}
+      bootstrap_sampled_(bootstrap_sampled),
+      ownership_(ownership) {}
 
 namespace {
 
@@ -165,6 +166,62 @@ void BootstrapSampledMoves(const std::vector<io::ShardGame>& games, int actions,
   }
 }
 
+// The board at the end of game g (its moves replayed, each checked legal):
+// the stones of each player, cell by cell (0 or 1, -1 empty), and the player
+// to move at each ply 0..length. Error on moves that do not replay.
+struct FinalBoard {
+  std::vector<int8_t> owner;
+  std::vector<int8_t> mover;
+};
+FinalBoard ReplayToEnd(const game::Game& game, const io::ShardGame& g) {
+  const game::BoardShape shape = game.Shape();
+  const int cells = shape.Cells();
+  FinalBoard b;
+  auto state = game.NewInitialState();
+  for (const int16_t move : g.moves) {
+    if (state->IsTerminal() || !state->IsLegal(move))
+      throw Error("game " + std::to_string(g.game_id) + " does not replay: move " + std::to_string(move) +
+                  " at ply " + std::to_string(b.mover.size()));
+    b.mover.push_back(static_cast<int8_t>(state->CurrentPlayer()));
+    state->Apply(move);
+  }
+  const int last = state->CurrentPlayer();
+  b.mover.push_back(static_cast<int8_t>(last));
+  std::vector<uint8_t> planes(static_cast<size_t>(shape.FeatureBytes()));
+  state->EncodeFeatures(planes.data());  // planes 0 and 1: own and opponent (OwnershipTargets checks)
+  b.owner.assign(static_cast<size_t>(cells), -1);
+  for (int c = 0; c < cells; ++c) {
+    if (planes[static_cast<size_t>(c)]) b.owner[static_cast<size_t>(c)] = static_cast<int8_t>(last);
+    if (planes[static_cast<size_t>(cells + c)])
+      b.owner[static_cast<size_t>(c)] = static_cast<int8_t>(1 - last);
+  }
+  return b;
+}
+
+// Every row's ownership target (ShardWindow): positions x cells.
+std::vector<int8_t> OwnershipTargets(const game::Game& game, const std::vector<io::ShardGame>& games,
+                                     const io::PositionRows& rows) {
+  const std::vector<std::string> names = game.PlaneNames();
+  if (names.size() < 2 || names[0] != "own" || names[1] != "opponent")
+    throw ConfigError("--ownership: " + game.Name() +
+                      "'s features do not start with own and opponent stones");
+  const size_t cells = static_cast<size_t>(game.Shape().Cells());
+  std::vector<int8_t> out(rows.count * cells, 0);
+  for (const io::ShardGame& g : games) {
+    const FinalBoard b = ReplayToEnd(game, g);
+    for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row) {
+      const auto i = static_cast<size_t>(row);
+      const int ply = rows.ply[i];
+      if (ply < 0 || static_cast<size_t>(ply) >= b.mover.size())
+        throw Error("game " + std::to_string(g.game_id) + " has a row at ply " + std::to_string(ply));
+      const int8_t me = b.mover[static_cast<size_t>(ply)];
+      for (size_t c = 0; c < cells; ++c)
+        if (b.owner[c] >= 0) out[i * cells + c] = b.owner[c] == me ? 1 : -1;
+    }
+  }
+  return out;
+}
+
 // z <- (1 - w) x z + w x root_value, row by row (both the mover's view).
 void BlendSearchValue(double w, io::PositionRows* rows) {
   for (size_t i = 0; i < rows->z.size(); ++i)
@@ -185,14 +242,15 @@ void ShardWindow::CheckGame(const io::ShardMeta& m, const std::string& path) {
 
 ShardWindow::Shard ShardWindow::Load(const io::ShardReader& reader, int64_t mtime_ns) const {
   io::PositionRows rows = reader.ReadAllPositions();
-  if (value_discount_ < 1.0 || bootstrap_sampled_) {
-    // Read once for both; the reader refuses a game whose rows are not the shard's.
+  Shard s;
+  if (value_discount_ < 1.0 || bootstrap_sampled_ || ownership_) {
+    // Read once for all; the reader refuses a game whose rows are not the shard's.
     const std::vector<io::ShardGame> games = reader.ReadGames();
+    if (ownership_) s.ownership = OwnershipTargets(*game::MakeGame(reader.meta().game), games, rows);
     if (value_discount_ < 1.0) DiscountValueTargets(games, value_discount_, &rows);
     if (bootstrap_sampled_) BootstrapSampledMoves(games, reader.meta().actions, value_discount_, &rows);
   }
   if (q_weight_ > 0.0) BlendSearchValue(q_weight_, &rows);
-  Shard s;
   s.path = reader.path();
   s.mtime_ns = mtime_ns;
   s.positions = static_cast<int64_t>(rows.count);
@@ -255,7 +313,8 @@ uint32_t ShardWindow::NewestModelVersion() const {
   return v;
 }
 
-void ShardWindow::Row(int64_t index, uint8_t* features, float* policy, float* z, uint8_t* full) const {
+void ShardWindow::Row(int64_t index, uint8_t* features, float* policy, float* z, uint8_t* full,
+                      int8_t* ownership) const {
   for (const auto& s : shards_) {
     if (index >= s.positions) {
       index -= s.positions;
@@ -265,6 +324,11 @@ void ShardWindow::Row(int64_t index, uint8_t* features, float* policy, float* z,
     std::copy_n(&s.policy[static_cast<size_t>(index) * actions_], actions_, policy);
     *z = s.z[static_cast<size_t>(index)];
     *full = s.full.empty() ? 1 : s.full[static_cast<size_t>(index)];
+    if (ownership) {
+      if (s.ownership.empty()) throw Error("ShardWindow::Row: a window without ownership targets");
+      const size_t cells = s.ownership.size() / static_cast<size_t>(s.positions);
+      std::copy_n(&s.ownership[static_cast<size_t>(index) * cells], cells, ownership);
+    }
     return;
   }
   throw Error("ShardWindow::Row: index out of range");
@@ -284,13 +348,14 @@ void OnStopSignal(int sig) {
 // The trainer's files in the run directory (io/run_dir.h).
 struct Paths {
   io::RunDir dir;
-  std::string models, train, state, momentum;
+  std::string models, train, state, momentum, heads;
   explicit Paths(const std::string& run)
       : dir(run),
         models(dir.ModelsDir()),
         train(dir.TrainDir()),
         state(dir.TrainStateFile()),
-        momentum(dir.TrainMomentumFile()) {}
+        momentum(dir.TrainMomentumFile()),
+        heads(dir.TrainHeadsFile()) {}
   std::string Model(uint32_t version) const { return dir.ModelPath(version); }
 };
 
@@ -409,6 +474,7 @@ class TrainSession {
  private:
   static eval::TrainerOptions OptionsFor(const TrainConfig& config, const StartPoint& start);
   void LoadMomentum(const StartPoint& start);
+  void LoadHeads(const StartPoint& start);
   void ChoosePace();
   bool AheadOfData() const;
   void FillBatch();
@@ -428,9 +494,10 @@ class TrainSession {
   std::vector<float> policy_, row_policy_;
   std::vector<float> z_;
   std::vector<uint8_t> full_;
+  std::vector<int8_t> ownership_, row_ownership_;  // with the ownership head: batch x cells, cells
   Rng rng_;
   bool tty_;
-  double last_print_ = -1e9, ewma_policy_ = -1, ewma_value_ = -1;
+  double last_print_ = -1e9, ewma_policy_ = -1, ewma_value_ = -1, ewma_ownership_ = -1;
   int64_t steps_here_ = 0;
   double waiting_s_ = 0;
   double last_refresh_;
@@ -455,11 +522,14 @@ TrainSession::TrainSession(const TrainConfig& config, const Paths& paths, const 
       row_policy_(na_),
       z_(config.batch),
       full_(config.batch),
+      ownership_(trainer_.HasOwnershipHead() ? static_cast<size_t>(config.batch) * game.Shape().Cells() : 0),
+      row_ownership_(trainer_.HasOwnershipHead() ? game.Shape().Cells() : 0),
       rng_(config.seed ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(start.state.step + 1))),
       tty_(config.progress && ::isatty(STDERR_FILENO)),
       last_refresh_(MonotonicSeconds()),
       t_train_(MonotonicSeconds()) {
   LoadMomentum(start);
+  LoadHeads(start);
   ChoosePace();
 }
 
@@ -478,6 +548,9 @@ void TrainSession::LoadMomentum(const StartPoint& start) {
       ZF_LOG(WARN) << "momentum of version " << momentum.version << " does not match; starting it at zero";
   }
   ZF_LOG(INFO) << "training " << trainer_.Config().Describe()
+               << (trainer_.HasOwnershipHead() ? " with an ownership head (weight " +
+                                                     std::to_string(config_.optim.ownership_weight) + ")"
+                                               : std::string())
                << (config_.optim.cuda ? " on the GPU" : " on the CPU")
                << (config_.optim.bf16 ? " in bf16" : " in fp32") << ": " << start.described << "; lr "
                << config_.optim.learning_rate << "; window " << window_.Positions() << " positions in "
@@ -499,6 +572,22 @@ void TrainSession::ChoosePace() {
   ZF_LOG(INFO) << "the run's shards hold fewer positions than " << paced
                << " samples drawn before: pacing on the positions present now and to come";
   state_.paced_from = state_.samples;
+}
+
+// The ownership head of the checkpoint resumed from, when it was trained with
+// one (RUN/train/heads.h5 of the same version); else it starts afresh.
+void TrainSession::LoadHeads(const StartPoint& start) {
+  if (!trainer_.HasOwnershipHead()) return;
+  if (start.resumed && fs::exists(paths_.heads)) {
+    const eval::WeightSet heads = io::ReadWeights(paths_.heads);
+    if (heads.version == start.state.version) {
+      trainer_.ImportHeads(heads);
+      return;
+    }
+    ZF_LOG(WARN) << "ownership head of version " << heads.version << " does not match; starting a new one";
+  } else {
+    ZF_LOG(INFO) << "starting a new ownership head";
+  }
 }
 
 bool TrainSession::AheadOfData() const {
@@ -533,12 +622,16 @@ void TrainSession::FillBatch() {
     const int sym = nsym_ > 1 ? static_cast<int>(rng_.Below(static_cast<uint64_t>(nsym_))) : 0;
     uint8_t* f = &features_[static_cast<size_t>(i) * fb_];
     float* p = &policy_[static_cast<size_t>(i) * na_];
+    const size_t cells = row_ownership_.size();
+    int8_t* o = cells ? &ownership_[static_cast<size_t>(i) * cells] : nullptr;
     if (sym == 0) {
-      window_.Row(index, f, p, &z_[i], &full_[i]);
+      window_.Row(index, f, p, &z_[i], &full_[i], o);
     } else {
-      window_.Row(index, row_features_.data(), row_policy_.data(), &z_[i], &full_[i]);
+      window_.Row(index, row_features_.data(), row_policy_.data(), &z_[i], &full_[i],
+                  cells ? row_ownership_.data() : nullptr);
       game::TransformFeatures(game_, sym, row_features_.data(), f);
       game::TransformPolicy(game_, sym, row_policy_.data(), p);
+      if (cells) game::TransformCells(game_, sym, row_ownership_.data(), o);
     }
   }
 }
@@ -550,6 +643,7 @@ void TrainSession::Step() {
   batch.policy = policy_.data();
   batch.z = z_.data();
   batch.policy_mask = full_.data();
+  batch.ownership = ownership_.empty() ? nullptr : ownership_.data();
   batch.count = config_.batch;
   const eval::TrainStepLoss loss = trainer_.Step(batch);
   ++state_.step;
@@ -557,6 +651,7 @@ void TrainSession::Step() {
   state_.samples += config_.batch;
   ewma_policy_ = ewma_policy_ < 0 ? loss.policy : 0.98 * ewma_policy_ + 0.02 * loss.policy;
   ewma_value_ = ewma_value_ < 0 ? loss.value : 0.98 * ewma_value_ + 0.02 * loss.value;
+  ewma_ownership_ = ewma_ownership_ < 0 ? loss.ownership : 0.98 * ewma_ownership_ + 0.02 * loss.ownership;
   if (++since_checkpoint_ >= config_.checkpoint_steps) {
     Checkpoint();
     since_checkpoint_ = 0;
@@ -571,6 +666,7 @@ void TrainSession::Checkpoint() {
   eval::WeightSet m = trainer_.ExportMomentum();
   m.version = state_.version;
   io::WriteWeights(paths_.momentum, m);
+  if (trainer_.HasOwnershipHead()) io::WriteWeights(paths_.heads, trainer_.ExportHeads(state_.version));
   io::WriteWeights(paths_.Model(state_.version), w);
   io::WriteTextFileAtomically(paths_.state, state_.ToText());
 }
@@ -579,11 +675,13 @@ void TrainSession::PrintProgress() {
   const double now = MonotonicSeconds();
   if (!config_.progress || now - last_print_ <= (tty_ ? 0.5 : 30.0)) return;
   const double busy = now - t_train_ - waiting_s_;
-  char line[256];
+  char own[32] = "";
+  if (trainer_.HasOwnershipHead()) std::snprintf(own, sizeof own, " ownership %.3f", ewma_ownership_);
+  char line[288];
   std::snprintf(line, sizeof line,
-                "step %lld | policy %.3f value %.3f | %.0f pos/s | window %s positions, data model v%u | "
+                "step %lld | policy %.3f value %.3f%s | %.0f pos/s | window %s positions, data model v%u | "
                 "checkpoint v%u",
-                static_cast<long long>(state_.step), ewma_policy_, ewma_value_,
+                static_cast<long long>(state_.step), ewma_policy_, ewma_value_, own,
                 busy > 0 ? steps_here_ * config_.batch / busy : 0.0, Thousands(window_.Positions()).c_str(),
                 window_.NewestModelVersion(), state_.version);
   if (tty_)
@@ -597,9 +695,11 @@ void TrainSession::Finish(double t_start) {
   if (tty_) std::fprintf(stderr, "\n");
   if (since_checkpoint_ > 0) Checkpoint();
   const double busy = MonotonicSeconds() - t_train_ - waiting_s_;
-  char losses[96] = "no step taken";
+  char losses[128] = "no step taken";
   if (steps_here_ > 0)
-    std::snprintf(losses, sizeof losses, "losses policy %.4f value %.4f", ewma_policy_, ewma_value_);
+    std::snprintf(
+        losses, sizeof losses, "losses policy %.4f value %.4f%s", ewma_policy_, ewma_value_,
+        trainer_.HasOwnershipHead() ? (" ownership " + std::to_string(ewma_ownership_)).c_str() : "");
   std::printf(
       "zerofarm train: %lld steps (%lld in all) of %d positions in %.1f s (%.0f positions/s while training, "
       "%.1f s "
@@ -622,7 +722,7 @@ int RunTrainer(const TrainConfig& config) {
   };
   // Data first: the game comes from the shards.
   ShardWindow window(config.run, config.window, config.value_discount, config.q_weight,
-                     config.bootstrap_sampled);
+                     config.bootstrap_sampled, config.optim.ownership_weight > 0);
   if (!WaitForPositions(config, window, out_of_time)) return kExitOk;
   const auto game = game::MakeGame(window.GameName());
   TrainSession session(config, paths, *game, window, ChooseStart(config, paths, *game));

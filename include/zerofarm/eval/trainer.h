@@ -7,11 +7,11 @@
 //
 // Loss per position: cross-entropy between the policy target and
 // softmax(logits) (over all actions; targets are 0 on illegal ones) +
-// (value - z)^2; the batch loss is their mean, and L2 regularisation enters as
-// weight decay in the update (equivalent to adding l2/2 * |w|^2 to the loss).
-// The optimiser is SGD with (heavy-ball) momentum, written out here so its
-// state is a set of named tensors that a checkpoint can store and a resumed
-// trainer can load:
+// (value - z)^2 [+ ownership_weight x the mean over cells of
+// (ownership - its target)^2, with the ownership head]; the batch loss is their mean, and L2 regularisation
+// enters as weight decay in the update (equivalent to adding l2/2 * |w|^2 to the loss). The optimiser is SGD
+// with (heavy-ball) momentum, written out here so its state is a set of named tensors that a checkpoint can
+// store and a resumed trainer can load:
 //   g = grad + l2 * w;  m = momentum * m + g;  w -= learning_rate * m
 // BatchNorm layers train on batch statistics and keep running averages, which
 // the exported weights carry (the evaluator runs in eval mode).
@@ -51,13 +51,22 @@ struct TrainerOptions {
   // falls back to an eager step; SetLearningRate captures again. ConfigError
   // at construction without cuda, with bf16, or in a build without CUDA.
   bool cuda_graph = false;
+  // > 0: train an ownership head beside the policy and value heads, with its
+  // loss at this weight. The head (conv1x1 of the tower to one plane, tanh)
+  // predicts, cell by cell, who holds it when the game ends: +1 the player to
+  // move, -1 the opponent, 0 nobody (TrainBatch::ownership). It is a training
+  // aid only, a dense target about which cells each side will get (in Connect
+  // Four, the parity the long games turn on): checkpoints (Export) do not hold
+  // it and the evaluators never run it; ExportHeads/ImportHeads carry it from
+  // one invocation to the next. Not in the CUDA graph step (TrainerCudaGraphCanRun).
+  double ownership_weight = 0.0;
 };
 
 // Whether this process's LibTorch sees a CUDA GPU (false in CPU-only builds).
 bool TrainerCudaAvailable();
 
 // Whether a trainer of these options can run its step as a CUDA graph: on a
-// GPU, in fp32, in a build with CUDA. TrainerOptions::cuda_graph is refused
+// GPU, in fp32, in a build with CUDA, without an ownership head. TrainerOptions::cuda_graph is refused
 // otherwise (CheckTrainerOptions); `zerofarm train --cuda-graph auto` asks it.
 bool TrainerCudaGraphCanRun(const TrainerOptions& options);
 
@@ -73,12 +82,16 @@ struct TrainBatch {
   // count flags, or nullptr for "all 1": rows with 0 (a playout-capped fast
   // search) train the value head only.
   const uint8_t* policy_mask = nullptr;
+  // count x height x width, each -1, 0 or +1 (TrainerOptions::ownership_weight):
+  // required with the ownership head, ignored without it.
+  const int8_t* ownership = nullptr;
   int count = 0;
 };
 
 struct TrainStepLoss {
-  double policy = 0.0;  // mean cross-entropy over rows with a policy target (nats)
-  double value = 0.0;   // mean squared error of the value
+  double policy = 0.0;     // mean cross-entropy over rows with a policy target (nats)
+  double value = 0.0;      // mean squared error of the value
+  double ownership = 0.0;  // mean squared error of the ownership head per cell (unweighted); 0 without it
 };
 
 class Trainer {
@@ -100,7 +113,16 @@ class Trainer {
   WeightSet ExportMomentum() const;
   // Loads buffers written by ExportMomentum; ConfigError on a name or shape
   // that does not match this network's parameters.
+  // (Momentum for the ownership head is optional: absent, it starts at zero;
+  // present without the head, it is ignored.)
   void ImportMomentum(const WeightSet& momentum);
+
+  // The ownership head's weights ("ownership_head.conv.weight" and ".bias");
+  // empty tensors without the head. ImportHeads: ConfigError on a missing or
+  // misshapen tensor; without the head, nothing to do.
+  WeightSet ExportHeads(uint32_t version) const;
+  void ImportHeads(const WeightSet& heads);
+  bool HasOwnershipHead() const;
 
   void SetLearningRate(double learning_rate);
   const NetConfig& Config() const;

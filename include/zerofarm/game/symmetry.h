@@ -10,6 +10,9 @@ namespace zerofarm::game {
 // out = symmetry s applied to `in` (Shape().FeatureBytes() bytes each); the
 // same cell permutation is applied to every plane. in != out.
 void TransformFeatures(const Game& game, int symmetry, const uint8_t* in, uint8_t* out);
+// out = symmetry s applied to one plane of Shape().Cells() values (a
+// per-cell training target). in != out.
+void TransformCells(const Game& game, int symmetry, const int8_t* in, int8_t* out);
 // out = symmetry s applied to a policy vector of ActionCount() floats. in != out.
 void TransformPolicy(const Game& game, int symmetry, const float* in, float* out);
 

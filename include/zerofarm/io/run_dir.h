@@ -51,6 +51,7 @@ class RunDir {
   std::string TrainDir() const;                         // OUT/train
   std::string TrainStateFile() const;                   // OUT/train/state.txt
   std::string TrainMomentumFile() const;                // OUT/train/momentum.h5
+  std::string TrainHeadsFile() const;                   // OUT/train/heads.h5 (training-only heads)
   std::string EvalDir() const;                          // OUT/eval
   std::string EvalCsv() const;                          // OUT/eval/eval.csv (zerofarm eval --run)
   std::string CurveCsv() const;                         // OUT/eval/curve.csv (the loop's learning curve)

@@ -8,6 +8,8 @@
 //   RUN/models/model-N.h5   checkpoint N (weights format, model version N)
 //   RUN/train/momentum.h5   the optimiser's momentum buffers of the newest checkpoint
 //   RUN/train/state.txt     "key=value" lines: version, step, samples, paced_from (see TrainState)
+//   RUN/train/heads.h5      with --ownership: the ownership head of the newest checkpoint
+//                           (a training aid the checkpoints leave out; eval/trainer.h)
 // A trainer started on a run that has a state resumes: it loads model-V.h5 of
 // the state's version V and its momentum, and continues the step count and
 // the version numbers. Without a state it starts from the newest model-N.h5 of
@@ -48,12 +50,14 @@ struct TrainConfig {
   double value_discount = 1.0;     // value target z x this^(plies left); the farm's search.value_discount
   double q_weight = 0.0;           // value target (1 - w) x that + w x the root's search value; in [0, 1]
   bool bootstrap_sampled = false;  // value target before a sampled move: the search's value there
-  int64_t steps = 0;               // stop after this many steps in this invocation; 0 = no limit
-  double duration = 0.0;           // stop after this many seconds; 0 = no limit
-  int checkpoint_steps = 500;      // write model-N.h5 every this many steps (and at the end)
-  bool augment = true;             // a random symmetry of the game per sample
-  bool wait = true;                // wait for new shards when ahead (false: stop instead)
-  bool progress = true;            // progress line on stderr
+  // optim.ownership_weight > 0 trains an ownership head on the final board of
+  // each row's game (ShardWindow's ownership targets).
+  int64_t steps = 0;           // stop after this many steps in this invocation; 0 = no limit
+  double duration = 0.0;       // stop after this many seconds; 0 = no limit
+  int checkpoint_steps = 500;  // write model-N.h5 every this many steps (and at the end)
+  bool augment = true;         // a random symmetry of the game per sample
+  bool wait = true;            // wait for new shards when ahead (false: stop instead)
+  bool progress = true;        // progress line on stderr
   eval::TrainerOptions optim;
   uint64_t seed = 1;
 };
@@ -89,10 +93,14 @@ struct TrainState {
 // the first such move's position e, signed for the row's mover and times
 // value_discount^(e - ply); the row at e gets its own root_value. Rows with
 // only best moves after them keep z: the result is what best play led to.
+// With ownership, each row also gets an ownership target: its game replayed
+// to its last move, every cell of the board as it was then, +1 a stone of the
+// row's player to move, -1 of the opponent, 0 empty (int8, height x width; a
+// shard whose moves do not replay is skipped).
 class ShardWindow {
  public:
   ShardWindow(std::string run_dir, int64_t window, double value_discount = 1.0, double q_weight = 0.0,
-              bool bootstrap_sampled = false);
+              bool bootstrap_sampled = false, bool ownership = false);
   // Rescans the shard directories; returns the number of new shards loaded.
   // A shard that cannot be read is skipped with a warning (once).
   int Refresh();
@@ -104,7 +112,9 @@ class ShardWindow {
   uint32_t NewestModelVersion() const;                   // max model_version_max in the window
 
   // Copies row `index` (0 <= index < Positions()) into the out arrays.
-  void Row(int64_t index, uint8_t* features, float* policy, float* z, uint8_t* full) const;
+  // `ownership` (height x width values; nullptr: not wanted) needs a window made with ownership.
+  void Row(int64_t index, uint8_t* features, float* policy, float* z, uint8_t* full,
+           int8_t* ownership = nullptr) const;
 
  private:
   struct Shard {
@@ -115,7 +125,8 @@ class ShardWindow {
     std::vector<uint8_t> features;
     std::vector<float> policy;
     std::vector<float> z;
-    std::vector<uint8_t> full;  // /positions/full_search; empty: every row a full search
+    std::vector<uint8_t> full;      // /positions/full_search; empty: every row a full search
+    std::vector<int8_t> ownership;  // with ownership: positions x cells
   };
   // Sets the run's game from the first shard; throws if a later one differs.
   void CheckGame(const io::ShardMeta& meta, const std::string& path);
@@ -126,6 +137,7 @@ class ShardWindow {
   double value_discount_;
   double q_weight_;
   bool bootstrap_sampled_;
+  bool ownership_;
   std::string game_;
   int feature_bytes_ = 0;
   int actions_ = 0;

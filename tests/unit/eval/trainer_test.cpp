@@ -285,3 +285,71 @@ TEST_CASE("a step is SGD with momentum and L2 on every parameter", "[trainer]") 
   for (size_t k = 0; k < step.size(); ++k) err_mu = std::max(err_mu, std::fabs(extra[k] - mu * step[k]));
   CHECK(err_mu < 1e-6);
 }
+
+TEST_CASE("an ownership head learns its targets, stays out of checkpoints and carries over", "[trainer]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  const Data d = RandomData(64, 11);
+  // Targets that depend on the input: +1 where the first plane has a stone,
+  // -1 where the second has, 0 elsewhere (what a final board looks like).
+  std::vector<int8_t> own(64 * 42);
+  for (size_t i = 0; i < 64; ++i)
+    for (size_t c = 0; c < 42; ++c)
+      own[i * 42 + c] = d.features[i * 126 + c] ? 1 : d.features[i * 126 + 42 + c] ? -1 : 0;
+  eval::TrainerOptions o;
+  o.learning_rate = 0.05;
+  o.ownership_weight = 1.0;
+  eval::Trainer t(eval::RandomWeights(Tiny(), 1), o);
+  REQUIRE(t.HasOwnershipHead());
+  // Without targets a step is refused; with them the head's loss falls.
+  CHECK_THROWS_WITH(t.Step(d.Batch(64)), Catch::Contains("ownership targets"));
+  eval::TrainBatch b = d.Batch(64);
+  b.ownership = own.data();
+  const eval::TrainStepLoss first = t.Step(b);
+  eval::TrainStepLoss last;
+  for (int i = 0; i < 100; ++i) last = t.Step(b);
+  INFO("ownership " << first.ownership << " -> " << last.ownership);
+  CHECK(first.ownership > 0.2);
+  CHECK(last.ownership < 0.3 * first.ownership);
+  // The checkpoint is the plain net: the evaluators and the weights file
+  // format know nothing of the head.
+  const eval::WeightSet w = t.Export(9);
+  CHECK(w.tensors.size() == eval::RandomWeights(Tiny(), 1).tensors.size());
+  CHECK(w.Find("ownership_head.conv.weight") == nullptr);
+  const eval::WeightSet heads = t.ExportHeads(9);
+  REQUIRE(heads.tensors.size() == 2);
+  CHECK(heads.Find("ownership_head.conv.weight")->shape == std::vector<int64_t>{1, 8, 1, 1});
+  // A trainer from the checkpoint, the momentum and the heads takes t's next step.
+  eval::Trainer u(w, o);
+  u.ImportMomentum(t.ExportMomentum());
+  u.ImportHeads(heads);
+  CHECK(t.Step(b).ownership == Approx(u.Step(b).ownership).epsilon(1e-5));
+  // Momentum with the head's buffers loads into a trainer without the head,
+  // and momentum without them into one with it (the head's start at zero).
+  eval::Trainer plain(w, {});
+  CHECK_FALSE(plain.HasOwnershipHead());
+  CHECK_NOTHROW(plain.ImportMomentum(t.ExportMomentum()));
+  eval::Trainer fresh(w, o);
+  CHECK_NOTHROW(fresh.ImportMomentum(plain.ExportMomentum()));
+  CHECK(plain.ExportHeads(9).tensors.empty());
+  // Heads that do not fit change nothing.
+  eval::WeightSet bad = heads;
+  bad.tensors[1].shape = {2};
+  CHECK_THROWS_AS(u.ImportHeads(bad), ConfigError);
+  bad.tensors.pop_back();
+  CHECK_THROWS_AS(u.ImportHeads(bad), ConfigError);
+}
+
+TEST_CASE("bad ownership weights are refused, and the CUDA graph does not train the head", "[trainer]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  eval::TrainerOptions o;
+  o.ownership_weight = -1;
+  CHECK_THROWS_WITH(eval::Trainer(eval::RandomWeights(Tiny(), 1), o), Catch::Contains("ownership weight"));
+  o.ownership_weight = std::nan("");
+  CHECK_THROWS_WITH(eval::Trainer(eval::RandomWeights(Tiny(), 1), o), Catch::Contains("ownership weight"));
+  o.ownership_weight = 1;
+  o.cuda = true;
+  CHECK_FALSE(eval::TrainerCudaGraphCanRun(o));  // so --cuda-graph auto leaves it off
+  o.cuda = false;
+  o.cuda_graph = true;
+  CHECK_THROWS_WITH(eval::Trainer(eval::RandomWeights(Tiny(), 1), o), Catch::Contains("ownership head"));
+}

@@ -132,6 +132,14 @@ TEST_CASE("transformed features equal the features of the symmetric position", "
         std::vector<uint8_t> out(bytes, 0xEE), back(bytes, 0xEE);
         TransformFeatures(*game, s, in.data(), out.data());
         CHECK(out == Encode(*game, *mapped));
+        // One plane of cell values (a training target) moves as each feature plane does.
+        const int cells = game->Shape().Cells();
+        std::vector<int8_t> plane(in.begin(), in.begin() + cells), moved(static_cast<size_t>(cells), -7);
+        for (int c = 0; c < cells; ++c) plane[static_cast<size_t>(c)] -= in[static_cast<size_t>(cells + c)];
+        TransformCells(*game, s, plane.data(), moved.data());
+        for (int c = 0; c < cells; ++c)
+          CHECK(moved[static_cast<size_t>(c)] ==
+                out[static_cast<size_t>(c)] - out[static_cast<size_t>(cells + c)]);
         TransformFeatures(*game, inverse, out.data(), back.data());
         CHECK(back == in);
 

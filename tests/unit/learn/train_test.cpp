@@ -396,3 +396,103 @@ TEST_CASE("train refuses bad settings and a run without data", "[train]") {
   c.wait = false;
   CHECK_THROWS_WITH(learn::RunTrainer(c), Catch::Contains("positions"));
 }
+
+TEST_CASE("ownership targets: each row sees its game's last board from its own player's side", "[train]") {
+  testing::ScratchDir dir("zf-window");
+  WriteShards(dir.path(), "", 1, 12, 21);
+  const io::ShardReader reader(dir / "shards/shard-000000.h5");
+  const auto rows = reader.ReadAllPositions();
+  learn::ShardWindow window(dir.path(), 1'000'000, 1.0, 0.0, false, /*ownership=*/true);
+  REQUIRE(window.Refresh() == 1);
+  std::vector<uint8_t> features(27);
+  std::vector<float> policy(9);
+  std::vector<int8_t> own(9);
+  float z = 0;
+  uint8_t full = 0;
+  int checked = 0, empty_cells = 0;
+  for (const io::ShardGame& g : reader.ReadGames()) {
+    // The last board the slow way: in tic-tac-toe the move is the cell and
+    // the players alternate, so move j is a stone of player j % 2.
+    std::vector<int> owner(9, -1);
+    for (size_t j = 0; j < g.moves.size(); ++j)
+      owner[static_cast<size_t>(g.moves[j])] = static_cast<int>(j % 2);
+    for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row) {
+      window.Row(row, features.data(), policy.data(), &z, &full, own.data());
+      const int me = rows.ply[static_cast<size_t>(row)] % 2;
+      INFO("game " << g.game_id << " ply " << rows.ply[static_cast<size_t>(row)]);
+      for (size_t c = 0; c < 9; ++c) {
+        CHECK(own[c] == (owner[c] < 0 ? 0 : owner[c] == me ? 1 : -1));
+        empty_cells += owner[c] < 0;
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked == static_cast<int>(rows.count));
+  CHECK(empty_cells > 0);  // won games end with empty cells: all three values were checked
+  // A window made without ownership targets refuses to give them.
+  learn::ShardWindow plain(dir.path(), 1'000'000);
+  plain.Refresh();
+  CHECK_THROWS(plain.Row(0, features.data(), policy.data(), &z, &full, own.data()));
+}
+
+TEST_CASE("a shard whose moves do not replay is skipped when ownership targets are wanted", "[train]") {
+  testing::ScratchDir dir("zf-window");
+  const int64_t positions = WriteShards(dir.path(), "", 2, 6, 17);
+  const std::string bad = dir / "shards/shard-000001.h5";
+  const auto good_rows = static_cast<int64_t>(io::ShardReader(dir / "shards/shard-000000.h5").Positions());
+  // The first game plays its first cell twice.
+  std::vector<int16_t> moves;
+  {
+    io::H5File f = io::OpenFile(bad, /*writable=*/false);
+    moves = io::ReadDataset<int16_t>(f.id(), "/games/moves");
+  }
+  REQUIRE(moves.size() > 2);
+  moves[1] = moves[0];
+  {
+    io::H5File f = io::OpenFile(bad, /*writable=*/true);
+    io::DeleteLink(f.id(), "/games/moves");
+    io::WriteDataset(f.id(), "/games/moves", moves);
+  }
+  learn::ShardWindow window(dir.path(), 1'000'000, 1.0, 0.0, false, /*ownership=*/true);
+  CHECK(window.Refresh() == 1);
+  CHECK(window.Positions() == good_rows);
+  learn::ShardWindow plain(dir.path(), 1'000'000);  // the rows themselves are sound
+  CHECK(plain.Refresh() == 2);
+  CHECK(plain.Positions() == positions);
+}
+
+TEST_CASE("train with an ownership head keeps it beside its checkpoints and resumes with it", "[train]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  testing::ScratchDir dir("zf-train-own");
+  WriteShards(dir.path(), "", 2, 20, 9);
+  learn::TrainConfig c = TinyTrainer(dir.path());
+  c.replay = 0;
+  c.steps = 6;
+  c.checkpoint_steps = 3;
+  c.optim.ownership_weight = 1.0;
+  REQUIRE(learn::RunTrainer(c) == 0);
+  const eval::WeightSet heads = io::ReadWeights(dir / "train/heads.h5");
+  CHECK(heads.version == 2);
+  CHECK(heads.Find("ownership_head.conv.weight") != nullptr);
+  // The checkpoint is the plain net, which the farm's evaluators load.
+  CHECK(io::ReadWeights(dir / "models/model-2.h5").Find("ownership_head.conv.weight") == nullptr);
+  // Resumed, it takes the head up (and writes it on), with or without it
+  // the momentum loads, and a run goes on without the head.
+  c.steps = 3;
+  REQUIRE(learn::RunTrainer(c) == 0);
+  const eval::WeightSet later = io::ReadWeights(dir / "train/heads.h5");
+  CHECK(later.version == 3);
+  CHECK(later.Find("ownership_head.conv.weight")->data != heads.Find("ownership_head.conv.weight")->data);
+  c.optim.ownership_weight = 0;
+  REQUIRE(learn::RunTrainer(c) == 0);
+  CHECK(learn::TrainState::FromText(ReadAll(dir / "train/state.txt")).step == 12);
+  c.optim.ownership_weight = 1;
+  REQUIRE(learn::RunTrainer(c) == 0);  // heads.h5 is of version 3, the state of 4: a new head
+  CHECK(io::ReadWeights(dir / "train/heads.h5").version == 5);
+  // tools/learn-state.sh keeps it with the state.
+  const std::string script = testing::SourceDir() + "/tools/learn-state.sh";
+  REQUIRE(std::system(
+              ("bash " + script + " save " + dir.path() + " " + (dir / "kept") + " >/dev/null").c_str()) ==
+          0);
+  CHECK(io::ReadWeights(dir / "kept/train/heads.h5").version == 5);
+}
