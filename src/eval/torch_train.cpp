@@ -103,6 +103,9 @@ struct Trainer::Impl {
   // a module of net, so that checkpoints (ExportWeights) leave it out.
   torch::nn::Conv2d ownership_conv{nullptr};
   bool ChannelsLast() const { return options.channels_last && !options.cuda; }
+  void MakeOwnershipHead(int filters);
+  // The head's parameters under their names (kOwnershipWeight, kOwnershipBias); none without it.
+  std::vector<std::pair<std::string, torch::Tensor>> OwnershipTensors() const;
   // One momentum buffer per parameter, in named_parameters() order.
   std::vector<std::string> names;
   std::vector<torch::Tensor> params;
@@ -158,6 +161,21 @@ void CheckTrainerOptions(const TrainerOptions& options) {
                           : "--cuda-graph needs the trainer on a GPU, in fp32 (a CUDA graph of the step)");
 }
 
+// On the trainer's device, in its memory layout, initialised from LibTorch's
+// RNG (seeded by the constructor).
+void Trainer::Impl::MakeOwnershipHead(int filters) {
+  ownership_conv = torch::nn::Conv2d(torch::nn::Conv2dOptions(filters, 1, 1).bias(true));
+  ownership_conv->to(device);
+  if (!ChannelsLast()) return;
+  torch::NoGradGuard no_grad;
+  ownership_conv->weight.set_data(ownership_conv->weight.contiguous(at::MemoryFormat::ChannelsLast));
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> Trainer::Impl::OwnershipTensors() const {
+  if (ownership_conv.is_empty()) return {};
+  return {{kOwnershipWeight, ownership_conv->weight}, {kOwnershipBias, ownership_conv->bias}};
+}
+
 Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
     : impl_(std::make_unique<Impl>(start.config)) {
   CheckTrainerOptions(options);
@@ -172,18 +190,8 @@ Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
   impl_->net->train();
   std::vector<std::pair<std::string, torch::Tensor>> params;
   for (auto& p : impl_->net->named_parameters()) params.emplace_back(p.key(), p.value());
-  if (options.ownership_weight > 0) {
-    const int filters = start.config.filters;
-    impl_->ownership_conv = torch::nn::Conv2d(torch::nn::Conv2dOptions(filters, 1, 1).bias(true));
-    impl_->ownership_conv->to(impl_->device);
-    if (impl_->ChannelsLast()) {
-      torch::NoGradGuard no_grad;
-      auto& w = impl_->ownership_conv->weight;
-      w.set_data(w.contiguous(at::MemoryFormat::ChannelsLast));
-    }
-    params.emplace_back(kOwnershipWeight, impl_->ownership_conv->weight);
-    params.emplace_back(kOwnershipBias, impl_->ownership_conv->bias);
-  }
+  if (options.ownership_weight > 0) impl_->MakeOwnershipHead(start.config.filters);
+  for (auto& named : impl_->OwnershipTensors()) params.push_back(named);
   for (auto& [name, p] : params) {
     impl_->names.push_back(name);
     impl_->params.push_back(p);
@@ -382,10 +390,7 @@ WeightSet Trainer::ExportHeads(uint32_t version) const {
   WeightSet ws;
   ws.config = impl_->net->config();
   ws.version = version;
-  if (!HasOwnershipHead()) return ws;
-  for (const auto& [name, t] :
-       {std::pair<std::string, torch::Tensor>{kOwnershipWeight, impl_->ownership_conv->weight},
-        {kOwnershipBias, impl_->ownership_conv->bias}}) {
+  for (const auto& [name, t] : impl_->OwnershipTensors()) {
     NamedTensor nt;
     nt.name = name;
     const auto c = t.detach().to(torch::kCPU).contiguous();
@@ -397,12 +402,9 @@ WeightSet Trainer::ExportHeads(uint32_t version) const {
 }
 
 void Trainer::ImportHeads(const WeightSet& heads) {
-  if (!HasOwnershipHead()) return;
   torch::NoGradGuard no_grad;
   std::vector<std::pair<torch::Tensor, const NamedTensor*>> copies;
-  for (const auto& [name, t] :
-       {std::pair<std::string, torch::Tensor>{kOwnershipWeight, impl_->ownership_conv->weight},
-        {kOwnershipBias, impl_->ownership_conv->bias}}) {
+  for (const auto& [name, t] : impl_->OwnershipTensors()) {
     const NamedTensor* nt = heads.Find(name);
     std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
     if (!nt || nt->shape != shape || static_cast<int64_t>(nt->data.size()) != t.numel())
