@@ -68,7 +68,7 @@ bool TrainerCudaAvailable() { return torch::cuda::is_available(); }
 
 bool TrainerCudaGraphCanRun(const TrainerOptions& options) {
 #ifdef ZF_WITH_CUDA
-  return options.cuda && !options.bf16 && options.ownership_weight == 0.0;
+  return options.cuda && !options.bf16;
 #else
   return false;
 #endif
@@ -89,7 +89,8 @@ struct GraphedStep {
   int64_t count = 0;                           // the captured batch's size
   bool has_mask = false;                       // whether it had a policy mask
   torch::Tensor features, policy, z, mask;     // on the device, read by the graph
-  torch::Tensor host_features, host_policy, host_z, host_mask;  // pinned
+  torch::Tensor ownership;                     // the same, with the ownership head
+  torch::Tensor host_features, host_policy, host_z, host_mask, host_ownership;  // pinned
   torch::Tensor losses;  // {policy, value} on the device, written by it
 };
 #endif
@@ -153,8 +154,6 @@ void CheckTrainerOptions(const TrainerOptions& options) {
     throw ConfigError("the ownership weight must be >= 0");
   if (options.cuda && !TrainerCudaAvailable())
     throw ConfigError("the trainer was asked for a GPU, but this LibTorch sees none");
-  if (options.cuda_graph && options.ownership_weight > 0)
-    throw ConfigError("--cuda-graph does not train an ownership head (--cuda-graph=off)");
   if (options.cuda_graph && !TrainerCudaGraphCanRun(options))
     throw ConfigError(options.cuda && !options.bf16
                           ? "--cuda-graph needs a build with CUDA (a CUDA graph of the step)"
@@ -282,13 +281,17 @@ void Trainer::Impl::Capture(const TrainBatch& batch) {
   g.host_policy = torch::empty(g.policy.sizes(), pinned.dtype(torch::kFloat));
   g.host_z = torch::empty(g.z.sizes(), pinned.dtype(torch::kFloat));
   g.host_mask = batch.policy_mask ? torch::empty({n}, pinned.dtype(torch::kUInt8)) : torch::Tensor();
+  if (ownership_conv) {
+    g.ownership = torch::empty({n, c.height, c.width}, on.dtype(torch::kInt8));
+    g.host_ownership = torch::empty(g.ownership.sizes(), pinned.dtype(torch::kInt8));
+  }
   g.count = n;
   g.has_mask = batch.policy_mask != nullptr;
   for (auto& p : params) p.mutable_grad() = torch::Tensor();
   torch::cuda::synchronize();  // nothing of earlier steps in flight during the capture
   g.graph = std::make_unique<at::cuda::CUDAGraph>();
   g.graph->capture_begin();
-  g.losses = StepOn(g.features, g.policy, g.z, g.mask);
+  g.losses = StepOn(g.features, g.policy, g.z, g.mask, g.ownership);
   g.graph->capture_end();
 }
 
@@ -317,10 +320,13 @@ torch::Tensor Trainer::Impl::GraphStep(const TrainBatch& batch) {
   std::memcpy(g.host_policy.data_ptr(), batch.policy, g.host_policy.nbytes());
   std::memcpy(g.host_z.data_ptr(), batch.z, g.host_z.nbytes());
   if (g.has_mask) std::memcpy(g.host_mask.data_ptr(), batch.policy_mask, g.host_mask.nbytes());
+  if (g.ownership.defined())
+    std::memcpy(g.host_ownership.data_ptr(), batch.ownership, g.host_ownership.nbytes());
   g.features.copy_(g.host_features, /*non_blocking=*/true);
   g.policy.copy_(g.host_policy, /*non_blocking=*/true);
   g.z.copy_(g.host_z, /*non_blocking=*/true);
   if (g.has_mask) g.mask.copy_(g.host_mask, /*non_blocking=*/true);
+  if (g.ownership.defined()) g.ownership.copy_(g.host_ownership, /*non_blocking=*/true);
   g.graph->replay();
   return g.losses.to(torch::kCPU);  // waits for the replay (and the copies before it)
 }

@@ -58,7 +58,7 @@ struct TrainerOptions {
   // aid only, a dense target about which cells each side will get (in Connect
   // Four, the parity the long games turn on): checkpoints (Export) do not hold
   // it and the evaluators never run it; ExportHeads/ImportHeads carry it from
-  // one invocation to the next. Not in the CUDA graph step (TrainerCudaGraphCanRun).
+  // one invocation to the next. The CUDA graph step trains it too.
   double ownership_weight = 0.0;
 };
 
@@ -66,7 +66,7 @@ struct TrainerOptions {
 bool TrainerCudaAvailable();
 
 // Whether a trainer of these options can run its step as a CUDA graph: on a
-// GPU, in fp32, in a build with CUDA, without an ownership head. TrainerOptions::cuda_graph is refused
+// GPU, in fp32, in a build with CUDA. TrainerOptions::cuda_graph is refused
 // otherwise (CheckTrainerOptions); `zerofarm train --cuda-graph auto` asks it.
 bool TrainerCudaGraphCanRun(const TrainerOptions& options);
 

@@ -214,10 +214,15 @@ TEST_CASE("the trainer on the GPU takes the steps the CPU trainer takes", "[eval
 TEST_CASE("the trainer's CUDA graph takes the eager GPU trainer's steps", "[eval][gpu][trainer]") {
   if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
   if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
+  const bool ownership = GENERATE(false, true);  // with the ownership head (train --ownership) too
+  INFO("ownership head " << ownership);
   const TrainData d = RandomTrainData(64);
   std::vector<uint8_t> mask(64);
   for (size_t i = 0; i < mask.size(); ++i) mask[i] = i % 3 != 0;
+  std::vector<int8_t> own(64 * 42);
+  for (size_t i = 0; i < own.size(); ++i) own[i] = static_cast<int8_t>(static_cast<int>(i % 3) - 1);
   eval::TrainBatch batch;
+  batch.ownership = own.data();
   batch.features = d.features.data();
   batch.policy = d.policy.data();
   batch.z = d.z.data();
@@ -229,6 +234,7 @@ TEST_CASE("the trainer's CUDA graph takes the eager GPU trainer's steps", "[eval
   eval::TrainerOptions o;
   o.learning_rate = 0.05;
   o.cuda = true;
+  o.ownership_weight = ownership ? 1.0 : 0.0;
   eval::Trainer eager(start, o);
   o.cuda_graph = true;
   eval::Trainer graphed(start, o);
@@ -242,9 +248,12 @@ TEST_CASE("the trainer's CUDA graph takes the eager GPU trainer's steps", "[eval
     const auto a = eager.Step(b), g = graphed.Step(b);
     CHECK(g.policy == Approx(a.policy).margin(1e-4));
     CHECK(g.value == Approx(a.value).margin(1e-4));
+    CHECK(g.ownership == Approx(a.ownership).margin(1e-4));
   }
   RequireNear(eager.Export(12), graphed.Export(12), 1e-4);
   RequireNear(eager.ExportMomentum(), graphed.ExportMomentum(), 1e-4);
+  RequireNear(eager.ExportHeads(12), graphed.ExportHeads(12), 1e-4);
+  CHECK(graphed.ExportHeads(12).tensors.size() == (ownership ? 2u : 0u));
   // Not without a GPU, and not in bf16.
   o.bf16 = true;
   CHECK_THROWS_AS(eval::Trainer(start, o), ConfigError);
