@@ -90,25 +90,26 @@ std::pair<torch::Tensor, torch::Tensor> ZeroNetImpl::Heads(const torch::Tensor& 
   return {p, v};
 }
 
+NamedTensor ToNamedTensor(const std::string& name, const torch::Tensor& t) {
+  NamedTensor nt;
+  nt.name = name;
+  nt.shape.assign(t.sizes().begin(), t.sizes().end());
+  auto c = t.detach().to(torch::kCPU).contiguous();
+  if (c.scalar_type() == torch::kLong) {
+    nt.int_data.assign(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+  } else {
+    c = c.to(torch::kFloat);
+    nt.data.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  }
+  return nt;
+}
+
 WeightSet ExportWeights(ZeroNet& net, uint32_t version) {
   WeightSet ws;
   ws.config = net->config();
   ws.version = version;
-  auto add = [&](const std::string& name, const torch::Tensor& t) {
-    NamedTensor nt;
-    nt.name = name;
-    nt.shape.assign(t.sizes().begin(), t.sizes().end());
-    auto c = t.detach().to(torch::kCPU).contiguous();
-    if (c.scalar_type() == torch::kLong) {
-      nt.int_data.assign(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-    } else {
-      c = c.to(torch::kFloat);
-      nt.data.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-    }
-    ws.tensors.push_back(std::move(nt));
-  };
-  for (const auto& p : net->named_parameters()) add(p.key(), p.value());
-  for (const auto& b : net->named_buffers()) add(b.key(), b.value());
+  for (const auto& p : net->named_parameters()) ws.tensors.push_back(ToNamedTensor(p.key(), p.value()));
+  for (const auto& b : net->named_buffers()) ws.tensors.push_back(ToNamedTensor(b.key(), b.value()));
   return ws;
 }
 

@@ -44,6 +44,9 @@ struct ZeroNetImpl : torch::nn::Module {
 };
 TORCH_MODULE(ZeroNet);
 
+// `t` copied to the host under `name`: int64 tensors (num_batches_tracked)
+// into int_data, any other dtype as fp32 into data.
+NamedTensor ToNamedTensor(const std::string& name, const torch::Tensor& t);
 // Every parameter and buffer under its state_dict name.
 WeightSet ExportWeights(ZeroNet& net, uint32_t version);
 // Copies `weights` into `net` (on whatever device and in whatever dtype its

@@ -358,14 +358,8 @@ WeightSet Trainer::Export(uint32_t version) const { return ExportWeights(impl_->
 WeightSet Trainer::ExportMomentum() const {
   WeightSet ws;
   ws.config = impl_->net->config();
-  for (size_t i = 0; i < impl_->params.size(); ++i) {
-    NamedTensor nt;
-    nt.name = "momentum." + impl_->names[i];
-    const auto t = impl_->momentum[i].to(torch::kCPU).contiguous();
-    nt.shape.assign(t.sizes().begin(), t.sizes().end());
-    nt.data.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
-    ws.tensors.push_back(std::move(nt));
-  }
+  for (size_t i = 0; i < impl_->params.size(); ++i)
+    ws.tensors.push_back(ToNamedTensor("momentum." + impl_->names[i], impl_->momentum[i]));
   return ws;
 }
 
@@ -396,14 +390,7 @@ WeightSet Trainer::ExportHeads(uint32_t version) const {
   WeightSet ws;
   ws.config = impl_->net->config();
   ws.version = version;
-  for (const auto& [name, t] : impl_->OwnershipTensors()) {
-    NamedTensor nt;
-    nt.name = name;
-    const auto c = t.detach().to(torch::kCPU).contiguous();
-    nt.shape.assign(c.sizes().begin(), c.sizes().end());
-    nt.data.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-    ws.tensors.push_back(std::move(nt));
-  }
+  for (const auto& [name, t] : impl_->OwnershipTensors()) ws.tensors.push_back(ToNamedTensor(name, t));
   return ws;
 }
 
