@@ -40,6 +40,7 @@
 #                      [--jobs N] [--workers P] [--torch pytorch|DIR] [--no-bench] [--no-unit]
 #                      [--no-gpu-tests] [--gpu-tests SPEC] [--prefix-only]
 #                      [--loop MINUTES --loop-pons DIR [--loop-eval-every S] [--loop-args "..."]
+#                       [--loop-recipe NAME|FILE]
 #                       [--loop-state DIR | --loop-keep] [--loop-gpus K]]
 #                      [--farm-layouts "K[:B:G[:FLAGS]] ..." --loop-state DIR [--layout-seconds S]]
 #                      [--net-sizes "BxF ..." [--layout-seconds S]]
@@ -52,6 +53,8 @@
 #   --targets "T ..." build only these targets (e.g. "zerofarm zerofarm-torch zf_eval_test")
 #   --gpu-tests SPEC  the Catch test spec of the gpu tests step (default '[gpu],[gpu_plan]')
 #   --loop-args "..." more options for the loop (e.g. --eval-positions 300)
+#   --loop-recipe R   the loop's --recipe (default connect4; a file for a branch of a kept run,
+#                     whose loop-args then need --recipe-changed)
 #   --loop-state DIR  go on with the run kept in DIR (tools/learn-state.sh's layout, e.g.
 #                     data/recipe-gpu) when it holds one; either way the run's state is kept
 #                     afterwards as RESULTS/loop-state.tgz (a lent machine keeps nothing), to
@@ -71,7 +74,7 @@ cd "$(dirname "$0")/.." || exit 2
 invocation="$0 $*"
 debs="" prefix="" results="" build=build-gpu jobs=$(nproc) workers="" torch=${ZF_TORCH:-pytorch}
 bench=1 unit=1 gpu=1 prefix_only=0 gpu_spec='[gpu],[gpu_plan]'
-targets="" loop_minutes="" loop_pons="" loop_eval=300 loop_args="" loop_state="" loop_keep=0 loop_gpus=1 layouts="" layout_seconds=30 net_sizes=""
+targets="" loop_minutes="" loop_pons="" loop_eval=300 loop_args="" loop_state="" loop_keep=0 loop_gpus=1 loop_recipe=connect4 layouts="" layout_seconds=30 net_sizes=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --debs) debs=$2; shift ;;
@@ -92,6 +95,7 @@ while [ $# -gt 0 ]; do
     --loop-eval-every) loop_eval=$2; shift ;;
     --loop-args) loop_args=$2; shift ;;
     --loop-state) loop_state=$2; shift ;;
+    --loop-recipe) loop_recipe=$2; shift ;;
     --loop-keep) loop_keep=1 ;;
     --loop-gpus) loop_gpus=$2; shift ;;
     --farm-layouts) layouts=$2; shift ;;
@@ -291,7 +295,7 @@ loop_gpu() {
     fi
   fi
   # shellcheck disable=SC2086,SC2046  # loop_args is split on spaces on purpose; share_flag is 0-1 word
-  timeout $(( loop_minutes * 60 + 400 )) "$build/zerofarm" loop --recipe connect4 --out "$run" --gpus "$loop_gpus" $(share_flag "$loop_gpus") \
+  timeout $(( loop_minutes * 60 + 400 )) "$build/zerofarm" loop --recipe "$loop_recipe" --out "$run" --gpus "$loop_gpus" $(share_flag "$loop_gpus") \
     --workers "$workers" --cpu-hours 0 --hours "$(python3 -c "print($loop_minutes / 60)")" \
     --eval-every "$loop_eval" --pons "$loop_pons/Test_L2_R1" --pons "$loop_pons/Test_L1_R1" $loop_args
   rc=$?
@@ -323,7 +327,7 @@ if step "build zerofarm-torch with CUDA ($torch LibTorch, $jobs jobs)" "$results
   if [ -n "$loop_minutes" ] && [ $failed = 1 ]; then
     note "SKIP loop: an earlier step failed (a broken GPU path would spend the loop's device time for nothing)"
   elif [ -n "$loop_minutes" ]; then
-    step "loop --recipe connect4 on the GPU, $loop_minutes minutes" "$results/loop.log" loop_gpu
+    step "loop --recipe $loop_recipe on the GPU, $loop_minutes minutes" "$results/loop.log" loop_gpu
   fi
   if [ $bench = 1 ]; then
     step "bench, farm on the GPU ($workers workers)" "$results/bench-gpu.txt" bench_gpu
