@@ -20,6 +20,7 @@ namespace {
 struct MappedLeaves {
   MappedLeaves(const game::Game& g, int leaves, int step, int offset) : bytes(4 << 20) {
     const size_t fb = g.Shape().FeatureBytes();
+    REQUIRE(static_cast<size_t>(leaves) * (fb + 8 * sizeof(float)) <= bytes);
     region = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     REQUIRE(region != MAP_FAILED);
     features = static_cast<uint8_t*>(region);
@@ -90,7 +91,11 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
   const auto first = eval::RandomWeights(c, 11);
   auto second = eval::RandomWeights(c, 12);
   second.version = 5;
-  constexpr int kLeaves = 600;  // past the largest batch below, so every batch is new leaves
+  // Batches of several sizes (graphs of 16, 64, 512 rows: some full, most
+  // padded), each on leaves of its own: kLeaves is their sum, so no batch
+  // reads or writes past the leaves (or past want_policy).
+  constexpr int kBatches[] = {1, 16, 40, 300, 512, 3};
+  constexpr int kLeaves = 1 + 16 + 40 + 300 + 512 + 3;
   const size_t fb = g->Shape().FeatureBytes();
   const MappedLeaves m(*g, kLeaves, 5, 1);
   uint8_t* features = m.features;
@@ -103,8 +108,7 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
   graphed->RegisterHostMemory(m.region, m.bytes);  // pinned for the process: the others copy from it too
   CHECK_THAT(graphed->Describe(), Catch::Contains("CUDA graphs"));
   std::vector<float> want_policy(kLeaves * 7), want_value(kLeaves);
-  // Batches of several sizes (graphs of 16, 64, 512 rows: some full, most
-  // padded), in two chunks out of memory order, each leaf compared with the
+  // Each batch in two chunks out of memory order, each leaf compared with the
   // eager evaluator's answer; then the same after both take new weights.
   int start = 0;
   for (const int weights_set : {1, 2}) {
@@ -114,8 +118,9 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
       CHECK(graphed->ModelVersion() == 5);
       start = 0;  // the same leaves again: the answers must follow the new weights
     }
-    for (const int n : {1, 16, 40, 300, 512, 3}) {
+    for (const int n : kBatches) {
       INFO("weights " << weights_set << ", batch of " << n);
+      REQUIRE(start + n <= kLeaves);
       const int head = n / 3;
       auto run = [&](eval::Evaluator& e) {
         std::memset(policy + start * 7, 0, n * 7 * sizeof(float));
