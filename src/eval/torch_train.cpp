@@ -57,6 +57,29 @@ void ToChannelsLast(ZeroNet& net) {
     if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
 }
 
+// Copies of kept tensors (momentum, the heads) into the trainer's: each
+// target beside its source, already checked to fit (CheckedSource), so that
+// a file that does not fit is refused before any copy and changes nothing.
+using CheckedCopies = std::vector<std::pair<torch::Tensor, const NamedTensor*>>;
+
+// `set`'s float tensor `name` if it fits `target` (shape and size); nullptr if
+// `set` lacks it; ConfigError, naming `what`, if it has it in another shape.
+const NamedTensor* CheckedSource(const WeightSet& set, const std::string& name, const torch::Tensor& target,
+                                 const std::string& what) {
+  const NamedTensor* nt = set.Find(name);
+  if (!nt) return nullptr;
+  const std::vector<int64_t> shape(target.sizes().begin(), target.sizes().end());
+  if (nt->shape != shape || static_cast<int64_t>(nt->data.size()) != target.numel())
+    throw ConfigError(what + " has tensor '" + name + "' in the wrong shape");
+  return nt;
+}
+
+void CopyChecked(const CheckedCopies& copies) {
+  torch::NoGradGuard no_grad;
+  for (const auto& [target, nt] : copies)
+    target.copy_(torch::from_blob(const_cast<float*>(nt->data.data()), target.sizes(), torch::kFloat));
+}
+
 // A batch array as a tensor on the trainer's device (copied there).
 torch::Tensor OnDevice(const void* data, at::IntArrayRef shape, torch::ScalarType type,
                        const torch::Device& device) {
@@ -371,17 +394,15 @@ void Trainer::ImportMomentum(const WeightSet& momentum) {
   if (net_tensors != net_params)
     throw ConfigError("momentum state has " + std::to_string(net_tensors) + " tensors; the network has " +
                       std::to_string(net_params) + " parameters");
-  torch::NoGradGuard no_grad;
+  CheckedCopies copies;
   for (size_t i = 0; i < impl_->params.size(); ++i) {
     const std::string name = "momentum." + impl_->names[i];
-    const NamedTensor* nt = momentum.Find(name);
-    const auto& m = impl_->momentum[i];
-    std::vector<int64_t> shape(m.sizes().begin(), m.sizes().end());
+    const NamedTensor* nt = CheckedSource(momentum, name, impl_->momentum[i], "momentum state");
     if (!nt && IsOwnershipName(name)) continue;  // a head new in this invocation: momentum from zero
-    if (!nt || nt->shape != shape || static_cast<int64_t>(nt->data.size()) != m.numel())
-      throw ConfigError("momentum state lacks tensor '" + name + "' or has it in the wrong shape");
-    impl_->momentum[i].copy_(torch::from_blob(const_cast<float*>(nt->data.data()), shape, torch::kFloat));
+    if (!nt) throw ConfigError("momentum state lacks tensor '" + name + "'");
+    copies.emplace_back(impl_->momentum[i], nt);
   }
+  CopyChecked(copies);  // all checked first: momentum that does not fit changes nothing
 }
 
 bool Trainer::HasOwnershipHead() const { return !impl_->ownership_conv.is_empty(); }
@@ -395,17 +416,13 @@ WeightSet Trainer::ExportHeads(uint32_t version) const {
 }
 
 void Trainer::ImportHeads(const WeightSet& heads) {
-  torch::NoGradGuard no_grad;
-  std::vector<std::pair<torch::Tensor, const NamedTensor*>> copies;
+  CheckedCopies copies;
   for (const auto& [name, t] : impl_->OwnershipTensors()) {
-    const NamedTensor* nt = heads.Find(name);
-    std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
-    if (!nt || nt->shape != shape || static_cast<int64_t>(nt->data.size()) != t.numel())
-      throw ConfigError("the heads' state lacks tensor '" + name + "' or has it in the wrong shape");
+    const NamedTensor* nt = CheckedSource(heads, name, t, "the heads' state");
+    if (!nt) throw ConfigError("the heads' state lacks tensor '" + name + "'");
     copies.emplace_back(t, nt);
   }
-  for (auto& [t, nt] : copies)  // all checked first: heads that do not fit change nothing
-    t.copy_(torch::from_blob(const_cast<float*>(nt->data.data()), t.sizes(), torch::kFloat));
+  CopyChecked(copies);  // all checked first: heads that do not fit change nothing
 }
 
 void Trainer::SetLearningRate(double learning_rate) {

@@ -2,6 +2,7 @@
 // state round-trips, and bad state is refused with a clear error.
 #include "zerofarm/eval/trainer.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
@@ -135,6 +136,15 @@ TEST_CASE("the trainer's weights and momentum round-trip and mismatched momentum
   bad = a.ExportMomentum();
   bad.tensors[0].shape = {1};
   CHECK_THROWS_AS(b.ImportMomentum(bad), ConfigError);
+  // Momentum whose last tensor does not fit changes nothing, not the ones before it.
+  const eval::WeightSet kept = b.ExportMomentum();
+  bad = a.ExportMomentum();
+  for (auto& t : bad.tensors) std::fill(t.data.begin(), t.data.end(), 7.0f);
+  bad.tensors.back().shape.push_back(2);  // a dimension more than the net's
+  CHECK_THROWS_WITH(b.ImportMomentum(bad), Catch::Contains("wrong shape"));
+  const eval::WeightSet after = b.ExportMomentum();
+  REQUIRE(after.tensors.size() == kept.tensors.size());
+  for (size_t i = 0; i < kept.tensors.size(); ++i) CHECK(after.tensors[i].data == kept.tensors[i].data);
 }
 
 TEST_CASE("bad trainer options and batches are refused", "[trainer]") {
