@@ -7,7 +7,8 @@
 #                into a prefix (dpkg-deb -x; nothing is installed)
 #   3. build     zerofarm and zerofarm-torch against PyTorch's LibTorch, with
 #                CUDA required (-DZF_REQUIRE_CUDA=ON), into build-gpu/
-#   4. gpu tests every test tagged [gpu] (and [gpu_plan]) of every test binary;
+#   4. gpu tests every test tagged [gpu] (and [gpu_plan]) of every test binary, each test
+#                case in its own process (one that aborts leaves the rest their run);
 #                a skipped [gpu] test counts as a failure here
 #   5. unit      the eval and io unit tests (network, trainer, weights; CPU)
 #                against this LibTorch, time-boxed
@@ -28,7 +29,10 @@
 #                farm and the trainer on the GPU (issue #25 point 5), its curve
 #                measured every --loop-eval-every seconds on the Pons files in
 #                --loop-pons DIR (../shared does not travel to a lent machine); not run
-#                when the [gpu] tests failed
+#                when an earlier step failed, except a CUDA-graph test ([graphs]): then
+#                the loop runs without that graph (--gpu-graphs left out of --loop-args
+#                for the evaluator's, --train-args=--cuda-graph=off added for the
+#                trainer's), as summary.txt says
 # Everything goes to one results directory, at most 8 files, since a lent machine
 # returns 8 (summary.txt, machine.txt, build.log, gpu-tests.log, unit-tests.log,
 # bench-gpu.txt, bench-cpu.txt; with --loop: loop.log and loop-state.tgz, which holds
@@ -119,7 +123,7 @@ summary=$results/summary.txt
 cores=$(nproc)
 workers=${workers:-$(( cores > 3 ? cores - 2 : 1 ))}
 started=$(date +%s)
-failed=0
+failed=0 failed_steps=""  # failed_steps: the names of the steps that failed, a line each
 echo "== $(date -u '+%F %T UTC'): $invocation" >>"$summary"  # appended: a split check keeps both halves
 
 note() { echo "$*" | tee -a "$summary"; }
@@ -133,6 +137,7 @@ step() {
   rc=$?
   if [ $rc -eq 0 ]; then note "PASS $name ($(( $(date +%s) - t0 )) s)"
   else note "FAIL $name (exit $rc, $(( $(date +%s) - t0 )) s; see $(basename "$log"))"; failed=1
+    failed_steps+="$name"$'\n'
   fi
   return $rc
 }
@@ -192,17 +197,53 @@ build() {
   ! ldd "$build/zerofarm-torch" "$build/zerofarm" | grep 'not found'
 }
 
-# Every [gpu] and [gpu_plan] test of every test binary; a skip is a failure here.
+# A Catch test name as a test spec that matches it alone (commas, brackets and
+# wildcards escaped).
+catch_escape() { printf '%s' "$1" | sed 's/[][\\,*"~]/\\&/g'; }
+
+# Every test of --gpu-tests in every test binary, each test case in its own
+# process; a skip is a failure here. What failed, for the loop: graph_failures
+# lists "eval" (the evaluator's CUDA graphs: [graphs] ~[trainer]) and "trainer"
+# ([graphs][trainer]), which the loop can run without; gpu_core_failed any other.
+graph_failures="" gpu_core_failed=0
 gpu_tests() {
-  local bin rc=0 log=$results/gpu-tests.log
+  local bin name rc=0 log=$results/gpu-tests.log eval_graphs trainer_graphs
   for bin in "$build"/tests/zf_*_test; do
     [ -x "$bin" ] || continue
-    if [ -z "$("$bin" --list-test-names-only "$gpu_spec" | grep -v '^$')" ]; then continue; fi
-    echo "== $bin $gpu_spec"
-    timeout 300 "$bin" "$gpu_spec" --durations yes || rc=1
+    eval_graphs=$("$bin" --list-test-names-only '[graphs]~[trainer]')
+    trainer_graphs=$("$bin" --list-test-names-only '[graphs][trainer]')
+    while IFS= read -r name; do
+      [ -n "$name" ] || continue
+      echo "== $bin: $name"
+      timeout 300 "$bin" "$(catch_escape "$name")" --durations yes && continue
+      rc=1
+      if grep -qxF -- "$name" <<<"$eval_graphs"; then graph_failures+=" eval"
+      elif grep -qxF -- "$name" <<<"$trainer_graphs"; then graph_failures+=" trainer"
+      else gpu_core_failed=1
+      fi
+    done < <("$bin" --list-test-names-only "$gpu_spec")
   done
-  if grep -q '\[skipped\]' "$log"; then echo "gpu_check: some [gpu] tests were SKIPPED on this machine"; rc=1; fi
+  if grep -q '\[skipped\]' "$log"; then
+    echo "gpu_check: some [gpu] tests were SKIPPED on this machine"
+    gpu_core_failed=1 rc=1
+  fi
   return $rc
+}
+
+# Whether the loop may run after the steps so far: no step failed but the [gpu]
+# tests, and of those only graph tests, whose graphs the loop then leaves out.
+loop_may_run() {
+  local other
+  other=$(grep -v '^\[gpu\] tests$' <<<"$failed_steps" | grep -c .)
+  [ "$other" = 0 ] && [ $gpu_core_failed = 0 ] || return 1
+  if [[ " $graph_failures " == *" eval "* ]]; then
+    loop_args=$(tr ' ' '\n' <<<"$loop_args" | grep -vx -- '--gpu-graphs' | tr '\n' ' ')
+    note "loop: without --gpu-graphs (the evaluator's CUDA-graph test failed)"
+  fi
+  if [[ " $graph_failures " == *" trainer "* ]]; then
+    loop_args+=" --train-args=--cuda-graph=off"
+    note "loop: with --train-args=--cuda-graph=off (the trainer's CUDA-graph test failed)"
+  fi
 }
 
 # The modules that run LibTorch (network, trainer, weights), on the CPU: this
@@ -324,7 +365,7 @@ if step "build zerofarm-torch with CUDA ($torch LibTorch, $jobs jobs)" "$results
   [ $unit = 1 ] && step "eval and io unit tests (CPU) against this LibTorch" "$results/unit-tests.log" unit_tests
   [ -n "$layouts" ] && step "farm layouts: $layouts evaluator(s) on the GPU" "$results/farm-layouts.log" farm_layouts
   [ -n "$net_sizes" ] && step "net sizes: $net_sizes on the GPU" "$results/net-sizes.log" net_sizes_step
-  if [ -n "$loop_minutes" ] && [ $failed = 1 ]; then
+  if [ -n "$loop_minutes" ] && ! loop_may_run; then
     note "SKIP loop: an earlier step failed (a broken GPU path would spend the loop's device time for nothing)"
   elif [ -n "$loop_minutes" ]; then
     step "loop --recipe $loop_recipe on the GPU, $loop_minutes minutes" "$results/loop.log" loop_gpu

@@ -83,7 +83,7 @@ TEST_CASE("the CUDA evaluator matches the CPU one, reading and writing pinned sh
 }
 
 TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and after weights updated in place",
-          "[eval][gpu]") {
+          "[eval][gpu][graphs]") {
   if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
   if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
   auto g = game::MakeGame("connect4");
@@ -216,7 +216,7 @@ TEST_CASE("the trainer on the GPU takes the steps the CPU trainer takes", "[eval
   CHECK(last.policy < 0.8 * first.policy);
 }
 
-TEST_CASE("the trainer's CUDA graph takes the eager GPU trainer's steps", "[eval][gpu][trainer]") {
+TEST_CASE("the trainer's CUDA graph takes the eager GPU trainer's steps", "[eval][gpu][trainer][graphs]") {
   if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
   if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
   const bool ownership = GENERATE(false, true);  // with the ownership head (train --ownership) too
