@@ -224,8 +224,7 @@ std::vector<OptionSpec> BuildTable() {
       ZF_NUM("filters", "filters", kNetwork, "Filters of a random net", 1, 1024, kNet | kGtp, filters),
       ZF_NUM("eval-threads", "eval_threads", kNetwork,
              "LibTorch intra-op threads of each process that runs a network (evaluator, trainer, eval; 0 = "
-             "auto: 1, "
-             "measured best: docs/benchmarks.md)",
+             "auto: 1, measured best: docs/benchmarks.md; in zerofarm eval every CPU granted)",
              0, 256, kNet | kGtp, eval_threads),
       [] {
         OptionSpec o =
