@@ -123,10 +123,12 @@ summary=$results/summary.txt
 cores=$(nproc)
 workers=${workers:-$(( cores > 3 ? cores - 2 : 1 ))}
 started=$(date +%s)
-failed=0 failed_steps=""  # failed_steps: the names of the steps that failed, a line each
+failed_steps=""  # the names of the steps that failed, a line each
 echo "== $(date -u '+%F %T UTC'): $invocation" >>"$summary"  # appended: a split check keeps both halves
 
 note() { echo "$*" | tee -a "$summary"; }
+# The check's exit status so far: 1 when a step failed.
+status() { [ -z "$failed_steps" ] && echo 0 || echo 1; }
 # step NAME LOG COMMAND...: runs a step, records PASS/FAIL and its seconds.
 step() {
   local name=$1 log=$2 t0 rc
@@ -136,7 +138,7 @@ step() {
   "$@" >>"$log" 2>&1
   rc=$?
   if [ $rc -eq 0 ]; then note "PASS $name ($(( $(date +%s) - t0 )) s)"
-  else note "FAIL $name (exit $rc, $(( $(date +%s) - t0 )) s; see $(basename "$log"))"; failed=1
+  else note "FAIL $name (exit $rc, $(( $(date +%s) - t0 )) s; see $(basename "$log"))"
     failed_steps+="$name"$'\n'
   fi
   return $rc
@@ -358,7 +360,7 @@ fi
 if [ $prefix_only = 1 ]; then
   printf 'cmake arguments:'; printf ' %q' "${cmake_args[@]}"; echo
   echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
-  exit $failed
+  exit "$(status)"
 fi
 if step "build zerofarm-torch with CUDA ($torch LibTorch, $jobs jobs)" "$results/build.log" build; then
   [ $gpu = 1 ] && step "[gpu] tests" "$results/gpu-tests.log" gpu_tests
@@ -376,5 +378,5 @@ if step "build zerofarm-torch with CUDA ($torch LibTorch, $jobs jobs)" "$results
   fi
 fi
 note "total $(( $(date +%s) - started )) s; results in $results"
-[ $failed = 0 ] && note "gpu_check: PASS" || note "gpu_check: FAIL"
-exit $failed
+[ "$(status)" = 0 ] && note "gpu_check: PASS" || note "gpu_check: FAIL"
+exit "$(status)"

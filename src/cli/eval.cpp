@@ -80,7 +80,7 @@ std::unique_ptr<eval::Evaluator> LoadNet(const game::Game& game, const std::stri
                                          const proc::FarmConfig& c) {
   eval::TorchOptions options;
   // --eval-threads 0 (auto) is every CPU granted here, where no worker shares
-  // them (a farm's evaluators keep 1): 1.43x on 2 cores (docs/benchmarks.md).
+  // them (a farm's evaluators keep 1): 1.47x on 2 cores (docs/benchmarks.md).
   options.intra_op_threads = c.eval_threads > 0 ? c.eval_threads : proc::CpusGranted();
   options.bf16 = c.bf16 || c.precision == "bf16";  // auto: fp32, as before
   auto net = spec == "random"

@@ -43,6 +43,16 @@ struct MappedLeaves {
   uint8_t* features;
   float *policy, *value;
 };
+
+// The graph test's batches, of several sizes (graphs of 16, 64, 512 rows:
+// some full, most padded), each on leaves of its own: kGraphLeaves is their
+// sum, so no batch reads or writes past the leaves (or past want_policy).
+constexpr int kGraphBatches[] = {1, 16, 40, 300, 512, 3};
+constexpr int kGraphLeaves = [] {
+  int sum = 0;
+  for (const int n : kGraphBatches) sum += n;
+  return sum;
+}();
 }  // namespace
 
 TEST_CASE("the CUDA evaluator matches the CPU one, reading and writing pinned shared memory in place",
@@ -91,11 +101,7 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
   const auto first = eval::RandomWeights(c, 11);
   auto second = eval::RandomWeights(c, 12);
   second.version = 5;
-  // Batches of several sizes (graphs of 16, 64, 512 rows: some full, most
-  // padded), each on leaves of its own: kLeaves is their sum, so no batch
-  // reads or writes past the leaves (or past want_policy).
-  constexpr int kBatches[] = {1, 16, 40, 300, 512, 3};
-  constexpr int kLeaves = 1 + 16 + 40 + 300 + 512 + 3;
+  constexpr int kLeaves = kGraphLeaves;
   const size_t fb = g->Shape().FeatureBytes();
   const MappedLeaves m(*g, kLeaves, 5, 1);
   uint8_t* features = m.features;
@@ -118,7 +124,7 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
       CHECK(graphed->ModelVersion() == 5);
       start = 0;  // the same leaves again: the answers must follow the new weights
     }
-    for (const int n : kBatches) {
+    for (const int n : kGraphBatches) {
       INFO("weights " << weights_set << ", batch of " << n);
       REQUIRE(start + n <= kLeaves);
       const int head = n / 3;
