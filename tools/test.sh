@@ -26,6 +26,11 @@
 #      pseudo-terminal opens, KeepFreedMemory under ASan, and the CUDA compile
 #      check turned off or unable to fetch, may).
 #
+#   tools/test.sh --quick     only step 0 and the plain build's unit tests (about 3
+#                             minutes on 2 cores): the check to run before each
+#                             commit, since a unit test pins generated files
+#                             (docs/config-example.conf) that a change of help
+#                             text alone makes stale
 #   tools/test.sh --long      only the hidden long tests instead: the chaos
 #                             test's 100 SIGKILLs in 10 minutes and the first
 #                             40 Begin-Hard solver lines, 10 GTP games
@@ -45,8 +50,8 @@ case "${1:-}" in
     "$build/tests/zf_game_test" -w NoTests "[solver-40]"
     if [ "$1" = --long-all ]; then "$build/tests/zf_game_test" -w NoTests "[solver-full]"; fi
     exit 0 ;;
-  "") ;;
-  *) echo "usage: tools/test.sh [--long | --long-all]" >&2; exit 2 ;;
+  "" | --quick) ;;
+  *) echo "usage: tools/test.sh [--quick | --long | --long-all]" >&2; exit 2 ;;
 esac
 
 failed=()
@@ -62,6 +67,11 @@ step "shape check" /usr/bin/python3 tools/check_shape.py
 step "test discovery" /usr/bin/python3 tools/check_tests.py discovery "$build"
 step "unit tests" ctest --test-dir "$build" --output-on-failure -j"$jobs" -LE multiprocess \
   --output-junit "$results/unit.xml"
+if [ "${1:-}" = --quick ]; then
+  [ ${#failed[@]} -eq 0 ] || { echo "test.sh --quick: FAILED: ${failed[*]}" >&2; exit 1; }
+  echo "test.sh --quick: shape, discovery and unit tests passed (not the multi-process or sanitizer steps)"
+  exit 0
+fi
 step "multi-process tests" ctest --test-dir "$build" --output-on-failure -L multiprocess \
   --output-junit "$results/multiprocess.xml"
 

@@ -38,7 +38,10 @@ int CountLines(const std::string& path) {
   return n;
 }
 // A recipe of the loop tests: a tiny net and farm, lr 0.02, and a stage from 20 trainer steps on with lr
-// 0.003.
+// 0.003 (seen at the first checkpoint past it: the loop reads the steps from the trainer's state file).
+// A checkpoint every 100 steps, not 10: the tiny trainer takes about 300 steps a second, and 30 fsynced
+// checkpoints a second on the 2-core VM's disk put every process of the run in page writeback waits
+// (folio_wait_bit) for up to a minute, so the trainer missed the loop's 60 s stop and lost its summary.
 std::string TinyRecipe() {
   return "# a recipe of the loop test\n"
          "blocks = 1\nfilters = 8\nsimulations = 12\ngames-per-worker = 8\n"
@@ -49,7 +52,7 @@ std::string TinyRecipe() {
          "run-args = --shard-positions 300 --host-id " +
          std::string(kTestHost) +
          "\n"
-         "train-args = --min-positions 150 --checkpoint-steps 10 --batch 32 --lr 0.02\n"
+         "train-args = --min-positions 150 --checkpoint-steps 100 --batch 32 --lr 0.02\n"
          "[stage from 20 steps]\n"
          "train-args = --lr 0.003\n";
 }
@@ -169,6 +172,7 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-loop");
   const std::string run = dir / "run";
+  // A checkpoint every 100 steps: TinyRecipe says why not 10.
   const std::vector<std::string> loop = {ZF_BINARY,
                                          "loop",
                                          "--out",
@@ -196,7 +200,7 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
                                          "--run-args",
                                          "--shard-positions 400 --host-id " + std::string(kTestHost),
                                          "--train-args",
-                                         "--min-positions 200 --checkpoint-steps 10 --batch 32"};
+                                         "--min-positions 200 --checkpoint-steps 100 --batch 32"};
   std::string out, err;
   REQUIRE(Run(loop, dir / "loop1", &out, &err, 400) == 0);
   INFO(err.substr(err.size() > 3000 ? err.size() - 3000 : 0));
