@@ -101,9 +101,8 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
   const auto first = eval::RandomWeights(c, 11);
   auto second = eval::RandomWeights(c, 12);
   second.version = 5;
-  constexpr int kLeaves = kGraphLeaves;
   const size_t fb = g->Shape().FeatureBytes();
-  const MappedLeaves m(*g, kLeaves, 5, 1);
+  const MappedLeaves m(*g, kGraphLeaves, 5, 1);
   uint8_t* features = m.features;
   float *policy = m.policy, *value = m.value;
   eval::TorchOptions eager_options, graph_options;
@@ -113,7 +112,7 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
   auto graphed = eval::MakeTorchEvaluator(first, graph_options);
   graphed->RegisterHostMemory(m.region, m.bytes);  // pinned for the process: the others copy from it too
   CHECK_THAT(graphed->Describe(), Catch::Contains("CUDA graphs"));
-  std::vector<float> want_policy(kLeaves * 7), want_value(kLeaves);
+  std::vector<float> want_policy(kGraphLeaves * 7), want_value(kGraphLeaves);
   // Each batch in two chunks out of memory order, each leaf compared with the
   // eager evaluator's answer; then the same after both take new weights.
   int start = 0;
@@ -126,7 +125,7 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
     }
     for (const int n : kGraphBatches) {
       INFO("weights " << weights_set << ", batch of " << n);
-      REQUIRE(start + n <= kLeaves);
+      REQUIRE(start + n <= kGraphLeaves);
       const int head = n / 3;
       auto run = [&](eval::Evaluator& e) {
         std::memset(policy + start * 7, 0, n * 7 * sizeof(float));
