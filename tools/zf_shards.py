@@ -363,10 +363,12 @@ def load_run(run_dir, fields=TRAINING_FIELDS, last_shards=None):
 # side knows (game::MakeGame); used to build networks and check files.
 GAME_SHAPES = {
     "connect4": {"planes": 3, "height": 6, "width": 7, "actions": 7},
+    "connect4-threats": {"planes": 6, "height": 6, "width": 7, "actions": 7},
     "tictactoe": {"planes": 3, "height": 3, "width": 3, "actions": 9},
 }
 
-_SYMMETRY_COUNTS = {"connect4": 2, "tictactoe": 8}
+_SYMMETRY_COUNTS = {"connect4": 2, "connect4-threats": 2, "tictactoe": 8}
+_CONNECT4 = ("connect4", "connect4-threats")  # the same board, two feature sets
 
 
 def symmetry_count(game):
@@ -380,7 +382,7 @@ def _cell_map(game, s, height, width):
     r, c = cells // width, cells % width
     if s == 0:
         return cells
-    if game == "connect4":  # 1: mirror left-right (Connect4Game::CellMap)
+    if game in _CONNECT4:  # 1: mirror left-right (Connect4Game::CellMap)
         return r * width + (width - 1 - c)
     if game == "tictactoe":  # TicTacToeGame::CellMap: mirror if s >= 4, then s % 4 clockwise turns
         if height != width:
@@ -401,7 +403,7 @@ def symmetry_maps(game, height, width):
     maps = []
     for s in range(symmetry_count(game)):
         cmap = _cell_map(game, s, height, width)
-        if game == "connect4":  # actions are columns
+        if game in _CONNECT4:  # actions are columns
             amap = np.arange(width) if s == 0 else width - 1 - np.arange(width)
         elif game == "tictactoe":  # actions are cells
             amap = cmap

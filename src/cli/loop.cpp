@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "zerofarm/core/error.h"
+#include "zerofarm/game/connect4.h"
 #include "zerofarm/io/run_dir.h"
 #include "zerofarm/learn/recipe.h"
 #include "zerofarm/proc/farm_config.h"
@@ -87,7 +88,8 @@ learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
   loop.farm = ReadTableOptions(r, proc::kLoop);
   if (loop.farm.out.empty()) throw ConfigError("--out is required");
   loop.farm.Validate();
-  if (loop.farm.game != "connect4") throw ConfigError("the loop's evaluation needs --game connect4");
+  if (!game::IsConnect4(*game::MakeGame(loop.farm.game)))
+    throw ConfigError("the loop's evaluation needs --game connect4 (or connect4-threats)");
   loop.hours = r["hours"].as<double>();
   loop.cpu_hours = r["cpu-hours"].as<double>();
   loop.eval_every = r["eval-every"].as<double>();

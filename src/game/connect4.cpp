@@ -2,30 +2,25 @@
 
 #include <cctype>
 
+#include "connect4_bits.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/game/board_util.h"
 
 namespace zerofarm::game {
 namespace {
 
-constexpr int kWidth = Connect4Game::kWidth;
-constexpr int kHeight = Connect4Game::kHeight;
-constexpr int kCells = Connect4Game::kCells;
-constexpr int kStride = kHeight + 1;  // bits per column, the top one a sentinel
-constexpr uint64_t kColumnBits = (1ULL << kHeight) - 1;
+using c4bits::Bit;
+using c4bits::ColumnMask;
+using c4bits::kBoard;
+using c4bits::kBottom;
+using c4bits::kCells;
+using c4bits::kColumnBits;
+using c4bits::kHeight;
+using c4bits::kStride;
+using c4bits::kWidth;
 
-constexpr uint64_t BottomRow() {
-  uint64_t b = 0;
-  for (int c = 0; c < kWidth; ++c) b |= 1ULL << (c * kStride);
-  return b;
-}
-constexpr uint64_t kBottom = BottomRow();           // the lowest cell of each column
-constexpr uint64_t kBoard = kBottom * kColumnBits;  // every playable cell
-
-constexpr uint64_t ColumnMask(int col) { return kColumnBits << (col * kStride); }
 constexpr uint64_t BottomCell(int col) { return 1ULL << (col * kStride); }
 constexpr uint64_t TopCell(int col) { return 1ULL << (col * kStride + kHeight - 1); }
-constexpr int Bit(int col, int row_from_bottom) { return col * kStride + row_from_bottom; }
 
 std::string PositionError(const std::string& what) { return "connect4 board: " + what; }
 
@@ -34,10 +29,16 @@ std::string PositionError(const std::string& what) { return "connect4 board: " +
 // ---- Connect4Game -----------------------------------------------------------
 
 std::vector<std::string> Connect4Game::PlaneNames() const {
-  return {"own", "opponent", "first_player_to_move"};
+  std::vector<std::string> names = {"own", "opponent", "first_player_to_move"};
+  if (threats()) names.insert(names.end(), {"own_wins", "opponent_wins", "odd_row"});
+  return names;
 }
 
-std::unique_ptr<State> Connect4Game::NewInitialState() const { return std::make_unique<Connect4State>(); }
+std::unique_ptr<State> Connect4Game::NewInitialState() const {
+  return std::make_unique<Connect4State>(features_);
+}
+
+bool IsConnect4(const Game& game) { return dynamic_cast<const Connect4Game*>(&game) != nullptr; }
 
 std::vector<int> Connect4Game::CellMap(int symmetry) const {
   ZF_CHECK(symmetry == 0 || symmetry == 1) << "connect4 symmetry " << symmetry;
@@ -102,7 +103,8 @@ std::unique_ptr<State> Connect4Game::ParseBoard(const std::string& text) const {
       if (ch != '.') stones[ch == 'X' ? 0 : 1] |= 1ULL << Bit(c, kHeight - 1 - r);
     }
   }
-  return std::make_unique<Connect4State>(Connect4State::FromStones(stones[0], stones[1]));
+  return std::make_unique<Connect4State>(
+      Connect4State::FromStones(stones[0], stones[1]).WithFeatures(features_));
 }
 
 // ---- Connect4State ----------------------------------------------------------
@@ -228,6 +230,25 @@ void Connect4State::EncodeFeatures(uint8_t* out) const {
       out[cell] = static_cast<uint8_t>((own >> bit) & 1);
       out[kCells + cell] = static_cast<uint8_t>((opp >> bit) & 1);
       out[2 * kCells + cell] = first;
+    }
+  }
+  if (features_ == Connect4Features::kThreats) EncodeThreats(out + 3 * kCells);
+}
+
+void Connect4State::EncodeThreats(uint8_t* out) const {
+  const int me = CurrentPlayer();
+  const uint64_t mask = stones_[0] | stones_[1];
+  const uint64_t own_wins = c4bits::WinningCells(stones_[me], mask);
+  const uint64_t opp_wins = c4bits::WinningCells(stones_[1 - me], mask);
+  for (int r = 0; r < kHeight; ++r) {  // r = 0 is the top row
+    const int from_bottom = kHeight - 1 - r;
+    const uint8_t odd = (from_bottom % 2 == 0) ? 1 : 0;  // 1st, 3rd, 5th from the bottom
+    for (int c = 0; c < kWidth; ++c) {
+      const int cell = r * kWidth + c;
+      const int bit = Bit(c, from_bottom);
+      out[cell] = static_cast<uint8_t>((own_wins >> bit) & 1);
+      out[kCells + cell] = static_cast<uint8_t>((opp_wins >> bit) & 1);
+      out[2 * kCells + cell] = odd;
     }
   }
 }

@@ -3,24 +3,19 @@
 #include <algorithm>
 #include <string>
 
+#include "connect4_bits.h"
 #include "zerofarm/core/error.h"
 
 namespace zerofarm::game {
 namespace {
 
-constexpr int kWidth = Connect4Game::kWidth;
-constexpr int kHeight = Connect4Game::kHeight;
-constexpr int kCells = Connect4Game::kCells;
-constexpr int kStride = kHeight + 1;  // bits per column, the top one an always-empty sentinel
-
-constexpr uint64_t BottomRow() {
-  uint64_t b = 0;
-  for (int c = 0; c < kWidth; ++c) b |= 1ULL << (c * kStride);
-  return b;
-}
-constexpr uint64_t kBottom = BottomRow();                       // lowest cell of each column
-constexpr uint64_t kBoard = kBottom * ((1ULL << kHeight) - 1);  // every playable cell
-constexpr uint64_t ColumnMask(int col) { return ((1ULL << kHeight) - 1) << (col * kStride); }
+using c4bits::ColumnMask;
+using c4bits::kBoard;
+using c4bits::kBottom;
+using c4bits::kCells;
+using c4bits::kStride;
+using c4bits::kWidth;
+using c4bits::WinningCells;
 
 // Columns in the order they are tried when move scores tie: centre first.
 constexpr int kColumnOrder[kWidth] = {3, 2, 4, 1, 5, 0, 6};
@@ -50,21 +45,6 @@ inline int PopCount(uint64_t x) {  // SWAR; the build targets baseline x86-64 (n
   x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
   x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
   return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
-}
-
-// Empty cells (playable now or later) where `stones` would complete a four.
-// The empty sentinel cell atop each column stops lines from wrapping.
-inline uint64_t WinningCells(uint64_t stones, uint64_t mask) {
-  uint64_t r = (stones << 1) & (stones << 2) & (stones << 3);  // vertical: three below
-  for (int s : {kStride, kStride - 1, kStride + 1}) {          // horizontal, both diagonals
-    const uint64_t up2 = (stones << s) & (stones << 2 * s);    // two stones on the low side
-    r |= up2 & (stones << 3 * s);
-    r |= up2 & (stones >> s);
-    const uint64_t down2 = (stones >> s) & (stones >> 2 * s);  // two on the high side
-    r |= down2 & (stones >> 3 * s);
-    r |= down2 & (stones << s);
-  }
-  return r & (kBoard ^ mask);
 }
 
 }  // namespace

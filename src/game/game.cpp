@@ -31,6 +31,8 @@ struct Registered {
 const std::vector<Registered>& Registry() {
   static const std::vector<Registered> registry = {
       {"connect4", [] { return std::unique_ptr<Game>(new Connect4Game()); }},
+      {"connect4-threats",
+       [] { return std::unique_ptr<Game>(new Connect4Game(Connect4Features::kThreats)); }},
       {"tictactoe", [] { return std::unique_ptr<Game>(new TicTacToeGame()); }},
       {"gomoku", [] { return std::unique_ptr<Game>(new GomokuGame(/*standard=*/false)); }},
       {"gomoku-standard", [] { return std::unique_ptr<Game>(new GomokuGame(/*standard=*/true)); }},

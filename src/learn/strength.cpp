@@ -158,7 +158,7 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
 MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net,
                           const std::vector<PonsPosition>& positions, mcts::SearchConfig search,
                           int max_batch) {
-  if (game.Name() != "connect4") throw ConfigError("move error needs connect4 weights, not " + game.Name());
+  if (!game::IsConnect4(game)) throw ConfigError("move error needs connect4 weights, not " + game.Name());
   const double t0 = MonotonicSeconds();
   MoveErrorResult r;
   r.positions = static_cast<int>(positions.size());

@@ -158,3 +158,8 @@ TEST_CASE("a farm plays 9x9 go games that replay to their results", "[multiproce
 }
 
 TEST_CASE("a farm plays 7x7 go games (komi 4.5)", "[multiprocess][farm][games]") { RunAndCheck("go7", 4, 4); }
+
+TEST_CASE("a farm plays connect4-threats games, its six planes in the shards",
+          "[multiprocess][farm][games]") {
+  RunAndCheck("connect4-threats", 16, 8);
+}

@@ -10,7 +10,13 @@
 //
 // Feature planes, shape {3, 6, 7}, row 0 = TOP row, col 0 = left: 0 "own" =
 // stones of the player to move, 1 "opponent", 2 "first_player_to_move" = all
-// ones when X is to move. Symmetries: 0 identity, 1 left-right mirror.
+// ones when X is to move. The game "connect4-threats" (Connect4Features::
+// kThreats; same rules, its own shards and weights) adds three, shape {6, 6, 7}:
+// 3 "own_wins" = empty cells where a stone of the player to move would
+// complete a four (playable now or later), 4 "opponent_wins" = the same for
+// the opponent, 5 "odd_row" = ones on the 1st, 3rd and 5th rows from the
+// bottom (with plane 2, which threats a filled-up board makes good: Allis's
+// zugzwang rule). Symmetries: 0 identity, 1 left-right mirror.
 //
 // ToString / ParseBoard: six lines of seven characters, top row first, 'X'
 // (player 0), 'O' (player 1), '.' (empty), each line ending in '\n'.
@@ -28,15 +34,20 @@
 
 namespace zerofarm::game {
 
+// Which feature planes a state encodes (see the file comment).
+enum class Connect4Features : int8_t { kStones, kThreats };
+
 class Connect4Game : public Game {
  public:
   static constexpr int kWidth = 7;
   static constexpr int kHeight = 6;
   static constexpr int kCells = kWidth * kHeight;
 
-  std::string Name() const override { return "connect4"; }
+  explicit Connect4Game(Connect4Features features = Connect4Features::kStones) : features_(features) {}
+
+  std::string Name() const override { return threats() ? "connect4-threats" : "connect4"; }
   int ActionCount() const override { return kWidth; }
-  BoardShape Shape() const override { return BoardShape{3, kHeight, kWidth}; }
+  BoardShape Shape() const override { return BoardShape{threats() ? 6 : 3, kHeight, kWidth}; }
   std::vector<std::string> PlaneNames() const override;
   int MaxGameLength() const override { return kCells; }
   std::unique_ptr<State> NewInitialState() const override;
@@ -50,11 +61,19 @@ class Connect4Game : public Game {
   std::string FormatMoves(const std::vector<int>& moves) const override;
   std::vector<int> ParseMoves(const std::string& text) const override;
   std::unique_ptr<State> ParseBoard(const std::string& text) const override;
+
+ private:
+  bool threats() const { return features_ == Connect4Features::kThreats; }
+  Connect4Features features_;
 };
+
+// True for every feature set of Connect Four (the rules, the solver and Pons's
+// sets are the same for all of them).
+bool IsConnect4(const Game& game);
 
 class Connect4State : public State {
  public:
-  Connect4State() = default;
+  explicit Connect4State(Connect4Features features = Connect4Features::kStones) : features_(features) {}
 
   std::unique_ptr<State> Clone() const override;
   void CopyFrom(const State& other) override;
@@ -86,14 +105,23 @@ class Connect4State : public State {
   // O + 1, at most the last mover has a four and one of its top stones
   // completed every four it has.
   static Connect4State FromStones(uint64_t x, uint64_t o);
+  // The same position, encoding `features` (FromKey and FromStones give kStones).
+  Connect4State WithFeatures(Connect4Features features) const {
+    Connect4State s = *this;
+    s.features_ = features;
+    return s;
+  }
 
   // True when `stones` (a bitboard) holds four in a row.
   static bool HasFour(uint64_t stones);
 
  private:
+  void EncodeThreats(uint8_t* out) const;  // planes 3-5 of kThreats
+
   uint64_t stones_[2] = {0, 0};  // bitboards of X and O
   int8_t moves_ = 0;             // stones on the board = plies played
   int8_t winner_ = -1;           // 0 / 1 once someone has a four, else -1
+  Connect4Features features_;    // what EncodeFeatures writes; not part of the position
 };
 
 }  // namespace zerofarm::game
