@@ -53,7 +53,8 @@ void AddLoopOptions(cxxopts::Options& options) {
       cxxopts::value<std::string>())(
       "recipe-changed",
       "Resume a run with a recipe whose options or stages differ from the one it was begun with "
-      "(RUN/eval/recipe.txt); without it the loop refuses, so that no schedule changes by hand")(
+      "(RUN/eval/recipe.txt), recording the change in RUN/eval/stages.csv; without it the loop refuses, "
+      "so that no schedule changes by hand")(
       "hours", "Stop after this many hours of this invocation (0 = until interrupted)",
       cxxopts::value<double>()->default_value("0"))(
       "cpu-hours",
@@ -114,20 +115,16 @@ learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
   return loop;
 }
 
-// A run resumed with --recipe goes on with the recipe it was begun with, which
-// it keeps (RUN/eval/recipe.txt, rewritten at each start): ConfigError when
-// the options or stages differ, unless --recipe-changed. A run begun without
-// a recipe keeps none and is not checked.
-void CheckSameRecipe(const std::string& run, const learn::Recipe& now) {
+// How the recipe kept by a run resumed with --recipe (RUN/eval/recipe.txt, rewritten at each
+// start) differs from `now` (RecipeDifference); empty when the same, or when the run was begun
+// without a recipe (it keeps none). ConfigError for a kept copy that is a link.
+std::string KeptRecipeDifference(const std::string& run, const learn::Recipe& now) {
   const std::string kept = io::RunDir(run).LoopRecipeCopy();
   struct stat st {};
-  if (::lstat(kept.c_str(), &st) != 0) return;
+  if (::lstat(kept.c_str(), &st) != 0) return "";
   if (S_ISLNK(st.st_mode))
     throw ConfigError(kept + " is a symbolic link, which zerofarm never writes: not read");
-  const std::string difference = learn::RecipeDifference(learn::ReadRecipe(kept), now);
-  if (!difference.empty())
-    throw ConfigError("the run " + run + " was begun with another recipe (" + difference +
-                      "): give --recipe-changed to go on with this one");
+  return learn::RecipeDifference(learn::ReadRecipe(kept), now);
 }
 
 }  // namespace
@@ -152,7 +149,15 @@ int LoopCommand(int argc_in, char** argv_in) {
   int code = 0;
   if (!ParseArgs(options, argc, with_recipe.data(), &r, &code)) return code;
   learn::LoopConfig loop = LoopConfigFrom(r);
-  if (!recipe.text.empty() && !r.count("recipe-changed")) CheckSameRecipe(loop.farm.out, recipe);
+  // A run goes on with the recipe it was begun with: another is refused (exit 2) unless
+  // --recipe-changed, and then recorded in RUN/eval/stages.csv.
+  if (!recipe.text.empty()) {
+    const std::string difference = KeptRecipeDifference(loop.farm.out, recipe);
+    if (!difference.empty() && !r.count("recipe-changed"))
+      throw ConfigError("the run " + loop.farm.out + " was begun with another recipe (" + difference +
+                        "): give --recipe-changed to go on with this one");
+    if (r.count("recipe-changed")) loop.recipe_change = difference;
+  }
   loop.stages = recipe.stages;
   loop.recipe_text = recipe.text;
   return learn::RunLoop(loop);

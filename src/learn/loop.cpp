@@ -349,19 +349,34 @@ Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::Child
   return Watched::kStopped;
 }
 
-// Records (RUN/eval/stages.csv) and logs the start of a piece in a stage.
+// Appends a row to RUN/eval/stages.csv: when (hours, CPU hours, steps) what began.
+void AppendStageRow(const LoopConfig& c, const LoopClock& clock, const RunProgress& at, size_t stage,
+                    std::string what) {
+  for (char& ch : what)
+    if (ch == '"' || ch == ',' || ch == '\n') ch = ' ';
+  io::AppendCsvRow(io::RunDir(c.farm.out).LoopStagesCsv(), "hours,cpu_hours,steps,stage,description",
+                   std::to_string(clock.Hours()) + ',' + std::to_string(at.cpu_hours) + ',' +
+                       std::to_string(at.steps) + ',' + std::to_string(stage) + ",\"" + what + '"');
+}
+
+// Records and logs the start of a piece in a stage.
 void NoteStage(const LoopConfig& c, size_t started, const LoopClock& clock, const RunProgress& at) {
   if (c.stages.empty()) return;
   const RecipeStage* stage = StageIn(c, started);
   const std::string what = stage ? stage->Describe() : "before the first stage: the base options";
   ZF_LOG(INFO) << "loop: stage " << started << " of " << c.stages.size() << " at step " << at.steps << ", "
                << at.cpu_hours << " CPU hours (" << what << ")";
-  std::string quoted = what;
-  for (char& ch : quoted)
-    if (ch == '"' || ch == ',') ch = ' ';
-  io::AppendCsvRow(io::RunDir(c.farm.out).LoopStagesCsv(), "hours,cpu_hours,steps,stage,description",
-                   std::to_string(clock.Hours()) + ',' + std::to_string(at.cpu_hours) + ',' +
-                       std::to_string(at.steps) + ',' + std::to_string(started) + ",\"" + quoted + '"');
+  AppendStageRow(c, clock, at, started, what);
+}
+
+// Records and logs a run resumed with --recipe-changed into another recipe: where the
+// schedule was changed, with or without stages.
+void NoteRecipeChange(const LoopConfig& c, const LoopClock& clock) {
+  if (c.recipe_change.empty()) return;
+  const RunProgress at = Progress(c, clock);
+  const std::string what = "recipe changed with --recipe-changed: " + c.recipe_change;
+  ZF_LOG(INFO) << "loop: at step " << at.steps << ", " << at.cpu_hours << " CPU hours, " << what;
+  AppendStageRow(c, clock, at, StagesStarted(c.stages, at), what);
 }
 
 // One piece of the run in one stage: farm and trainer from start to stop.
@@ -395,6 +410,7 @@ int RunLoop(const LoopConfig& config) {
   Ratings ratings(&sets, config);
   InstallStopHandlers();
   const LoopClock clock(run);
+  NoteRecipeChange(config, clock);
   Evaluation evaluation(config, sets, ratings, clock);
   int exit_code = kExitOk;
   for (Watched why = Watched::kNextStage; why == Watched::kNextStage;) {

@@ -272,12 +272,20 @@ TEST_CASE("zerofarm loop --recipe: base options from the file and a stage restar
              "--pons", dir / "no-such-file"},
             dir / "changed2", &out, &err) == kExitUsage);
   CHECK_THAT(err, Catch::Contains("no-such-file") && !Catch::Contains("another recipe"));
+  // Gone on with, the change is recorded where the schedule's stages are, and the new recipe kept.
+  REQUIRE(Run({ZF_BINARY, "loop", "--recipe", dir / "changed.recipe", "--recipe-changed", "--out", run,
+               "--hours", "0.002"},
+              dir / "changed3", &out, &err, 400) == 0);
+  CHECK_THAT(
+      io::ReadTextFile(run + "/eval/stages.csv"),
+      Catch::Contains(",1,\"recipe changed with --recipe-changed: it had") && Catch::Contains("--lr 0.05"));
+  CHECK(io::ReadTextFile(run + "/eval/recipe.txt") == changed);
 
   // Resumed with another net (here the command line's, over the recipe's 1 x 8): one line,
   // exit 2, naming the run's net and the options that go on with it; the run untouched.
   const std::string curve = io::ReadTextFile(run + "/eval/curve.csv");
-  CHECK(Run({ZF_BINARY, "loop", "--recipe", recipe, "--out", run, "--blocks", "2"}, dir / "net", &out,
-            &err) == kExitUsage);
+  CHECK(Run({ZF_BINARY, "loop", "--recipe", dir / "changed.recipe", "--out", run, "--blocks", "2"},
+            dir / "net", &out, &err) == kExitUsage);
   CHECK_THAT(err, Catch::Contains("trains a net of 1 blocks x 8 filters, not the 2 blocks x 8 filters") &&
                       Catch::Contains("--blocks 1 --filters 8"));
   CHECK(std::count(err.begin(), err.end(), '\n') == 1);

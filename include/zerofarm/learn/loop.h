@@ -41,6 +41,9 @@ struct LoopConfig {
   std::vector<RecipeStage> stages;           // a recipe's stages; empty: the options above throughout
   double cpu_hours = 0;     // stop once the run's CPU hours (all pieces) reach this; 0 = no bound
   std::string recipe_text;  // kept as RUN/eval/recipe.txt when not empty
+  // Set by `zerofarm loop --recipe-changed` when RUN/eval/recipe.txt held another recipe: what
+  // was dropped and added (RecipeDifference); recorded as a row of RUN/eval/stages.csv. Empty: none.
+  std::string recipe_change;
 };
 
 // Runs the loop until `hours`, SIGINT/SIGTERM, or a child's failure; returns
