@@ -3,8 +3,9 @@
 torch optional.
 
 Layout (docs/schema.md, "Weights files"): root attributes format =
-"zerofarm-weights", format_version = 1, game (str), planes, height, width,
-actions, blocks, filters, value_hidden (int), version (uint32 model version);
+"zerofarm-weights", format_version = 1 (2 for a net with a score head, which
+also has score_plies), game (str), planes, height, width, actions, blocks,
+filters, value_hidden (int), version (uint32 model version);
 one dataset per tensor at the root, named as in PyTorch's state_dict
 ("stem.conv.weight"), float32 or int64, in the tensor's shape.
 
@@ -24,7 +25,7 @@ import h5py
 import numpy as np
 
 FORMAT = "zerofarm-weights"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # the newest read; 1 is written for a scalar value head, 2 with score_plies
 CONFIG_KEYS = ("game", "planes", "height", "width", "actions", "blocks", "filters", "value_hidden")
 
 
@@ -37,7 +38,8 @@ def _to_numpy(t):
 
 def save_weights(path, state_dict, config, version):
     """Writes `state_dict` (name -> tensor or array) with `config` (a dict with
-    CONFIG_KEYS) and model `version`, atomically: PATH.tmp, fsync, rename."""
+    CONFIG_KEYS, and score_plies > 0 for a score head) and model `version`,
+    atomically: PATH.tmp, fsync, rename."""
     missing = [k for k in CONFIG_KEYS if k not in config]
     if missing:
         raise ValueError(f"config lacks {', '.join(missing)}")
@@ -45,7 +47,10 @@ def save_weights(path, state_dict, config, version):
     try:
         with h5py.File(tmp, "w", track_order=True) as f:
             f.attrs["format"] = FORMAT
-            f.attrs["format_version"] = np.int32(FORMAT_VERSION)
+            score_plies = int(config.get("score_plies", 0))
+            f.attrs["format_version"] = np.int32(2 if score_plies > 0 else 1)
+            if score_plies > 0:
+                f.attrs["score_plies"] = np.int32(score_plies)
             f.attrs["game"] = str(config["game"])
             for k in CONFIG_KEYS[1:]:
                 f.attrs[k] = np.int32(config[k])
@@ -79,6 +84,8 @@ def load_weights(path, torch=False):
             raise ValueError(f"{path}: weights format version {int(f.attrs['format_version'])}; "
                              f"this reader reads up to {FORMAT_VERSION}")
         config = {k: (f.attrs[k] if k == "game" else int(f.attrs[k])) for k in CONFIG_KEYS}
+        if "score_plies" in f.attrs:  # a score head (format version 2); absent: the scalar head
+            config["score_plies"] = int(f.attrs["score_plies"])
         if isinstance(config["game"], bytes):
             config["game"] = config["game"].decode()
         version = int(f.attrs["version"])
@@ -100,7 +107,9 @@ def main(argv=None):
         return 1
     print(f"{args.show}: {config['game']} {config['planes']}x{config['height']}x{config['width']} "
           f"-> {config['actions']}, {config['blocks']} blocks x {config['filters']} filters, "
-          f"value head {config['value_hidden']}, version {version}")
+          f"value head {config['value_hidden']}"
+          f"{', score head over %d plies' % config['score_plies'] if config.get('score_plies') else ''}, "
+          f"version {version}")
     for name, a in state.items():
         print(f"  {name:40s} {str(a.dtype):8s} {list(a.shape)}")
     return 0

@@ -312,6 +312,9 @@ def read_zerofarm_weights(path):
         state, config, version = h5_weights.load_weights(path)
     except KeyError as e:
         raise ValueError(f"{path}: not a zerofarm weights file (missing {e})") from None
+    if config.get("score_plies"):
+        raise ValueError(f"{path} has a score head (docs/training.md, \"The score head\"), which this "
+                         "module's ZeroNet does not build; h5_weights.load_weights reads its tensors")
     problems = check_state_dict(state, config)
     if problems:
         raise ValueError(f"{path} does not hold a {describe(config)}: " + "; ".join(problems))

@@ -83,6 +83,7 @@ std::unique_ptr<eval::Evaluator> LoadNet(const game::Game& game, const std::stri
   // them (a farm's evaluators keep 1): 1.47x on 2 cores (docs/benchmarks.md).
   options.intra_op_threads = c.eval_threads > 0 ? c.eval_threads : proc::CpusGranted();
   options.bf16 = c.bf16 || c.precision == "bf16";  // auto: fp32, as before
+  options.value_discount = c.search.value_discount;
   auto net = spec == "random"
                  ? eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(game, c), c.seed), options)
                  : eval::MakeTorchEvaluator(proc::LoadWeightsFor(game, spec), options);

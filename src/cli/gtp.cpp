@@ -34,6 +34,7 @@ GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, co
   if (!go) throw ConfigError("GTP plays Go only; --game (or the weights' game) is " + name);
   eval::TorchOptions options;
   options.intra_op_threads = std::max(1, c.eval_threads);  // 0 = auto: 1
+  options.value_discount = c.search.value_discount;
   if (weights == "random") {
     parts.net =
         eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(*parts.game, c), c.seed), options);

@@ -105,6 +105,7 @@ int TrainCommand(int argc, char** argv) {
   c.weights = shared.weights;
   c.blocks = shared.blocks;
   c.filters = shared.filters;
+  c.score_head = shared.score_head;
   c.batch = r["batch"].as<int>();
   c.optim = OptimiserFrom(r, shared);
   c.seed = shared.seed;

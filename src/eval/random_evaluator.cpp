@@ -13,10 +13,17 @@ std::string NetConfig::Describe() const {
   std::ostringstream os;
   os << game << " " << planes << "x" << height << "x" << width << " -> " << actions << ", " << blocks
      << " blocks x " << filters << " filters";
+  if (score_plies > 0) os << ", score head";
   return os.str();
 }
 
-NetConfig GameNetConfig(const game::Game& game, int blocks, int filters, int value_hidden) {
+int ScoreBin(int score_plies, int plies, int outcome) {
+  if (plies < 1 || plies > score_plies) return -1;
+  if (outcome == 0) return 2 * score_plies;
+  return (outcome > 0 ? 0 : score_plies) + plies - 1;
+}
+
+NetConfig GameNetConfig(const game::Game& game, int blocks, int filters, int value_hidden, bool score_head) {
   NetConfig c;
   c.game = game.Name();
   c.planes = game.Shape().planes;
@@ -26,6 +33,7 @@ NetConfig GameNetConfig(const game::Game& game, int blocks, int filters, int val
   c.blocks = blocks;
   c.filters = filters;
   c.value_hidden = value_hidden;
+  c.score_plies = score_head ? game.MaxGameLength() : 0;
   return c;
 }
 

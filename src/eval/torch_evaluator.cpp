@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <mutex>
 
 #ifdef ZF_WITH_CUDA
@@ -53,7 +54,7 @@ ZeroNetImpl::ZeroNetImpl(const NetConfig& config)
       value_conv(nn::Conv2dOptions(config.filters, 1, 1).bias(false)),
       value_bn(1),
       value_fc1(config.height * config.width, config.value_hidden),
-      value_fc2(config.value_hidden, 1) {
+      value_fc2(config.value_hidden, config.ScoreBins()) {
   // Names follow a PyTorch module tree: stem.conv, stem.bn, blocks.N.*,
   // policy_head.{conv,bn,fc}, value_head.{conv,bn,fc1,fc2}.
   auto stem = register_module("stem", std::make_shared<nn::Module>());
@@ -70,10 +71,30 @@ ZeroNetImpl::ZeroNetImpl(const NetConfig& config)
   value->register_module("bn", value_bn);
   value->register_module("fc1", value_fc1);
   value->register_module("fc2", value_fc2);
+  SetValueDiscount(1.0);
 }
 
 std::pair<torch::Tensor, torch::Tensor> ZeroNetImpl::forward(const torch::Tensor& x) {
-  return Heads(Tower(x));
+  auto [policy, head] = Heads(Tower(x));
+  return {policy, Value(head)};
+}
+
+void ZeroNetImpl::SetValueDiscount(double discount) {
+  if (config_.score_plies <= 0) return;
+  const int plies = config_.score_plies;
+  std::vector<float> w(static_cast<size_t>(config_.ScoreBins()), 0.0f);  // the draw bin stays 0
+  for (int d = 1; d <= plies; ++d) {
+    const auto weight = static_cast<float>(std::pow(discount, d - 1));
+    w[static_cast<size_t>(ScoreBin(plies, d, +1))] = weight;
+    w[static_cast<size_t>(ScoreBin(plies, d, -1))] = -weight;
+  }
+  torch::NoGradGuard no_grad;
+  score_weights_ = torch::tensor(w).to(value_fc2->weight.device());
+}
+
+torch::Tensor ZeroNetImpl::Value(const torch::Tensor& head) const {
+  if (config_.score_plies <= 0) return head;
+  return torch::mv(torch::softmax(head.to(torch::kFloat), 1), score_weights_);
 }
 
 torch::Tensor ZeroNetImpl::Tower(const torch::Tensor& x) {
@@ -86,7 +107,8 @@ std::pair<torch::Tensor, torch::Tensor> ZeroNetImpl::Heads(const torch::Tensor& 
   auto p = torch::relu(policy_bn(policy_conv(h))).flatten(1);
   p = policy_fc(p);
   auto v = torch::relu(value_bn(value_conv(h))).flatten(1);
-  v = torch::tanh(value_fc2(torch::relu(value_fc1(v)))).squeeze(1);
+  v = value_fc2(torch::relu(value_fc1(v)));
+  if (config_.score_plies <= 0) v = torch::tanh(v).squeeze(1);
   return {p, v};
 }
 
@@ -185,6 +207,7 @@ class TorchEvaluator final : public Evaluator {
     ImportWeights(net_, weights);
     net_->eval();
     if (options_.bf16) net_->to(torch::kBFloat16);
+    net_->SetValueDiscount(options_.value_discount);
   }
 
   void Evaluate(const LeafChunk* chunks, int num_chunks) override {
@@ -274,6 +297,7 @@ class CudaTorchEvaluator final : public Evaluator {
     net_->eval();
     dtype_ = options.bf16 ? torch::kBFloat16 : options.fp16 ? torch::kHalf : torch::kFloat;
     net_->to(device_, dtype_);
+    net_->SetValueDiscount(options_.value_discount);
   }
   ~CudaTorchEvaluator() override {
     graphs_.clear();  // before the pinned memory the last replays copied from goes

@@ -25,12 +25,21 @@ struct ZeroNetImpl : torch::nn::Module {
   std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& x);
   // forward in two halves, for a trainer that puts heads of its own on the
   // tower (the ownership head): the tower's output [n, filters, height, width],
-  // and the two heads on it.
+  // and the two heads on it: policy logits and the value head's output, [n] in
+  // [-1, 1] (scalar head) or [n, ScoreBins()] logits (score head).
   torch::Tensor Tower(const torch::Tensor& x);
   std::pair<torch::Tensor, torch::Tensor> Heads(const torch::Tensor& h);
+  // The value [n] of the value head's output: itself, or a score head's
+  // distribution weighed by SetValueDiscount's weights, in fp32.
+  torch::Tensor Value(const torch::Tensor& head) const;
+  // A score head's value is sum over d of discount^(d - 1) x (p(win at d) -
+  // p(loss at d)) (eval/weights.h). The weights are made on the device of the
+  // net's parameters: call again after moving the net. 1 until called.
+  void SetValueDiscount(double discount);
   const NetConfig& config() const { return config_; }
 
   NetConfig config_;
+  torch::Tensor score_weights_;  // [ScoreBins()] fp32 (score head only); not a parameter or buffer
   torch::nn::Conv2d stem_conv;
   torch::nn::BatchNorm2d stem_bn;
   torch::nn::ModuleList blocks;

@@ -113,7 +113,8 @@ struct GraphedStep {
   bool has_mask = false;                       // whether it had a policy mask
   torch::Tensor features, policy, z, mask;     // on the device, read by the graph
   torch::Tensor ownership;                     // the same, with the ownership head
-  torch::Tensor host_features, host_policy, host_z, host_mask, host_ownership;  // pinned
+  torch::Tensor score_bin;                     // the same, with a score head
+  torch::Tensor host_features, host_policy, host_z, host_mask, host_ownership, host_score_bin;  // pinned
   torch::Tensor losses;  // {policy, value} on the device, written by it
 };
 #endif
@@ -135,8 +136,10 @@ struct Trainer::Impl {
   std::vector<torch::Tensor> params;
   std::vector<torch::Tensor> momentum;
   void SgdUpdate();
+  bool HasScoreHead() const { return net->config().score_plies > 0; }
   torch::Tensor StepOn(const torch::Tensor& features, const torch::Tensor& policy, const torch::Tensor& z,
-                       const torch::Tensor& mask, const torch::Tensor& ownership = {});
+                       const torch::Tensor& mask, const torch::Tensor& ownership,
+                       const torch::Tensor& score_bin);
   std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> Forward(const torch::Tensor& x);
   torch::Tensor EagerStep(const TrainBatch& batch);
 #ifdef ZF_WITH_CUDA
@@ -226,8 +229,9 @@ Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
 
 Trainer::~Trainer() = default;
 
-// The forward pass: policy logits, value and (with the head, else undefined)
-// ownership [n, height x width] in [-1, 1], in fp32 whatever the autocast.
+// The forward pass: policy logits, the value head's output (a value, or a
+// score head's logits) and (with the head, else undefined) ownership
+// [n, height x width] in [-1, 1], in fp32 whatever the autocast.
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> Trainer::Impl::Forward(const torch::Tensor& x) {
   // Autocast only around the forward pass; its cached bf16 weight copies are
   // dropped after it, since the step changes the weights.
@@ -245,12 +249,13 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> Trainer::Impl::Forward(c
 
 // Forward, losses, backward and update on batch tensors already on the device
 // (mask undefined: every row's policy counts; ownership: the head's targets,
-// int8 [n, height, width], with the head). Returns {policy, value} loss (and
-// the ownership loss, with the head) on the device; the gradients must be
-// unset (None) on entry.
+// int8 [n, height, width], with the head; score_bin: int16 [n], with a score
+// head, which then learns them by cross-entropy in place of z by squared
+// error). Returns {policy, value} loss (and the ownership loss, with the head)
+// on the device; the gradients must be unset (None) on entry.
 torch::Tensor Trainer::Impl::StepOn(const torch::Tensor& features, const torch::Tensor& policy,
                                     const torch::Tensor& z, const torch::Tensor& mask,
-                                    const torch::Tensor& ownership) {
+                                    const torch::Tensor& ownership, const torch::Tensor& score_bin) {
   auto x = features.to(torch::kFloat);
   if (ChannelsLast()) x = x.contiguous(at::MemoryFormat::ChannelsLast);
   auto [logits, value, own] = Forward(x);
@@ -262,7 +267,8 @@ torch::Tensor Trainer::Impl::StepOn(const torch::Tensor& features, const torch::
   } else {
     policy_loss = ce.mean();
   }
-  auto value_loss = (value - z).pow(2).mean();
+  auto value_loss = HasScoreHead() ? torch::nll_loss(torch::log_softmax(value, 1), score_bin.to(torch::kLong))
+                                   : (value - z).pow(2).mean();
   if (!own.defined()) {
     (policy_loss + value_loss).backward();
     SgdUpdate();
@@ -283,7 +289,8 @@ torch::Tensor Trainer::Impl::EagerStep(const TrainBatch& batch) {
                 OnDevice(batch.z, {n}, torch::kFloat, device),
                 batch.policy_mask ? OnDevice(batch.policy_mask, {n}, torch::kUInt8, device) : torch::Tensor(),
                 ownership_conv ? OnDevice(batch.ownership, {n, c.height, c.width}, torch::kInt8, device)
-                               : torch::Tensor());
+                               : torch::Tensor(),
+                HasScoreHead() ? OnDevice(batch.score_bin, {n}, torch::kShort, device) : torch::Tensor());
 }
 
 #ifdef ZF_WITH_CUDA
@@ -308,13 +315,17 @@ void Trainer::Impl::Capture(const TrainBatch& batch) {
     g.ownership = torch::empty({n, c.height, c.width}, on.dtype(torch::kInt8));
     g.host_ownership = torch::empty(g.ownership.sizes(), pinned.dtype(torch::kInt8));
   }
+  if (HasScoreHead()) {
+    g.score_bin = torch::empty({n}, on.dtype(torch::kShort));
+    g.host_score_bin = torch::empty({n}, pinned.dtype(torch::kShort));
+  }
   g.count = n;
   g.has_mask = batch.policy_mask != nullptr;
   for (auto& p : params) p.mutable_grad() = torch::Tensor();
   torch::cuda::synchronize();  // nothing of earlier steps in flight during the capture
   g.graph = std::make_unique<at::cuda::CUDAGraph>();
   g.graph->capture_begin();
-  g.losses = StepOn(g.features, g.policy, g.z, g.mask, g.ownership);
+  g.losses = StepOn(g.features, g.policy, g.z, g.mask, g.ownership, g.score_bin);
   g.graph->capture_end();
 }
 
@@ -345,11 +356,14 @@ torch::Tensor Trainer::Impl::GraphStep(const TrainBatch& batch) {
   if (g.has_mask) std::memcpy(g.host_mask.data_ptr(), batch.policy_mask, g.host_mask.nbytes());
   if (g.ownership.defined())
     std::memcpy(g.host_ownership.data_ptr(), batch.ownership, g.host_ownership.nbytes());
+  if (g.score_bin.defined())
+    std::memcpy(g.host_score_bin.data_ptr(), batch.score_bin, g.host_score_bin.nbytes());
   g.features.copy_(g.host_features, /*non_blocking=*/true);
   g.policy.copy_(g.host_policy, /*non_blocking=*/true);
   g.z.copy_(g.host_z, /*non_blocking=*/true);
   if (g.has_mask) g.mask.copy_(g.host_mask, /*non_blocking=*/true);
   if (g.ownership.defined()) g.ownership.copy_(g.host_ownership, /*non_blocking=*/true);
+  if (g.score_bin.defined()) g.score_bin.copy_(g.host_score_bin, /*non_blocking=*/true);
   g.graph->replay();
   return g.losses.to(torch::kCPU);  // waits for the replay (and the copies before it)
 }
@@ -360,6 +374,8 @@ TrainStepLoss Trainer::Step(const TrainBatch& batch) {
     throw Error("a training batch needs count > 0 and features, policy and z");
   if (impl_->ownership_conv && !batch.ownership)
     throw Error("a training batch needs ownership targets for the ownership head");
+  if (impl_->HasScoreHead() && !batch.score_bin)
+    throw Error("a training batch needs score targets for the score head");
   torch::Tensor losses;
 #ifdef ZF_WITH_CUDA
   if (impl_->graphed) losses = impl_->GraphStep(batch);

@@ -31,7 +31,7 @@ std::vector<uint8_t> WeightsImage(const std::string& name, const eval::WeightSet
   H5File file = CreateMemoryFile(name);
   const hid_t root = file.id();
   WriteStringAttr(root, "format", kWeightsFormat);
-  WriteScalarAttr<int32_t>(root, "format_version", kWeightsFormatVersion);
+  WriteScalarAttr<int32_t>(root, "format_version", w.config.score_plies > 0 ? 2 : 1);
   WriteStringAttr(root, "game", w.config.game);
   WriteScalarAttr<int32_t>(root, "planes", w.config.planes);
   WriteScalarAttr<int32_t>(root, "height", w.config.height);
@@ -40,6 +40,7 @@ std::vector<uint8_t> WeightsImage(const std::string& name, const eval::WeightSet
   WriteScalarAttr<int32_t>(root, "blocks", w.config.blocks);
   WriteScalarAttr<int32_t>(root, "filters", w.config.filters);
   WriteScalarAttr<int32_t>(root, "value_hidden", w.config.value_hidden);
+  if (w.config.score_plies > 0) WriteScalarAttr<int32_t>(root, "score_plies", w.config.score_plies);
   WriteScalarAttr<uint32_t>(root, "version", w.version);
   for (const eval::NamedTensor& t : w.tensors) {
     const std::vector<uint64_t> dims(t.shape.begin(), t.shape.end());
@@ -76,6 +77,7 @@ void CheckTowerRanges(const std::string& path, const eval::NetConfig& c) {
   CheckAttrRange(path, "blocks", c.blocks, 1, kMaxWeightsBlocks);
   CheckAttrRange(path, "filters", c.filters, 1, kMaxWeightsFilters);
   CheckAttrRange(path, "value_hidden", c.value_hidden, 1, kMaxWeightsValueHidden);
+  CheckAttrRange(path, "score_plies", c.score_plies, 0, kMaxWeightsScorePlies);
 }
 
 std::string DimsText(const std::vector<uint64_t>& dims) {
@@ -137,8 +139,8 @@ std::vector<TensorSpec> NetTensors(const eval::NetConfig& c) {
   AddBatchNorm(&t, "value_head.bn", 1);
   t.push_back({"value_head.fc1.weight", {c.value_hidden, hw}, false});
   t.push_back({"value_head.fc1.bias", {c.value_hidden}, false});
-  t.push_back({"value_head.fc2.weight", {1, c.value_hidden}, false});
-  t.push_back({"value_head.fc2.bias", {1}, false});
+  t.push_back({"value_head.fc2.weight", {c.ScoreBins(), c.value_hidden}, false});
+  t.push_back({"value_head.fc2.bias", {c.ScoreBins()}, false});
   return t;
 }
 
@@ -212,6 +214,11 @@ eval::WeightSet ReadWeights(const std::string& path) {
   w.config.blocks = ReadScalarAttr<int32_t>(root, "blocks");
   w.config.filters = ReadScalarAttr<int32_t>(root, "filters");
   w.config.value_hidden = ReadScalarAttr<int32_t>(root, "value_hidden");
+  if (format_version >= 2) {
+    if (!HasAttr(root, "score_plies")) throw ConfigError(not_weights + " (missing attribute score_plies)");
+    w.config.score_plies = ReadScalarAttr<int32_t>(root, "score_plies");
+    if (w.config.score_plies < 1) throw ConfigError(path + ": score_plies must be >= 1 in format version 2");
+  }
   w.version = ReadScalarAttr<uint32_t>(root, "version");
   CheckTowerRanges(path, w.config);
   uint64_t budget = file_bytes;  // what all datasets together may declare

@@ -81,6 +81,7 @@ std::vector<std::string> TrainerArgv(const LoopConfig& c, const std::string& exe
   net_args << "--blocks " << f.blocks << " --filters " << f.filters << " --value-discount "
            << f.search.value_discount << " --eval-threads " << f.eval_threads;
   if (!f.weights.empty()) net_args << " --weights " << f.weights;
+  if (f.score_head) net_args << " --score-head";
   std::vector<std::string> argv = {exe, "train", "--run", f.out, "--seed", std::to_string(f.seed)};
   std::istringstream words(net_args.str());
   for (std::string w; words >> w;) argv.push_back(w);
@@ -228,6 +229,7 @@ void Evaluation::Run() {
   // On the GPU when the farm uses one (this process is no supervisor: it may
   // initialise CUDA); MCTS-600 on 2000 positions takes seconds there.
   topt.cuda = c_.farm.gpus != 0 && eval::CudaBuilt() && eval::CudaDeviceCount() > 0;
+  topt.value_discount = c_.farm.search.value_discount;
   auto net = eval::MakeTorchEvaluator(proc::LoadWeightsFor(*game, model), topt);
   last_evaluated_ = static_cast<uint32_t>(best);
   const std::vector<mcts::SearchConfig> searches = Searches();

@@ -222,6 +222,29 @@ std::vector<int8_t> OwnershipTargets(const game::Game& game, const std::vector<i
   return out;
 }
 
+// Every row's score head target (ScoreBin over the game's MaxGameLength()):
+// the sign of its z (the game's result for the row's mover, before any
+// discount or blend) and the plies from the row to its game's end, counting
+// its own move (a resigned game's resigning position counts as 1).
+std::vector<int16_t> ScoreTargets(const game::Game& game, const std::vector<io::ShardGame>& games,
+                                  const io::PositionRows& rows) {
+  std::vector<int16_t> out(rows.count, 0);
+  const int plies_max = game.MaxGameLength();
+  for (const io::ShardGame& g : games)
+    for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row) {
+      const auto i = static_cast<size_t>(row);
+      const int plies = std::max(1, g.length - rows.ply[i]);
+      const int outcome = rows.z[i] > 0 ? 1 : rows.z[i] < 0 ? -1 : 0;
+      const int bin = eval::ScoreBin(plies_max, plies, outcome);
+      if (bin < 0)
+        throw Error("game " + std::to_string(g.game_id) + " has a row " + std::to_string(plies) +
+                    " plies from its end; a game of " + game.Name() + " lasts at most " +
+                    std::to_string(plies_max));
+      out[i] = static_cast<int16_t>(bin);
+    }
+  return out;
+}
+
 // z <- (1 - w) x z + w x root_value, row by row (both the mover's view).
 void BlendSearchValue(double w, io::PositionRows* rows) {
   for (size_t i = 0; i < rows->z.size(); ++i)
@@ -243,10 +266,12 @@ void ShardWindow::CheckGame(const io::ShardMeta& m, const std::string& path) {
 ShardWindow::Shard ShardWindow::Load(const io::ShardReader& reader, int64_t mtime_ns) const {
   io::PositionRows rows = reader.ReadAllPositions();
   Shard s;
-  if (value_discount_ < 1.0 || bootstrap_sampled_ || ownership_) {
+  {
     // Read once for all; the reader refuses a game whose rows are not the shard's.
     const std::vector<io::ShardGame> games = reader.ReadGames();
-    if (ownership_) s.ownership = OwnershipTargets(*game::MakeGame(reader.meta().game), games, rows);
+    const auto game = game::MakeGame(reader.meta().game);
+    s.score_bin = ScoreTargets(*game, games, rows);  // from z as the games ended
+    if (ownership_) s.ownership = OwnershipTargets(*game, games, rows);
     if (value_discount_ < 1.0) DiscountValueTargets(games, value_discount_, &rows);
     if (bootstrap_sampled_) BootstrapSampledMoves(games, reader.meta().actions, value_discount_, &rows);
   }
@@ -314,7 +339,7 @@ uint32_t ShardWindow::NewestModelVersion() const {
 }
 
 void ShardWindow::Row(int64_t index, uint8_t* features, float* policy, float* z, uint8_t* full,
-                      int8_t* ownership) const {
+                      int8_t* ownership, int16_t* score_bin) const {
   for (const auto& s : shards_) {
     if (index >= s.positions) {
       index -= s.positions;
@@ -324,6 +349,7 @@ void ShardWindow::Row(int64_t index, uint8_t* features, float* policy, float* z,
     std::copy_n(&s.policy[static_cast<size_t>(index) * actions_], actions_, policy);
     *z = s.z[static_cast<size_t>(index)];
     *full = s.full.empty() ? 1 : s.full[static_cast<size_t>(index)];
+    if (score_bin) *score_bin = s.score_bin[static_cast<size_t>(index)];
     if (ownership) {
       if (s.ownership.empty()) throw Error("ShardWindow::Row: a window without ownership targets");
       const size_t cells = s.ownership.size() / static_cast<size_t>(s.positions);
@@ -363,6 +389,7 @@ eval::NetConfig RandomNetFor(const game::Game& game, const TrainConfig& config) 
   proc::FarmConfig shape;
   shape.blocks = config.blocks;
   shape.filters = config.filters;
+  shape.score_head = config.score_head;
   return proc::NetConfigFor(game, shape);
 }
 
@@ -495,6 +522,7 @@ class TrainSession {
   std::vector<float> z_;
   std::vector<uint8_t> full_;
   std::vector<int8_t> ownership_, row_ownership_;  // with the ownership head: batch x cells, cells
+  std::vector<int16_t> score_bin_;                 // with a score head: batch
   Rng rng_;
   bool tty_;
   double last_print_ = -1e9, ewma_policy_ = -1, ewma_value_ = -1, ewma_ownership_ = -1;
@@ -524,6 +552,7 @@ TrainSession::TrainSession(const TrainConfig& config, const Paths& paths, const 
       full_(config.batch),
       ownership_(trainer_.HasOwnershipHead() ? static_cast<size_t>(config.batch) * game.Shape().Cells() : 0),
       row_ownership_(trainer_.HasOwnershipHead() ? game.Shape().Cells() : 0),
+      score_bin_(trainer_.Config().score_plies > 0 ? config.batch : 0),
       rng_(config.seed ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(start.state.step + 1))),
       tty_(config.progress && ::isatty(STDERR_FILENO)),
       last_refresh_(MonotonicSeconds()),
@@ -624,11 +653,13 @@ void TrainSession::FillBatch() {
     float* p = &policy_[static_cast<size_t>(i) * na_];
     const size_t cells = row_ownership_.size();
     int8_t* o = cells ? &ownership_[static_cast<size_t>(i) * cells] : nullptr;
+    int16_t* bin =
+        score_bin_.empty() ? nullptr : &score_bin_[static_cast<size_t>(i)];  // symmetric: as stored
     if (sym == 0) {
-      window_.Row(index, f, p, &z_[i], &full_[i], o);
+      window_.Row(index, f, p, &z_[i], &full_[i], o, bin);
     } else {
       window_.Row(index, row_features_.data(), row_policy_.data(), &z_[i], &full_[i],
-                  cells ? row_ownership_.data() : nullptr);
+                  cells ? row_ownership_.data() : nullptr, bin);
       game::TransformFeatures(game_, sym, row_features_.data(), f);
       game::TransformPolicy(game_, sym, row_policy_.data(), p);
       if (cells) game::TransformCells(game_, sym, row_ownership_.data(), o);
@@ -644,6 +675,7 @@ void TrainSession::Step() {
   batch.z = z_.data();
   batch.policy_mask = full_.data();
   batch.ownership = ownership_.empty() ? nullptr : ownership_.data();
+  batch.score_bin = score_bin_.empty() ? nullptr : score_bin_.data();
   batch.count = config_.batch;
   const eval::TrainStepLoss loss = trainer_.Step(batch);
   ++state_.step;

@@ -8,7 +8,8 @@
 namespace zerofarm::proc {
 
 eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config) {
-  return eval::GameNetConfig(game, config.blocks, config.filters);
+  return eval::GameNetConfig(game, config.blocks, config.filters, eval::NetConfig{}.value_hidden,
+                             config.score_head);
 }
 
 eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path) {
@@ -18,6 +19,10 @@ eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path) 
     // The file decides the tower's size; the game decides its shape.
     expected.blocks = expected.filters = expected.value_hidden = 0;
     io::CheckWeightsMatch(weights, expected, path);
+    const int plies = weights.config.score_plies;  // the file decides the head; the game its length
+    if (plies != 0 && plies != game.MaxGameLength())
+      throw ConfigError(path + ": its score head spans " + std::to_string(plies) + " plies, but a game of " +
+                        game.Name() + " lasts at most " + std::to_string(game.MaxGameLength()));
     io::CheckNetWeights(weights, path);  // every tensor exactly as the net needs, all finite
     return weights;
   } catch (const ConfigError&) {
@@ -37,6 +42,7 @@ eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu) {
   options.bf16 = precision == "bf16" || (precision == "auto" && !on_gpu && eval::CpuHasBf16());
   options.fp16 = precision == "fp16";
   options.cuda_graph = on_gpu && config.gpu_graphs;
+  options.value_discount = config.search.value_discount;
   return options;
 }
 

@@ -222,6 +222,11 @@ std::vector<OptionSpec> BuildTable() {
              kNet | kGtp, weights),
       ZF_NUM("blocks", "blocks", kNetwork, "Residual blocks of a random net", 1, 80, kNet | kGtp, blocks),
       ZF_NUM("filters", "filters", kNetwork, "Filters of a random net", 1, 1024, kNet | kGtp, filters),
+      ZF_FLAG(
+          "score-head", "score_head", kNetwork,
+          "A random net's value head predicts how the game ends (who wins, and how many plies later, or a "
+          "draw) in place of one scalar (docs/training.md, \"The score head\")",
+          "1", kNet | kGtp, score_head),
       ZF_NUM("eval-threads", "eval_threads", kNetwork,
              "LibTorch intra-op threads of each process that runs a network (evaluator, trainer, eval; 0 = "
              "auto: 1, measured best: docs/benchmarks.md; in zerofarm eval every CPU granted)",

@@ -235,6 +235,63 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   CHECK(std::stod(io::ReadTextFile(run + "/eval/loop-cpu-seconds.txt")) > cpu1 + 5);
 }
 
+TEST_CASE("a score head: trained on a farm's shards, then played by a farm and evaluated",
+          "[multiprocess][loop][score]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-score-head");
+  const std::string run = dir / "run";
+  std::string out, err;
+  REQUIRE(Run(FarmArgs(run, {"--duration", "6", "--shard-positions", "300"}), dir / "farm", &out, &err) == 0);
+  REQUIRE(Run({ZF_BINARY,
+               "train",
+               "--run",
+               run,
+               "--steps",
+               "20",
+               "--batch",
+               "32",
+               "--checkpoint-steps",
+               "20",
+               "--replay",
+               "0",
+               "--blocks",
+               "1",
+               "--filters",
+               "8",
+               "--score-head",
+               "--value-discount",
+               "0.98",
+               "--min-positions",
+               "100",
+               "--no-wait"},
+              dir / "train", &out, &err) == 0);
+  INFO(err);
+  CHECK_THAT(err, Catch::Contains("1 blocks x 8 filters, score head"));
+  const std::string model = run + "/models/model-1.h5";
+  CHECK(io::ReadWeights(model).config.score_plies == 42);
+  // A farm plays it (its evaluator's value from the head's distribution) and writes games.
+  const std::string run2 = dir / "run2";
+  REQUIRE(Run(FarmArgs(run2, {"--duration", "4", "--shard-positions", "100", "--weights", model,
+                              "--value-discount", "0.98"}),
+              dir / "farm2", &out, &err) == 0);
+  CHECK_THAT(err, Catch::Contains("score head, model version 1"));
+  CHECK(CheckShards(HostDir(run2)).games > 0);
+  // zerofarm eval measures it.
+  const std::string pons = ReferenceFile("connect4/Test_L3_R1");
+  REQUIRE(Run({ZF_BINARY, "eval", "--weights", model, "--pons", pons, "--limit", "20", "--simulations", "16",
+               "--value-discount", "0.98", "--no-status"},
+              dir / "eval", &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains("\"positions\":20"));
+  // A score head over another game length than the game's: one line, exit 2.
+  eval::NetConfig wrong = io::ReadWeights(model).config;
+  wrong.score_plies = 9;
+  io::WriteWeights(dir / "wrong.h5", eval::RandomWeights(wrong, 1));
+  CHECK(Run({ZF_BINARY, "eval", "--weights", dir / "wrong.h5", "--pons", pons, "--limit", "5", "--no-status"},
+            dir / "eval-wrong", &out, &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("its score head spans 9 plies, but a game of connect4 lasts at most 42"));
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+}
+
 TEST_CASE("zerofarm loop --recipe: base options from the file and a stage restarts the trainer with its own",
           "[multiprocess][loop][recipe]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");

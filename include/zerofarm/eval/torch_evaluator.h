@@ -26,6 +26,9 @@ struct TorchOptions {
   // makes some fifty, each microseconds of CPU, which bound the GPU evaluator
   // (docs/results/gpu-loop-6x64-lr01-2026-11-27). Ignored without cuda.
   bool cuda_graph = false;
+  // A score head's value: its distribution weighed by this^(plies to the end - 1)
+  // (eval/weights.h); the search's value_discount. Ignored by a scalar head.
+  double value_discount = 1.0;
 };
 
 // True when this binary links LibTorch.

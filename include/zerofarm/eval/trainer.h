@@ -85,12 +85,15 @@ struct TrainBatch {
   // count x height x width, each -1, 0 or +1 (TrainerOptions::ownership_weight):
   // required with the ownership head, ignored without it.
   const int8_t* ownership = nullptr;
+  // count bins of the score head (NetConfig::ScoreBins, eval/weights.h's ScoreBin):
+  // required with a score head, which learns them in place of z; ignored without.
+  const int16_t* score_bin = nullptr;
   int count = 0;
 };
 
 struct TrainStepLoss {
   double policy = 0.0;     // mean cross-entropy over rows with a policy target (nats)
-  double value = 0.0;      // mean squared error of the value
+  double value = 0.0;      // mean squared error of the value; with a score head, its cross-entropy (nats)
   double ownership = 0.0;  // mean squared error of the ownership head per cell (unweighted); 0 without it
 };
 

@@ -17,7 +17,17 @@ namespace zerofarm::eval {
 
 // A residual tower shaped by the game: stem conv3x3 -> `blocks` residual blocks
 // of `filters` channels -> policy head (conv1x1 to 2 channels, fc to actions)
-// and value head (conv1x1 to 1 channel, fc to value_hidden, fc to 1, tanh).
+// and value head (conv1x1 to 1 channel, fc to value_hidden, fc to 1, tanh; or,
+// with score_plies > 0, fc to ScoreBins() logits: the score head below).
+//
+// The score head (docs/training.md, "The score head") predicts how the game
+// ends, from the side to move's view, as a distribution over 2 x P + 1 bins
+// (P = score_plies, the game's MaxGameLength()): bin d - 1 (d = 1..P) is "the
+// side to move wins, the game's last move d plies from now" (d = 1: this
+// move ends it), bin P + d - 1 the same lost, bin 2P a draw. Its value for
+// the search is sum over d of discount^(d - 1) x (p(win at d) - p(loss at d)),
+// the expectation of the scalar head's target (z x discount^(plies left)),
+// with the discount given at evaluation (TorchOptions::value_discount).
 struct NetConfig {
   std::string game;  // Game::Name() it was built for
   int planes = 0;    // input feature planes
@@ -27,18 +37,28 @@ struct NetConfig {
   int blocks = 6;
   int filters = 64;
   int value_hidden = 64;
+  int score_plies = 0;  // 0: the scalar value head; else the score head over this many plies
 
+  int ScoreBins() const { return score_plies > 0 ? 2 * score_plies + 1 : 1; }  // value_head.fc2's outputs
   bool SameShape(const NetConfig& o) const {
     return game == o.game && planes == o.planes && height == o.height && width == o.width &&
            actions == o.actions && blocks == o.blocks && filters == o.filters &&
-           value_hidden == o.value_hidden;
+           value_hidden == o.value_hidden && score_plies == o.score_plies;
   }
-  std::string Describe() const;  // "connect4 3x6x7 -> 7, 6 blocks x 64 filters"
+  // "connect4 3x6x7 -> 7, 6 blocks x 64 filters", and ", score head" with one
+  std::string Describe() const;
 };
 
 // A network for `game`: its name and input and output shapes, with a tower of
-// `blocks` x `filters` and `value_hidden` units in the value head.
-NetConfig GameNetConfig(const game::Game& game, int blocks = 6, int filters = 64, int value_hidden = 64);
+// `blocks` x `filters` and `value_hidden` units in the value head; with
+// `score_head`, the score head over the game's MaxGameLength() plies.
+NetConfig GameNetConfig(const game::Game& game, int blocks = 6, int filters = 64, int value_hidden = 64,
+                        bool score_head = false);
+
+// The score head's bin for a position whose game ended `plies` plies later
+// (1: its own move ended it) with `outcome` for its side to move (+1 won, -1
+// lost, 0 drawn), in a net over `score_plies`; -1 if plies is outside 1..score_plies.
+int ScoreBin(int score_plies, int plies, int outcome);
 
 struct NamedTensor {
   std::string name;

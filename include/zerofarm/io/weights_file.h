@@ -12,7 +12,10 @@
 namespace zerofarm::io {
 
 inline constexpr const char* kWeightsFormat = "zerofarm-weights";  // root attribute "format"
-inline constexpr int kWeightsFormatVersion = 1;                    // root attribute "format_version"
+// Root attribute "format_version": 1, or 2 for a net with a score head (its
+// root attribute "score_plies"), so that a zerofarm that knows only the scalar
+// head refuses it in one line.
+inline constexpr int kWeightsFormatVersion = 2;
 
 // Writes `weights` to `path` atomically: PATH.tmp, fsync, rename, fsync of the
 // directory, so a watcher never loads a partial file. Throws Error (or
@@ -28,6 +31,7 @@ inline constexpr int kMaxWeightsValueHidden = 4096;
 inline constexpr int kMaxWeightsPlanes = 256;
 inline constexpr int kMaxWeightsBoardSide = 64;
 inline constexpr int kMaxWeightsActions = 65536;
+inline constexpr int kMaxWeightsScorePlies = 1024;
 
 // Reads a weights file. Tensors come back in the order they were written (by
 // name for files that do not track creation order). Integer datasets become
@@ -37,7 +41,8 @@ inline constexpr int kMaxWeightsActions = 65536;
 //   "PATH: not an HDF5 file or truncated"
 //   "PATH: not a zerofarm weights file"  (no format attribute, or another value)
 //   "PATH: not a zerofarm weights file (missing attribute planes)"
-//   "PATH: weights format version 2; this zerofarm reads up to 1"
+//   "PATH: weights format version 3; this zerofarm reads up to 2"
+//   "PATH: not a zerofarm weights file (missing attribute score_plies)"  (version 2)
 // It is safe on a hostile file (issue 21): before a tensor is read, the tower
 // attributes must lie in the ranges above ("PATH: filters = 1000000 is out of
 // range 1..1024") and each dataset, and all of them together, must fit in the

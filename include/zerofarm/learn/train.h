@@ -43,6 +43,7 @@ struct TrainConfig {
   std::string weights;  // start here when the run has no model yet; empty = random
   int blocks = 6;       // tower of a random start
   int filters = 64;
+  bool score_head = false;         // a random start's value head: the score head (eval/weights.h)
   int batch = 256;                 // positions per step
   int64_t window = 250'000;        // train on the newest this-many positions
   int64_t min_positions = 2'048;   // wait until the window holds this many
@@ -96,7 +97,10 @@ struct TrainState {
 // With ownership, each row also gets an ownership target: its game replayed
 // to its last move, every cell of the board as it was then, +1 a stone of the
 // row's player to move, -1 of the opponent, 0 empty (int8, height x width; a
-// shard whose moves do not replay is skipped).
+// shard whose moves do not replay is skipped). Every row also gets its score
+// head target (eval/weights.h's ScoreBin): its game's outcome for the row's
+// player to move and how many plies later the game ended, from the shard's
+// result before any of the changes above.
 class ShardWindow {
  public:
   ShardWindow(std::string run_dir, int64_t window, double value_discount = 1.0, double q_weight = 0.0,
@@ -112,9 +116,10 @@ class ShardWindow {
   uint32_t NewestModelVersion() const;                   // max model_version_max in the window
 
   // Copies row `index` (0 <= index < Positions()) into the out arrays.
-  // `ownership` (height x width values; nullptr: not wanted) needs a window made with ownership.
+  // `ownership` (height x width values; nullptr: not wanted) needs a window made with ownership;
+  // `score_bin` (nullptr: not wanted) is the row's score head target.
   void Row(int64_t index, uint8_t* features, float* policy, float* z, uint8_t* full,
-           int8_t* ownership = nullptr) const;
+           int8_t* ownership = nullptr, int16_t* score_bin = nullptr) const;
 
  private:
   struct Shard {
@@ -125,8 +130,9 @@ class ShardWindow {
     std::vector<uint8_t> features;
     std::vector<float> policy;
     std::vector<float> z;
-    std::vector<uint8_t> full;      // /positions/full_search; empty: every row a full search
-    std::vector<int8_t> ownership;  // with ownership: positions x cells
+    std::vector<uint8_t> full;       // /positions/full_search; empty: every row a full search
+    std::vector<int8_t> ownership;   // with ownership: positions x cells
+    std::vector<int16_t> score_bin;  // positions: the score head's targets
   };
   // Sets the run's game from the first shard; throws if a later one differs.
   void CheckGame(const io::ShardMeta& meta, const std::string& path);

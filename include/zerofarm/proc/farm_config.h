@@ -37,6 +37,7 @@ struct FarmConfig {
   std::string models;   // directory watched for new weights; empty = OUT/models
   int blocks = 6;
   int filters = 64;
+  bool score_head = false;  // a random net's value head: the score head (eval/weights.h), not a scalar
 
   // ---- output and duration -----------------------------------------------------
   std::string out;  // run directory (shards go to OUT/shards/HOST_ID)

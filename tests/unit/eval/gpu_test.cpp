@@ -61,20 +61,25 @@ TEST_CASE("the CUDA evaluator matches the CPU one, reading and writing pinned sh
   if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
   auto g = game::MakeGame("connect4");
   eval::NetConfig c{"connect4", 3, 6, 7, 7, 2, 32, 32};
+  c.score_plies = GENERATE(0, 42);  // the scalar value head, and the score head (--score-head)
+  INFO("score_plies " << c.score_plies);
   const auto weights = eval::RandomWeights(c, 9);
+  eval::TorchOptions cpu_options;
+  cpu_options.value_discount = 0.98;
   constexpr int kLeaves = 40;
   const size_t fb = g->Shape().FeatureBytes();
   const MappedLeaves m(*g, kLeaves, 7, 3);
   uint8_t* features = m.features;
   float *policy = m.policy, *value = m.value;
   std::vector<float> cpu_policy(kLeaves * 7), cpu_value(kLeaves);
-  auto cpu = eval::MakeTorchEvaluator(weights, {});
+  auto cpu = eval::MakeTorchEvaluator(weights, cpu_options);
   eval::LeafChunk cpu_chunk{features, cpu_policy.data(), cpu_value.data(), kLeaves};
   cpu->Evaluate(&cpu_chunk, 1);
 
   for (const char* precision : {"fp32", "bf16", "fp16"}) {
     eval::TorchOptions o;
     o.cuda = true;
+    o.value_discount = 0.98;
     o.bf16 = !std::strcmp(precision, "bf16");
     o.fp16 = !std::strcmp(precision, "fp16");
     auto gpu = eval::MakeTorchEvaluator(weights, o);
@@ -97,7 +102,8 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
   if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
   if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
   auto g = game::MakeGame("connect4");
-  const eval::NetConfig c{"connect4", 3, 6, 7, 7, 2, 32, 32};
+  const eval::NetConfig c{"connect4", 3, 6, 7, 7, 2, 32, 32, GENERATE(0, 42)};  // scalar and score heads
+  INFO("score_plies " << c.score_plies);
   const auto first = eval::RandomWeights(c, 11);
   auto second = eval::RandomWeights(c, 12);
   second.version = 5;
@@ -107,6 +113,7 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
   float *policy = m.policy, *value = m.value;
   eval::TorchOptions eager_options, graph_options;
   eager_options.cuda = graph_options.cuda = true;
+  eager_options.value_discount = graph_options.value_discount = 0.98;
   graph_options.cuda_graph = true;
   auto eager = eval::MakeTorchEvaluator(first, eager_options);
   auto graphed = eval::MakeTorchEvaluator(first, graph_options);
@@ -225,14 +232,18 @@ TEST_CASE("the trainer's CUDA graph takes the eager GPU trainer's steps", "[eval
   if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
   if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
   const bool ownership = GENERATE(false, true);  // with the ownership head (train --ownership) too
-  INFO("ownership head " << ownership);
+  const bool score = GENERATE(false, true);      // with a score head (--score-head) too
+  INFO("ownership head " << ownership << ", score head " << score);
   const TrainData d = RandomTrainData(64);
   std::vector<uint8_t> mask(64);
   for (size_t i = 0; i < mask.size(); ++i) mask[i] = i % 3 != 0;
   std::vector<int8_t> own(64 * 42);
   for (size_t i = 0; i < own.size(); ++i) own[i] = static_cast<int8_t>(static_cast<int>(i % 3) - 1);
+  std::vector<int16_t> bins(64);
+  for (size_t i = 0; i < bins.size(); ++i) bins[i] = static_cast<int16_t>((i * 7) % 85);
   eval::TrainBatch batch;
   batch.ownership = own.data();
+  batch.score_bin = bins.data();
   batch.features = d.features.data();
   batch.policy = d.policy.data();
   batch.z = d.z.data();
@@ -240,7 +251,8 @@ TEST_CASE("the trainer's CUDA graph takes the eager GPU trainer's steps", "[eval
   batch.count = 64;
   eval::TrainBatch half = batch;  // another size: an eager step beside the graph
   half.count = 32;
-  const auto start = eval::RandomWeights(eval::NetConfig{"connect4", 3, 6, 7, 7, 2, 16, 16}, 4);
+  const auto start =
+      eval::RandomWeights(eval::NetConfig{"connect4", 3, 6, 7, 7, 2, 16, 16, score ? 42 : 0}, 4);
   eval::TrainerOptions o;
   o.learning_rate = 0.05;
   o.cuda = true;

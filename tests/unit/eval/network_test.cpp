@@ -75,6 +75,61 @@ TEST_CASE("the network's weights export and import to identical outputs", "[eval
   for (float v : oa.value) CHECK(std::abs(v) <= 1.0f);
 }
 
+TEST_CASE("ScoreBin lays out wins, then losses, then the draw", "[eval]") {
+  CHECK(eval::ScoreBin(42, 1, +1) == 0);  // this move wins
+  CHECK(eval::ScoreBin(42, 42, +1) == 41);
+  CHECK(eval::ScoreBin(42, 2, -1) == 43);  // the opponent's reply wins
+  CHECK(eval::ScoreBin(42, 42, -1) == 83);
+  CHECK(eval::ScoreBin(42, 7, 0) == 84);  // a draw, however far
+  CHECK(eval::ScoreBin(42, 0, +1) == -1);
+  CHECK(eval::ScoreBin(42, 43, -1) == -1);
+  eval::NetConfig c = SmallConnect4();
+  CHECK(c.ScoreBins() == 1);
+  c.score_plies = 42;
+  CHECK(c.ScoreBins() == 85);
+  CHECK_THAT(c.Describe(), Catch::EndsWith("2 blocks x 16 filters, score head"));
+  CHECK_FALSE(c.SameShape(SmallConnect4()));
+}
+
+TEST_CASE("a score head's value is its distribution weighed by the value discount", "[eval][torch]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  eval::NetConfig config = SmallConnect4();
+  config.score_plies = 42;
+  const auto features = SomePositions(6);
+  // value_head.fc2 all zero but one bias: the head is sure of that bin for every position.
+  const auto sure_of = [&](int bin, double discount) {
+    eval::WeightSet w = eval::RandomWeights(config, 1);
+    for (auto& t : w.tensors)
+      if (t.name == "value_head.fc2.weight")
+        std::fill(t.data.begin(), t.data.end(), 0.0f);
+      else if (t.name == "value_head.fc2.bias") {
+        std::fill(t.data.begin(), t.data.end(), 0.0f);
+        t.data.at(static_cast<size_t>(bin)) = 40.0f;
+      }
+    eval::TorchOptions o;
+    o.value_discount = discount;
+    auto e = eval::MakeTorchEvaluator(w, o);
+    return Run(*e, features, 6, 2).value;
+  };
+  for (float v : sure_of(eval::ScoreBin(42, 3, +1), 0.9)) CHECK(v == Approx(0.81).margin(1e-4));
+  for (float v : sure_of(eval::ScoreBin(42, 3, +1), 1.0)) CHECK(v == Approx(1.0).margin(1e-4));
+  for (float v : sure_of(eval::ScoreBin(42, 2, -1), 0.9)) CHECK(v == Approx(-0.9).margin(1e-4));
+  for (float v : sure_of(eval::ScoreBin(42, 1, -1), 0.5)) CHECK(v == Approx(-1.0).margin(1e-4));
+  for (float v : sure_of(eval::ScoreBin(42, 30, 0), 0.98)) CHECK(v == Approx(0.0).margin(1e-4));
+  // A random score head's values lie in [-1, 1], and its weights carry over as any net's.
+  const auto weights = eval::RandomWeights(config, 3);
+  CHECK(weights.Find("value_head.fc2.bias")->shape == std::vector<int64_t>{85});
+  auto a = eval::MakeTorchEvaluator(weights, {});
+  const auto out = Run(*a, features, 6, 3);
+  for (float v : out.value) CHECK(std::abs(v) <= 1.0f);
+  auto b = eval::MakeTorchEvaluator(eval::RandomWeights(config, 4), {});
+  CHECK(b->UpdateWeights(weights));
+  CHECK(Run(*b, features, 6, 1).value == out.value);
+  // Into a scalar net: refused, the net unchanged.
+  auto scalar = eval::MakeTorchEvaluator(eval::RandomWeights(SmallConnect4(), 1), {});
+  CHECK_THROWS_AS(scalar->UpdateWeights(weights), ConfigError);
+}
+
 TEST_CASE("weights for another shape are refused with one clear line", "[eval][torch]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   auto weights = eval::RandomWeights(SmallConnect4(), 1);

@@ -62,6 +62,42 @@ TEST_CASE("the trainer fits a fixed batch: both losses fall", "[trainer]") {
   CHECK(last.value < 0.6 * first.value);
 }
 
+TEST_CASE("a score head learns its bins by cross-entropy, and its checkpoints evaluate to their sign",
+          "[trainer]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  const int n = 64;
+  const Data d = RandomData(n, 3);
+  std::vector<int16_t> bins(n);
+  for (int i = 0; i < n; ++i)  // won or lost (as z says) at 1 to 9 plies
+    bins[static_cast<size_t>(i)] =
+        static_cast<int16_t>(eval::ScoreBin(42, 1 + i % 9, d.z[static_cast<size_t>(i)] > 0 ? 1 : -1));
+  eval::NetConfig config = Tiny();
+  config.score_plies = 42;
+  eval::TrainerOptions o;
+  o.learning_rate = 0.05;
+  eval::Trainer t(eval::RandomWeights(config, 1), o);
+  CHECK_THROWS_WITH(t.Step(d.Batch(n)), Catch::Contains("needs score targets"));
+  eval::TrainBatch batch = d.Batch(n);
+  batch.score_bin = bins.data();
+  const eval::TrainStepLoss first = t.Step(batch);
+  eval::TrainStepLoss last;
+  for (int i = 0; i < 200; ++i) last = t.Step(batch);
+  INFO("value " << first.value << " -> " << last.value);
+  CHECK(first.value > 3.5);  // cross-entropy over 85 bins: about ln 85 = 4.44 at the start
+  CHECK(last.value < 0.5 * first.value);
+  const eval::WeightSet w = t.Export(1);
+  CHECK(w.config.score_plies == 42);
+  // Evaluated, the value takes the sign of each row's result.
+  auto e = eval::MakeTorchEvaluator(w, {});
+  std::vector<float> policy(static_cast<size_t>(n) * 7), value(n);
+  const eval::LeafChunk chunk{d.features.data(), policy.data(), value.data(), n};
+  e->Evaluate(&chunk, 1);
+  int agree = 0;
+  for (int i = 0; i < n; ++i)
+    agree += (value[static_cast<size_t>(i)] > 0) == (d.z[static_cast<size_t>(i)] > 0);
+  CHECK(agree >= n * 9 / 10);
+}
+
 TEST_CASE("a bf16 forward pass trains like fp32 and keeps fp32 weights", "[trainer]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   const Data d = RandomData(64, 5);

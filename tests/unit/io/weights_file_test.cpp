@@ -122,9 +122,15 @@ TEST_CASE("bad weights files give one-line errors", "[io]") {
   CHECK_THROWS_WITH(ReadWeights(plain), plain + ": not a zerofarm weights file (missing attribute game)");
   {
     H5File f = OpenFile(good, /*writable=*/true);
+    WriteScalarAttr<int32_t>(f.id(), "format_version", 3);
+  }
+  CHECK_THROWS_WITH(ReadWeights(good), good + ": weights format version 3; this zerofarm reads up to 2");
+  {  // version 2 (a score head) without its score_plies
+    H5File f = OpenFile(good, /*writable=*/true);
     WriteScalarAttr<int32_t>(f.id(), "format_version", 2);
   }
-  CHECK_THROWS_WITH(ReadWeights(good), good + ": weights format version 2; this zerofarm reads up to 1");
+  CHECK_THROWS_WITH(ReadWeights(good),
+                    good + ": not a zerofarm weights file (missing attribute score_plies)");
 }
 
 TEST_CASE("CheckWeightsMatch names both configs", "[io]") {
@@ -237,6 +243,49 @@ TEST_CASE("NetTensors lists exactly what a net of that config holds", "[io]") {
   // The shipped net (written by the trainer through LibTorch) passes too.
   const std::string shipped = testing::SourceDir() + "/data/connect4-4x32.h5";
   CHECK_NOTHROW(CheckNetWeights(ReadWeights(shipped), shipped));
+}
+
+TEST_CASE("a net with a score head round-trips as format version 2, and a bad score_plies is refused",
+          "[io]") {
+  ScratchDir dir("zf-io");
+  eval::NetConfig config = kSmallC4;
+  config.score_plies = 42;
+  const std::vector<TensorSpec> specs = NetTensors(config);
+  CHECK(specs.back().name == "value_head.fc2.bias");
+  CHECK(specs.back().shape == std::vector<int64_t>{85});  // wins and losses at 1..42 plies, and the draw
+  CHECK(specs[specs.size() - 2].shape == std::vector<int64_t>{85, 16});
+  const std::string path = dir / "score.h5";
+  CHECK_NOTHROW(Load(path, FullNet(config)));
+  CHECK(ReadWeights(path).config.score_plies == 42);
+  CHECK(ReadWeights(path).config.SameShape(config));
+  {
+    H5File f = OpenFile(path);
+    CHECK(ReadScalarAttr<int32_t>(f.id(), "format_version") == 2);
+  }
+  // A scalar head stays format version 1, readable by every zerofarm before the score head.
+  WriteWeights(dir / "scalar.h5", FullNet(kSmallC4));
+  {
+    H5File f = OpenFile(dir / "scalar.h5");
+    CHECK(ReadScalarAttr<int32_t>(f.id(), "format_version") == 1);
+    CHECK_FALSE(HasAttr(f.id(), "score_plies"));
+  }
+  CHECK(ReadWeights(dir / "scalar.h5").config.score_plies == 0);
+  // The scalar head's tensors under a score head's attributes, and the reverse: one line each.
+  eval::WeightSet scalar_tensors = FullNet(kSmallC4);
+  scalar_tensors.config.score_plies = 42;
+  CHECK_THROWS_WITH(
+      Load(dir / "mixed.h5", scalar_tensors),
+      Catch::Contains("tensor value_head.fc2.weight has shape [1, 16]") && Catch::Contains("needs [85, 16]"));
+  for (int32_t bad : {0, -3, 5000}) {
+    WriteWeights(path, FullNet(config));
+    {
+      H5File f = OpenFile(path, /*writable=*/true);
+      WriteScalarAttr<int32_t>(f.id(), "score_plies", bad);
+    }
+    INFO(bad);
+    CHECK_THROWS_AS(ReadWeights(path), ConfigError);
+  }
+  CHECK_THROWS_WITH(ReadWeights(path), path + ": score_plies = 5000 is out of range 0..1024");
 }
 
 TEST_CASE("weights with a wrong shape or a missing or extra tensor or NaN or Inf are refused in one line",

@@ -285,10 +285,42 @@ TEST_CASE("a shard whose games point past its rows is skipped, whatever the valu
     CHECK(window.Positions() == good_rows);
     CHECK(window.Refresh() == 0);  // skipped once, not retried
   }
-  // Without them the games are not read: the rows themselves are sound.
+  // So does a plain window, which reads them for the score head's targets.
   learn::ShardWindow plain(dir.path(), 1'000'000);
-  CHECK(plain.Refresh() == 2);
-  CHECK(plain.Positions() == positions);
+  CHECK(plain.Refresh() == 1);
+  CHECK(plain.Positions() == good_rows);
+}
+
+TEST_CASE("every row's score target is its game's result for its mover and the plies to the end", "[train]") {
+  testing::ScratchDir dir("zf-window");
+  WriteShards(dir.path(), "", 1, 40, 21);
+  const io::ShardReader reader(dir / "shards/shard-000000.h5");
+  const io::PositionRows rows = reader.ReadAllPositions();
+  learn::ShardWindow window(dir.path(), 1'000'000, 0.9);  // a discount changes z, not the bins
+  REQUIRE(window.Refresh() == 1);
+  REQUIRE(window.Positions() == static_cast<int64_t>(rows.count));
+  std::vector<uint8_t> features(27);
+  std::vector<float> policy(9);
+  uint8_t full = 0;
+  float z = 0;
+  int16_t bin = -1;
+  int wins = 0, losses = 0, draws = 0;
+  for (const io::ShardGame& g : reader.ReadGames())
+    for (int64_t row = g.first_position; row < g.first_position + g.position_count; ++row) {
+      const auto i = static_cast<size_t>(row);
+      window.Row(row, features.data(), policy.data(), &z, &full, nullptr, &bin);
+      const int outcome = rows.z[i] > 0 ? 1 : rows.z[i] < 0 ? -1 : 0;
+      INFO("game " << g.game_id << " row " << row << " ply " << rows.ply[i] << " of " << g.length);
+      CHECK(bin == eval::ScoreBin(9, g.length - rows.ply[i], outcome));
+      // The last move's row is 1 ply from the end: its mover won, or drew.
+      if (rows.ply[i] == g.length - 1) CHECK((bin == 0 || bin == 18));
+      wins += outcome > 0;
+      losses += outcome < 0;
+      draws += outcome == 0;
+    }
+  CHECK(wins > 0);
+  CHECK(losses > 0);
+  CHECK(draws > 0);
 }
 
 TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
@@ -399,7 +431,7 @@ TEST_CASE("train refuses bad settings and a run without data", "[train]") {
 
 TEST_CASE("ownership targets: each row sees its game's last board from its own player's side", "[train]") {
   testing::ScratchDir dir("zf-window");
-  WriteShards(dir.path(), "", 1, 12, 21);
+  WriteShards(dir.path(), "", 1, 40, 21);
   const io::ShardReader reader(dir / "shards/shard-000000.h5");
   const auto rows = reader.ReadAllPositions();
   learn::ShardWindow window(dir.path(), 1'000'000, 1.0, 0.0, false, /*ownership=*/true);
