@@ -31,6 +31,31 @@ int Run(const std::vector<std::string>& args, const std::string& log, std::strin
   *err = p.Stderr();
   return code;
 }
+// `zerofarm train` of a tiny net (1 x 8) on RUN's shards, batch 32, no pacing, no waiting.
+std::vector<std::string> TinyTrain(const std::string& run, int steps, int checkpoint_steps,
+                                   const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {ZF_BINARY,
+                                   "train",
+                                   "--run",
+                                   run,
+                                   "--steps",
+                                   std::to_string(steps),
+                                   "--batch",
+                                   "32",
+                                   "--checkpoint-steps",
+                                   std::to_string(checkpoint_steps),
+                                   "--replay",
+                                   "0",
+                                   "--blocks",
+                                   "1",
+                                   "--filters",
+                                   "8",
+                                   "--min-positions",
+                                   "100",
+                                   "--no-wait"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
 int CountLines(const std::string& path) {
   std::ifstream in(path);
   int n = 0;
@@ -66,25 +91,7 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   REQUIRE(Run(FarmArgs(run, {"--duration", "8", "--shard-positions", "500"}), dir / "farm", &out, &err) == 0);
   REQUIRE(!io::ListShards(HostDir(run)).empty());
 
-  const std::vector<std::string> train = {ZF_BINARY,
-                                          "train",
-                                          "--run",
-                                          run,
-                                          "--steps",
-                                          "12",
-                                          "--batch",
-                                          "32",
-                                          "--checkpoint-steps",
-                                          "5",
-                                          "--replay",
-                                          "0",
-                                          "--blocks",
-                                          "1",
-                                          "--filters",
-                                          "8",
-                                          "--min-positions",
-                                          "100",
-                                          "--no-wait"};
+  const std::vector<std::string> train = TinyTrain(run, 12, 5);
   REQUIRE(Run(train, dir / "train1", &out, &err) == 0);
   INFO(err);
   CHECK_THAT(out, Catch::Contains("12 steps (12 in all)"));
@@ -242,29 +249,8 @@ TEST_CASE("a score head: trained on a farm's shards, then played by a farm and e
   const std::string run = dir / "run";
   std::string out, err;
   REQUIRE(Run(FarmArgs(run, {"--duration", "6", "--shard-positions", "300"}), dir / "farm", &out, &err) == 0);
-  REQUIRE(Run({ZF_BINARY,
-               "train",
-               "--run",
-               run,
-               "--steps",
-               "20",
-               "--batch",
-               "32",
-               "--checkpoint-steps",
-               "20",
-               "--replay",
-               "0",
-               "--blocks",
-               "1",
-               "--filters",
-               "8",
-               "--score-head",
-               "--value-discount",
-               "0.98",
-               "--min-positions",
-               "100",
-               "--no-wait"},
-              dir / "train", &out, &err) == 0);
+  REQUIRE(Run(TinyTrain(run, 20, 20, {"--score-head", "--value-discount", "0.98"}), dir / "train", &out,
+              &err) == 0);
   INFO(err);
   CHECK_THAT(err, Catch::Contains("1 blocks x 8 filters, score head"));
   const std::string model = run + "/models/model-1.h5";
