@@ -296,11 +296,13 @@ void CheckRunNet(const LoopConfig& c) {
   const eval::NetConfig asked = proc::NetConfigFor(*game, c.farm);
   if (kept.SameShape(asked)) return;
   const auto shape = [](const eval::NetConfig& n) {
-    return std::to_string(n.blocks) + " blocks x " + std::to_string(n.filters) + " filters";
+    return std::to_string(n.blocks) + " blocks x " + std::to_string(n.filters) + " filters" +
+           (n.score_plies > 0 ? " with a score head" : "");
   };
   throw ConfigError("the run " + c.farm.out + " trains a net of " + shape(kept) + ", not the " +
                     shape(asked) + " asked for: give --blocks " + std::to_string(kept.blocks) +
-                    " --filters " + std::to_string(kept.filters) + " to go on with it");
+                    " --filters " + std::to_string(kept.filters) +
+                    (kept.score_plies > 0 ? " --score-head" : " without --score-head") + " to go on with it");
 }
 
 // The run's CPU hours and trainer steps (0 before its first checkpoint).

@@ -330,7 +330,12 @@ TEST_CASE("zerofarm loop --recipe: base options from the file and a stage restar
   CHECK(Run({ZF_BINARY, "loop", "--recipe", dir / "changed.recipe", "--out", run, "--blocks", "2"},
             dir / "net", &out, &err) == kExitUsage);
   CHECK_THAT(err, Catch::Contains("trains a net of 1 blocks x 8 filters, not the 2 blocks x 8 filters") &&
-                      Catch::Contains("--blocks 1 --filters 8"));
+                      Catch::Contains("--blocks 1 --filters 8 without --score-head"));
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  // ... or another value head.
+  CHECK(Run({ZF_BINARY, "loop", "--recipe", dir / "changed.recipe", "--out", run, "--score-head"},
+            dir / "head", &out, &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("not the 1 blocks x 8 filters with a score head asked for"));
   CHECK(std::count(err.begin(), err.end(), '\n') == 1);
   CHECK(io::ReadTextFile(run + "/eval/curve.csv") == curve);
 
