@@ -266,15 +266,13 @@ void ShardWindow::CheckGame(const io::ShardMeta& m, const std::string& path) {
 ShardWindow::Shard ShardWindow::Load(const io::ShardReader& reader, int64_t mtime_ns) const {
   io::PositionRows rows = reader.ReadAllPositions();
   Shard s;
-  {
-    // Read once for all; the reader refuses a game whose rows are not the shard's.
-    const std::vector<io::ShardGame> games = reader.ReadGames();
-    const auto game = game::MakeGame(reader.meta().game);
-    s.score_bin = ScoreTargets(*game, games, rows);  // from z as the games ended
-    if (ownership_) s.ownership = OwnershipTargets(*game, games, rows);
-    if (value_discount_ < 1.0) DiscountValueTargets(games, value_discount_, &rows);
-    if (bootstrap_sampled_) BootstrapSampledMoves(games, reader.meta().actions, value_discount_, &rows);
-  }
+  // Read once for all; the reader refuses a game whose rows are not the shard's.
+  const std::vector<io::ShardGame> games = reader.ReadGames();
+  const auto game = game::MakeGame(reader.meta().game);
+  s.score_bin = ScoreTargets(*game, games, rows);  // from z as the games ended
+  if (ownership_) s.ownership = OwnershipTargets(*game, games, rows);
+  if (value_discount_ < 1.0) DiscountValueTargets(games, value_discount_, &rows);
+  if (bootstrap_sampled_) BootstrapSampledMoves(games, reader.meta().actions, value_discount_, &rows);
   if (q_weight_ > 0.0) BlendSearchValue(q_weight_, &rows);
   s.path = reader.path();
   s.mtime_ns = mtime_ns;
