@@ -16,6 +16,9 @@ import sys
 from collections import Counter
 from math import comb
 
+# The columns this tool reads (the file has more).
+COLUMNS = ("file", "moves", "net_verdict", "mcts_verdict")
+
 
 def sign_test(a_only, b_only):
     n = a_only + b_only
@@ -30,12 +33,19 @@ def read(path, only):
     """{(file, moves, k): row}; k counts earlier rows of the same line, so a
     position a file holds twice counts twice, as `zerofarm eval` counts it."""
     rows, seen = {}, Counter()
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            if only is None or r["file"] == only:
-                line = (r["file"], r["moves"])
-                rows[line + (seen[line],)] = r
-                seen[line] += 1
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                sys.exit(f"{path}: not a `zerofarm eval --positions-csv` file (no column {missing[0]})")
+            for r in reader:
+                if only is None or r["file"] == only:
+                    line = (r["file"], r["moves"])
+                    rows[line + (seen[line],)] = r
+                    seen[line] += 1
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        sys.exit(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}")
     return rows
 
 

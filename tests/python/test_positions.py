@@ -86,6 +86,27 @@ class PositionsCompareTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("3 ( 75.0 %)", r.stdout)
 
+    def test_bad_files_get_one_line(self):
+        # A missing file, a file of other columns, and bytes that are not text: each tool says so in
+        # one line on stderr, exits 1, and prints no traceback.
+        other = os.path.join(self.dir.name, "other.csv")
+        with open(other, "w") as f:
+            f.write("a,b\n1,2\n")
+        binary = os.path.join(self.dir.name, "binary.csv")
+        with open(binary, "wb") as f:
+            f.write(b"\xff\xfe\x00\x01")
+        cases = [(os.path.join(self.dir.name, "absent.csv"), "No such file"),
+                 (other, "not a `zerofarm eval --positions-csv` file (no column file)"),
+                 (binary, "cannot read")]
+        for tool in (COMPARE, BREAKDOWN):
+            for path, said in cases:
+                args = [path, path] if tool == COMPARE else [path]
+                r = subprocess.run([sys.executable, tool, *args], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 1, (tool, path, r.stderr))
+                self.assertIn(said, r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                self.assertNotIn("Traceback", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
