@@ -84,8 +84,7 @@ void SelfPlayGame::PlayMove() {
     }
   }
 
-  const float temperature = ply < config_.temperature_plies ? 1.0f : config_.final_temperature;
-  const int action = search_.ChooseAction(temperature, rng_);
+  const int action = search_.ChooseAction(config_.MoveTemperature(ply), rng_);
   record_.moves.push_back(static_cast<int16_t>(action));
   search_.Advance(action);
   // search_model_version_ carries over: a search that needs no new network

@@ -17,8 +17,12 @@ struct SearchConfig {
   float dirichlet_fraction = 0.25f;  // share of the root prior replaced by noise; 0 = off
   int temperature_plies = 8;         // plies played by sampling from visits (temperature 1); PUCT only
   float final_temperature = 0.0f;    // temperature after that; 0 = most visited
-  int leaves_per_round = 1;          // L: leaves per tree in flight (virtual loss when > 1)
-  bool reuse_tree = true;            // keep the chosen child's subtree between moves
+  // false: temperature 1 for each of the temperature_plies, then
+  // final_temperature (a step). true: it falls linearly over those plies, from
+  // 1 at ply 0 towards final_temperature, reached at ply temperature_plies.
+  bool temperature_falls = false;
+  int leaves_per_round = 1;  // L: leaves per tree in flight (virtual loss when > 1)
+  bool reuse_tree = true;    // keep the chosen child's subtree between moves
   // Each ply a value is backed up multiplies it by this: a win found nearer
   // the root scores higher, so the search prefers quicker wins and slower
   // losses (the exact solver's notion of the best move). 1 = AlphaZero's.
@@ -62,6 +66,13 @@ struct SearchConfig {
   float resign_target = 0.0f;
 
   bool ResignEnabled() const { return resign_threshold > -1.0f; }
+  // The temperature a self-play move at `ply` (0 = the game's first) is chosen with.
+  float MoveTemperature(int ply) const {
+    if (ply >= temperature_plies) return final_temperature;
+    if (!temperature_falls) return 1.0f;
+    return 1.0f -
+           (1.0f - final_temperature) * static_cast<float>(ply) / static_cast<float>(temperature_plies);
+  }
 
   // "simulations=100 c_puct=1.5 ...": stored in every shard.
   std::string Describe() const;

@@ -416,3 +416,27 @@ TEST_CASE("proof-shaped policy targets drop moves proven lost but --no-proof-tar
   CHECK(c.Describe().find("proof_targets") == std::string::npos);
   CHECK(Quiet(40, true).Describe().find("solver=1 proof_targets=1") != std::string::npos);
 }
+
+TEST_CASE("the opening temperature is a step by default and falls linearly with temperature_falls",
+          "[mcts]") {
+  mcts::SearchConfig c;
+  c.temperature_plies = 20;
+  c.final_temperature = 0.3f;
+  CHECK(c.MoveTemperature(0) == 1.0f);
+  CHECK(c.MoveTemperature(19) == 1.0f);
+  CHECK(c.MoveTemperature(20) == Approx(0.3f));
+  CHECK(c.MoveTemperature(60) == Approx(0.3f));
+  CHECK(c.Describe().find("temperature_falls") == std::string::npos);
+
+  c.temperature_falls = true;
+  CHECK(c.MoveTemperature(0) == 1.0f);
+  CHECK(c.MoveTemperature(10) == Approx(0.65f));  // halfway from 1 to 0.3
+  CHECK(c.MoveTemperature(19) == Approx(1.0f - 0.7f * 19.0f / 20.0f));
+  CHECK(c.MoveTemperature(20) == Approx(0.3f));
+  CHECK(c.MoveTemperature(60) == Approx(0.3f));
+  CHECK(c.Describe().find(" temperature_falls=1") != std::string::npos);
+
+  c.final_temperature = 0.0f;  // falls towards the most visited move, which ply 20 on plays
+  CHECK(c.MoveTemperature(15) == Approx(0.25f));
+  CHECK(c.MoveTemperature(20) == 0.0f);
+}
