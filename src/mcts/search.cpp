@@ -502,11 +502,19 @@ int Search::ChooseAction(float temperature, Rng& rng) const {
     }
     return nodes_[best].action;
   }
+  // n^(1/T), taken relative to the most visited move, (n / n_max)^(1/T): the same
+  // distribution, but a small temperature cannot overflow it to inf (64^(1/0.01) can).
+  int most = 0;
+  for (int i = 0; i < root.num_children; ++i) {
+    const Node& c = nodes_[root.first_child + i];
+    if (!lost(c)) most = std::max(most, c.n);
+  }
   std::vector<double> weights(root.num_children);
   double sum = 0.0;
   for (int i = 0; i < root.num_children; ++i) {
     const Node& c = nodes_[root.first_child + i];
-    weights[i] = c.n > 0 && !lost(c) ? std::pow(static_cast<double>(c.n), 1.0 / temperature) : 0.0;
+    const double share = static_cast<double>(c.n) / static_cast<double>(std::max(most, 1));
+    weights[i] = c.n > 0 && !lost(c) ? std::pow(share, 1.0 / temperature) : 0.0;
     sum += weights[i];
   }
   if (sum <= 0.0) return ChooseAction(0.0f, rng);

@@ -440,3 +440,19 @@ TEST_CASE("the opening temperature is a step by default and falls linearly with 
   CHECK(c.MoveTemperature(15) == Approx(0.25f));
   CHECK(c.MoveTemperature(20) == 0.0f);
 }
+
+TEST_CASE("a small temperature samples the most visited move, not an overflow", "[mcts]") {
+  // n^(1/T) for n = 100 visits and T = 0.005 is 10^400, past a double: the weights
+  // are taken relative to the most visited move so that they cannot become inf.
+  auto g = game::MakeGame("connect4");
+  auto state = g->Replay(g->ParseMoves("112233"));  // column 4 (action 3) wins at once
+  mcts::Search s(*g, Quiet(400), 7);
+  s.SetRoot(*state);
+  RunUniform(s);
+  Rng rng(2);
+  for (int i = 0; i < 50; ++i) CHECK(s.ChooseAction(0.005f, rng) == 3);
+  // Temperature 1 still samples the others in proportion to their visits.
+  std::set<int> seen;
+  for (int i = 0; i < 400; ++i) seen.insert(s.ChooseAction(1.0f, rng));
+  CHECK(seen.size() > 1);
+}
