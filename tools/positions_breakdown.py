@@ -13,6 +13,8 @@ import csv
 import sys
 from collections import defaultdict
 
+from positions_compare import read_rows
+
 # The columns this tool reads (the file has more).
 COLUMNS = ("file", "moves", "score", "rating", "net_verdict", "mcts_verdict")
 
@@ -35,15 +37,7 @@ def table(title, rows, key, label=str):
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit("usage: tools/positions_breakdown.py POSITIONS.csv [FILE]")
-    try:
-        with open(sys.argv[1], newline="") as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                sys.exit(f"{sys.argv[1]}: not a `zerofarm eval --positions-csv` file (no column {missing[0]})")
-            rows = list(reader)
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
-        sys.exit(f"{sys.argv[1]}: cannot read: {getattr(e, 'strerror', None) or e}")
+    rows = read_rows(sys.argv[1], COLUMNS)
     if len(sys.argv) == 3:
         rows = [r for r in rows if r["file"] == sys.argv[2]]
     if not rows:

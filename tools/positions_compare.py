@@ -29,23 +29,29 @@ def sign_test(a_only, b_only):
     return min(1.0, 2 * tail)
 
 
+def read_rows(path, columns):
+    """The rows of a `zerofarm eval --positions-csv` file, which must hold `columns`;
+    a file missing, unreadable or of other columns ends the tool with one line."""
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in columns if c not in (reader.fieldnames or [])]
+            if missing:
+                sys.exit(f"{path}: not a `zerofarm eval --positions-csv` file (no column {missing[0]})")
+            return list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        sys.exit(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}")
+
+
 def read(path, only):
     """{(file, moves, k): row}; k counts earlier rows of the same line, so a
     position a file holds twice counts twice, as `zerofarm eval` counts it."""
     rows, seen = {}, Counter()
-    try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                sys.exit(f"{path}: not a `zerofarm eval --positions-csv` file (no column {missing[0]})")
-            for r in reader:
-                if only is None or r["file"] == only:
-                    line = (r["file"], r["moves"])
-                    rows[line + (seen[line],)] = r
-                    seen[line] += 1
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
-        sys.exit(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}")
+    for r in read_rows(path, COLUMNS):
+        if only is None or r["file"] == only:
+            line = (r["file"], r["moves"])
+            rows[line + (seen[line],)] = r
+            seen[line] += 1
     return rows
 
 
