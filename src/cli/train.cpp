@@ -19,6 +19,7 @@ eval::TrainerOptions OptimiserFrom(const cxxopts::ParseResult& r, const proc::Fa
   o.momentum = r["momentum"].as<double>();
   o.l2 = r["l2"].as<double>();
   o.ownership_weight = r["ownership"].as<double>();
+  o.value_weight = r["value-weight"].as<double>();
   o.intra_op_threads = shared.eval_threads;
   const std::string device = r["device"].as<std::string>();
   if (device != "auto" && device != "cpu" && device != "cuda")
@@ -73,6 +74,10 @@ int TrainCommand(int argc, char** argv) {
       "lr", "SGD learning rate", cxxopts::value<double>()->default_value("0.02"))(
       "momentum", "SGD momentum", cxxopts::value<double>()->default_value("0.9"))(
       "l2", "L2 weight decay", cxxopts::value<double>()->default_value("0.0001"))(
+      "value-weight",
+      "The value loss's weight beside the policy loss's 1 (the scalar head's squared error or the score "
+      "head's cross-entropy)",
+      cxxopts::value<double>()->default_value("1"))(
       "device", "Where the step runs: auto (a GPU when this LibTorch sees one), cpu, cuda",
       cxxopts::value<std::string>()->default_value("auto"))(
       "cuda-graph",

@@ -178,6 +178,8 @@ void CheckTrainerOptions(const TrainerOptions& options) {
   if (options.l2 < 0) throw ConfigError("l2 must be >= 0");
   if (!(options.ownership_weight >= 0) || !std::isfinite(options.ownership_weight))
     throw ConfigError("the ownership weight must be >= 0");
+  if (!(options.value_weight > 0) || !std::isfinite(options.value_weight))
+    throw ConfigError("the value weight must be > 0");
   if (options.cuda && !TrainerCudaAvailable())
     throw ConfigError("the trainer was asked for a GPU, but this LibTorch sees none");
   if (options.cuda_graph && !TrainerCudaGraphCanRun(options))
@@ -270,12 +272,12 @@ torch::Tensor Trainer::Impl::StepOn(const torch::Tensor& features, const torch::
   auto value_loss = HasScoreHead() ? torch::nll_loss(torch::log_softmax(value, 1), score_bin.to(torch::kLong))
                                    : (value - z).pow(2).mean();
   if (!own.defined()) {
-    (policy_loss + value_loss).backward();
+    (policy_loss + options.value_weight * value_loss).backward();
     SgdUpdate();
     return torch::stack({policy_loss.detach(), value_loss.detach()});
   }
   auto own_loss = (own - ownership.flatten(1).to(torch::kFloat)).pow(2).mean();
-  (policy_loss + value_loss + options.ownership_weight * own_loss).backward();
+  (policy_loss + options.value_weight * value_loss + options.ownership_weight * own_loss).backward();
   SgdUpdate();
   return torch::stack({policy_loss.detach(), value_loss.detach(), own_loss.detach()});
 }

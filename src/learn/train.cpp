@@ -578,6 +578,9 @@ void TrainSession::LoadMomentum(const StartPoint& start) {
                << (trainer_.HasOwnershipHead() ? " with an ownership head (weight " +
                                                      std::to_string(config_.optim.ownership_weight) + ")"
                                                : std::string())
+               << (config_.optim.value_weight != 1.0
+                       ? " with the value loss at weight " + std::to_string(config_.optim.value_weight)
+                       : std::string())
                << (config_.optim.cuda ? " on the GPU" : " on the CPU")
                << (config_.optim.bf16 ? " in bf16" : " in fp32") << ": " << start.described << "; lr "
                << config_.optim.learning_rate << "; window " << window_.Positions() << " positions in "

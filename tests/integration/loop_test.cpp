@@ -158,6 +158,9 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   CHECK(Run({ZF_BINARY, "train", "--run", run, "--ownership", "-1"}, dir / "bad1o", &out, &err) ==
         kExitUsage);
   CHECK_THAT(err, Catch::Contains("the ownership weight must be >= 0"));
+  CHECK(Run({ZF_BINARY, "train", "--run", run, "--value-weight", "0"}, dir / "bad1v", &out, &err) ==
+        kExitUsage);
+  CHECK_THAT(err, Catch::Contains("the value weight must be > 0"));
   CHECK(Run({ZF_BINARY, "eval", "--weights", "random", "--pons", pons, "--rate-threads", "-1"}, dir / "bad1r",
             &out, &err) == kExitUsage);
   CHECK_THAT(err, Catch::Contains("--rate-threads must be in [0, 1024]"));

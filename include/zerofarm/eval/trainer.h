@@ -7,7 +7,8 @@
 //
 // Loss per position: cross-entropy between the policy target and
 // softmax(logits) (over all actions; targets are 0 on illegal ones) +
-// (value - z)^2 [+ ownership_weight x the mean over cells of
+// value_weight x (value - z)^2 (with a score head: x the cross-entropy of its
+// bins) [+ ownership_weight x the mean over cells of
 // (ownership - its target)^2, with the ownership head]; the batch loss is their mean, and L2 regularisation
 // enters as weight decay in the update (equivalent to adding l2/2 * |w|^2 to the loss). The optimiser is SGD
 // with (heavy-ball) momentum, written out here so its state is a set of named tensors that a checkpoint can
@@ -60,6 +61,11 @@ struct TrainerOptions {
   // it and the evaluators never run it; ExportHeads/ImportHeads carry it from
   // one invocation to the next. The CUDA graph step trains it too.
   double ownership_weight = 0.0;
+  // The value loss's weight beside the policy's 1 (> 0): the scalar head's
+  // squared error or the score head's cross-entropy (about 2 nats, twice the
+  // policy's, where the squared error is about 0.16). The losses a Step
+  // returns are unweighted.
+  double value_weight = 1.0;
 };
 
 // Whether this process's LibTorch sees a CUDA GPU (false in CPU-only builds).

@@ -332,6 +332,47 @@ TEST_CASE("a step is SGD with momentum and L2 on every parameter", "[trainer]") 
   CHECK(err_mu < 1e-6);
 }
 
+// The value weight scales the value loss's gradient and nothing else: with
+// plain SGD a step is -lr x (policy gradient + W x value gradient), so the
+// steps at W = 1, 2 and 3 are equally spaced, by the value gradient's step.
+TEST_CASE("the value weight scales the value loss's gradient, not the losses reported", "[trainer]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  const Data d = RandomData(32, 17);
+  const eval::WeightSet w0 = eval::RandomWeights(Tiny(), 6);
+  std::vector<std::unique_ptr<eval::Trainer>> t;
+  std::vector<eval::TrainStepLoss> loss;
+  for (double weight : {1.0, 2.0, 3.0}) {
+    eval::TrainerOptions o;
+    o.learning_rate = 0.1;
+    o.l2 = 0;
+    o.momentum = 0;
+    o.value_weight = weight;
+    t.push_back(std::make_unique<eval::Trainer>(w0, o));
+    loss.push_back(t.back()->Step(d.Batch(32)));
+  }
+  CHECK(loss[2].policy == Approx(loss[0].policy).epsilon(1e-6));  // the same forward pass, unweighted
+  CHECK(loss[2].value == Approx(loss[0].value).epsilon(1e-6));
+  const eval::WeightSet params = t[0]->ExportMomentum();
+  const std::vector<double> s1 = ParamDelta(params, w0, t[0]->Export(1)),
+                            s2 = ParamDelta(params, w0, t[1]->Export(1)),
+                            s3 = ParamDelta(params, w0, t[2]->Export(1));
+  std::vector<double> value_step(s1.size());
+  double err = 0;
+  for (size_t k = 0; k < s1.size(); ++k) {
+    value_step[k] = s2[k] - s1[k];
+    err = std::max(err, std::fabs((s3[k] - s2[k]) - value_step[k]));
+  }
+  INFO("largest value step " << MaxAbs(value_step));
+  REQUIRE(MaxAbs(value_step) > 1e-3);  // the weight moved the step
+  CHECK(err < 1e-5);
+
+  eval::TrainerOptions bad;
+  for (double w : {0.0, -1.0, std::nan("")}) {
+    bad.value_weight = w;
+    CHECK_THROWS_WITH(eval::Trainer(w0, bad), Catch::Contains("value weight"));
+  }
+}
+
 TEST_CASE("an ownership head learns its targets, stays out of checkpoints and carries over", "[trainer]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   const Data d = RandomData(64, 11);
