@@ -9,7 +9,6 @@ A Pons score s > 0 is a win for the side to move with its s-th last stone (s = 1
 its very last one, decided at the end of the board); 0 is a draw; s < 0 a loss (nothing to
 give away).
 """
-import csv
 import sys
 from collections import defaultdict
 
