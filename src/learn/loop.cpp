@@ -184,11 +184,22 @@ class Evaluation {
  public:
   Evaluation(const LoopConfig& c, const std::vector<std::vector<PonsPosition>>& sets, Ratings& ratings,
              const LoopClock& clock)
-      : c_(c), sets_(sets), ratings_(ratings), clock_(clock), curve_(io::RunDir(c.farm.out).CurveCsv()) {}
+      : c_(c),
+        sets_(sets),
+        ratings_(ratings),
+        clock_(clock),
+        curve_(io::RunDir(c.farm.out).CurveCsv()),
+        next_due_(MonotonicSeconds() + c.eval_every) {}
   // Measures the newest model if it is new; appends to curve.csv; prints the curve.
+  // The next one is due eval_every seconds after it ends.
   void Run();
+  // Whether eval_every seconds have passed since the last Run (or since this
+  // object was made). The cadence is the whole loop's, across its stages'
+  // pieces: a piece that starts does not restart it.
+  bool Due() const { return MonotonicSeconds() >= next_due_; }
 
  private:
+  void Measure();  // Run without the cadence
   std::vector<mcts::SearchConfig> Searches() const;
   void MeasureFile(const game::Game& game, eval::Evaluator& net, size_t i,
                    const std::vector<mcts::SearchConfig>& searches, double cpu_hours);
@@ -200,6 +211,7 @@ class Evaluation {
   const LoopClock& clock_;
   const std::string curve_;
   uint32_t last_evaluated_ = 0;
+  double next_due_;  // MonotonicSeconds(); set by the constructor and Run
   std::ostringstream table_;
 };
 
@@ -220,6 +232,11 @@ std::vector<mcts::SearchConfig> Evaluation::Searches() const {
 }
 
 void Evaluation::Run() {
+  Measure();
+  next_due_ = MonotonicSeconds() + c_.eval_every;
+}
+
+void Evaluation::Measure() {
   const double cpu_hours = clock_.CpuHours();
   clock_.Save(cpu_hours);
   const auto [best, model] = io::RunDir(c_.farm.out).NewestModel();
@@ -322,10 +339,10 @@ RunProgress Progress(const LoopConfig& c, const LoopClock& clock) {
 enum class Watched { kStopped, kChildFailed, kNextStage, kCpuBudget };
 
 // Until `hours`, a signal, a child that stopped (*code: its exit code), the
-// next stage or the CPU-hour bound; measures every eval_every seconds.
+// next stage or the CPU-hour bound; measures when the evaluation is due.
 Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::ChildProcess& trainer,
                       const LoopClock& clock, Evaluation& evaluation, size_t stages_started, int* code) {
-  double next_eval = MonotonicSeconds() + c.eval_every, next_clock = MonotonicSeconds() + 5;
+  double next_clock = MonotonicSeconds() + 5;
   const bool watch_progress = !c.stages.empty() || c.cpu_hours > 0;
   while (g_loop_stop == 0) {
     if (c.hours > 0 && clock.SecondsHere() >= c.hours * 3600) break;
@@ -337,10 +354,7 @@ Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::Child
         *code = ChildFailureCode(status);
         return Watched::kChildFailed;
       }
-    if (MonotonicSeconds() >= next_eval) {
-      evaluation.Run();
-      next_eval = MonotonicSeconds() + c.eval_every;
-    }
+    if (evaluation.Due()) evaluation.Run();
     if (watch_progress && MonotonicSeconds() >= next_clock) {  // /proc and state.txt reads, every 5 s
       const RunProgress at = Progress(c, clock);
       if (c.cpu_hours > 0 && at.cpu_hours >= c.cpu_hours) return Watched::kCpuBudget;

@@ -574,13 +574,12 @@ void TrainSession::LoadMomentum(const StartPoint& start) {
     else
       ZF_LOG(WARN) << "momentum of version " << momentum.version << " does not match; starting it at zero";
   }
-  ZF_LOG(INFO) << "training " << trainer_.Config().Describe()
-               << (trainer_.HasOwnershipHead() ? " with an ownership head (weight " +
-                                                     std::to_string(config_.optim.ownership_weight) + ")"
-                                               : std::string())
-               << (config_.optim.value_weight != 1.0
-                       ? " with the value loss at weight " + std::to_string(config_.optim.value_weight)
-                       : std::string())
+  std::ostringstream weights;  // the losses' weights the options set, as given ("0.25")
+  if (trainer_.HasOwnershipHead())
+    weights << " with an ownership head (weight " << config_.optim.ownership_weight << ")";
+  if (config_.optim.value_weight != 1.0)
+    weights << " with the value loss at weight " << config_.optim.value_weight;
+  ZF_LOG(INFO) << "training " << trainer_.Config().Describe() << weights.str()
                << (config_.optim.cuda ? " on the GPU" : " on the CPU")
                << (config_.optim.bf16 ? " in bf16" : " in fp32") << ": " << start.described << "; lr "
                << config_.optim.learning_rate << "; window " << window_.Positions() << " positions in "

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "farm_check.h"
 #include "skip.h"
@@ -132,9 +133,11 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   for (const std::string& precision : std::vector<std::string>{"bf16", "fp32"}) {
     std::vector<std::string> args = train;
     args.insert(args.end(), {"--precision", precision});
+    if (precision == "fp32") args.insert(args.end(), {"--value-weight", "0.25"});
     REQUIRE(Run(args, dir / ("train-" + precision), &out, &err) == 0);
     CHECK_THAT(err, Catch::Contains("on the CPU in " + precision + ": "));
   }
+  CHECK_THAT(err, Catch::Contains("with the value loss at weight 0.25 on the CPU"));  // as given
   // An arena between two checkpoints adds up.
   REQUIRE(Run({ZF_BINARY, "eval", "--weights", run + "/models/model-6.h5", "--against",
                run + "/models/model-1.h5", "--games", "6", "--simulations", "8"},
@@ -359,6 +362,45 @@ TEST_CASE("zerofarm loop --recipe: base options from the file and a stage restar
   CHECK_THAT(err, Catch::Contains("different builds") && Catch::Contains("rebuild both"));
   CHECK(std::count(err.begin(), err.end(), '\n') == 1);
   CHECK_FALSE(fs::exists(dir / "run3"));
+}
+
+namespace {
+// The hours column of a CSV file's rows (after its header line).
+std::vector<double> HoursColumn(const std::string& path) {
+  std::istringstream in(io::ReadTextFile(path));
+  std::vector<double> hours;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) hours.push_back(std::stod(line.substr(0, line.find(','))));
+  return hours;
+}
+}  // namespace
+
+TEST_CASE("zerofarm loop evaluates every --eval-every seconds across its stages' pieces",
+          "[multiprocess][loop][recipe]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-eval-cadence");
+  const std::string run = dir / "run", recipe = dir / "stages.recipe";
+  // A stage every 0.001 CPU hours (3.6 CPU seconds): the loop reads the clock every 5 s, so
+  // each piece is about 5 s long, under --eval-every 10. Before 2026-11-29 each piece restarted
+  // the cadence, and no evaluation ran until the last stage's piece had lasted 10 s.
+  std::string text = TinyRecipe();
+  text = text.substr(0, text.find("[stage"));
+  text.replace(text.find("eval-every = 600"), 16, "eval-every = 10");
+  for (int i = 1; i <= 8; ++i)
+    text += "[stage from 0.00" + std::to_string(i) + " cpu-hours]\ntrain-args = --lr 0.0" +
+            std::to_string(i) + "\n";
+  io::WriteTextFileAtomically(recipe, text);
+  std::string out, err;
+  REQUIRE(Run({ZF_BINARY, "loop", "--recipe", recipe, "--out", run, "--hours", "0.012"}, dir / "loop", &out,
+              &err, 400) == 0);
+  INFO(err.substr(err.size() > 4000 ? err.size() - 4000 : 0));
+  const std::vector<double> stages = HoursColumn(run + "/eval/stages.csv");
+  const std::vector<double> evaluations = HoursColumn(run + "/eval/curve.csv");
+  REQUIRE(stages.size() >= 4);  // pieces of about 5 s, not one long one
+  REQUIRE(!evaluations.empty());
+  // An evaluation between the first piece's start and the last's: the cadence ran on across them.
+  CHECK(evaluations.front() < stages.back());
 }
 
 TEST_CASE("zerofarm loop rebuilt while it runs: its next stage starts the new binaries",
