@@ -529,6 +529,9 @@ class TrainSession {
   double last_refresh_;
   double t_train_;
   int since_checkpoint_ = 0;
+  double last_checkpoint_ = -1;   // MonotonicSeconds() of the last periodic checkpoint
+  bool warned_frequent_ = false;  // WarnIfFrequent said it once
+  void WarnIfFrequent();
 };
 
 TrainSession::TrainSession(const TrainConfig& config, const Paths& paths, const game::Game& game,
@@ -687,9 +690,25 @@ void TrainSession::Step() {
   if (++since_checkpoint_ >= config_.checkpoint_steps) {
     Checkpoint();
     since_checkpoint_ = 0;
+    WarnIfFrequent();
     if (!tty_ && config_.progress)
       ZF_LOG(INFO) << "wrote " << paths_.Model(state_.version) << " at step " << state_.step;
   }
+}
+
+// Each checkpoint writes and fsyncs three or four files. Many a second stall
+// every process on a VM's disk that writes (the farm's writer and supervisor
+// too: stop 47 saw minute-long page-writeback waits), so say once when two
+// periodic ones came under a second apart.
+void TrainSession::WarnIfFrequent() {
+  const double now = MonotonicSeconds(), apart = now - last_checkpoint_;
+  const bool first = last_checkpoint_ < 0;
+  last_checkpoint_ = now;
+  if (first || warned_frequent_ || apart >= 1.0) return;
+  warned_frequent_ = true;
+  ZF_LOG(WARN) << "checkpoints " << std::lround(apart * 1000) << " ms apart (--checkpoint-steps "
+               << config_.checkpoint_steps << "): each one fsyncs its files, and many a second can stall "
+               << "every process that writes to this disk; a higher --checkpoint-steps avoids it";
 }
 
 void TrainSession::Checkpoint() {

@@ -99,6 +99,9 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   // --precision auto (the default), as for the farm's networks: bf16 only where the CPU has bf16 units.
   CHECK_THAT(err, Catch::Contains(eval::CpuHasBf16() ? "on the CPU in bf16: " : "on the CPU in fp32: "));
   CHECK(fs::exists(run + "/models/model-3.h5"));
+  // A tiny net's checkpoints every 5 steps come milliseconds apart: said once.
+  CHECK_THAT(err, Catch::Contains("ms apart (--checkpoint-steps 5)"));
+  CHECK(err.find("ms apart") == err.rfind("ms apart"));
   REQUIRE(Run(train, dir / "train2", &out, &err) == 0);
   CHECK_THAT(err, Catch::Contains("resumed at step 12"));
   CHECK_THAT(out, Catch::Contains("12 steps (24 in all)"));
