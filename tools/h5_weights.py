@@ -4,7 +4,8 @@ torch optional.
 
 Layout (docs/schema.md, "Weights files"): root attributes format =
 "zerofarm-weights", format_version = 1 (2 for a net with a score head, which
-also has score_plies), game (str), planes, height, width, actions, blocks,
+also has score_plies; 3 for a value head of more than one channel, which has
+value_channels, and score_plies where it has a score head), game (str), planes, height, width, actions, blocks,
 filters, value_hidden (int), version (uint32 model version);
 one dataset per tensor at the root, named as in PyTorch's state_dict
 ("stem.conv.weight"), float32 or int64, in the tensor's shape.
@@ -25,7 +26,7 @@ import h5py
 import numpy as np
 
 FORMAT = "zerofarm-weights"
-FORMAT_VERSION = 2  # the newest read; 1 is written for a scalar value head, 2 with score_plies
+FORMAT_VERSION = 3  # the newest read; written: 1 (scalar value head), 2 (score_plies), 3 (value_channels)
 CONFIG_KEYS = ("game", "planes", "height", "width", "actions", "blocks", "filters", "value_hidden")
 
 
@@ -38,7 +39,8 @@ def _to_numpy(t):
 
 def save_weights(path, state_dict, config, version):
     """Writes `state_dict` (name -> tensor or array) with `config` (a dict with
-    CONFIG_KEYS, and score_plies > 0 for a score head) and model `version`,
+    CONFIG_KEYS, score_plies > 0 for a score head, value_channels > 1 for a
+    value head of that many channels) and model `version`,
     atomically: PATH.tmp, fsync, rename."""
     missing = [k for k in CONFIG_KEYS if k not in config]
     if missing:
@@ -48,7 +50,10 @@ def save_weights(path, state_dict, config, version):
         with h5py.File(tmp, "w", track_order=True) as f:
             f.attrs["format"] = FORMAT
             score_plies = int(config.get("score_plies", 0))
-            f.attrs["format_version"] = np.int32(2 if score_plies > 0 else 1)
+            value_channels = int(config.get("value_channels", 1))
+            f.attrs["format_version"] = np.int32(3 if value_channels != 1 else 2 if score_plies > 0 else 1)
+            if value_channels != 1:
+                f.attrs["value_channels"] = np.int32(value_channels)
             if score_plies > 0:
                 f.attrs["score_plies"] = np.int32(score_plies)
             f.attrs["game"] = str(config["game"])
@@ -84,8 +89,10 @@ def load_weights(path, torch=False):
             raise ValueError(f"{path}: weights format version {int(f.attrs['format_version'])}; "
                              f"this reader reads up to {FORMAT_VERSION}")
         config = {k: (f.attrs[k] if k == "game" else int(f.attrs[k])) for k in CONFIG_KEYS}
-        if "score_plies" in f.attrs:  # a score head (format version 2); absent: the scalar head
+        if "score_plies" in f.attrs:  # a score head (format version 2 or 3); absent: the scalar head
             config["score_plies"] = int(f.attrs["score_plies"])
+        if "value_channels" in f.attrs:  # format version 3; absent: one channel
+            config["value_channels"] = int(f.attrs["value_channels"])
         if isinstance(config["game"], bytes):
             config["game"] = config["game"].decode()
         version = int(f.attrs["version"])
@@ -108,6 +115,7 @@ def main(argv=None):
     print(f"{args.show}: {config['game']} {config['planes']}x{config['height']}x{config['width']} "
           f"-> {config['actions']}, {config['blocks']} blocks x {config['filters']} filters, "
           f"value head {config['value_hidden']}"
+          f"{' of %d channels' % config['value_channels'] if config.get('value_channels', 1) != 1 else ''}"
           f"{', score head over %d plies' % config['score_plies'] if config.get('score_plies') else ''}, "
           f"version {version}")
     for name, a in state.items():

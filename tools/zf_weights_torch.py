@@ -8,7 +8,8 @@ so its ``state_dict()`` names are the tensor names of a zerofarm weights file
     stem.conv, stem.bn                      conv3x3 planes->filters (no bias), BatchNorm
     blocks.N.{conv1,bn1,conv2,bn2}          residual blocks: relu(bn2(conv2(relu(bn1(conv1 x)))) + x)
     policy_head.{conv,bn,fc}                conv1x1 filters->2, bn, relu, flatten, fc 2*H*W->actions
-    value_head.{conv,bn,fc1,fc2}            conv1x1 filters->1, bn, relu, flatten, fc H*W->value_hidden,
+    value_head.{conv,bn,fc1,fc2}            conv1x1 filters->value_channels (1 unless the config says),
+                                            bn, relu, flatten, fc value_channels*H*W->value_hidden,
                                             relu, fc value_hidden->1, tanh
 
 ``forward(x)`` takes features [N, planes, H, W] (uint8 as stored in shards, or
@@ -31,7 +32,7 @@ CLI (needs torch)::
 "model_version": the weights file's model version (its attribute), "config":
 the network's config}; ``from-state-dict`` records that model version again
 unless --version is given (0 for a .pt that has none).
-    zf_weights_torch.py init WEIGHTS.h5 --game connect4 [--blocks 6 --filters 64 --seed 0]
+    zf_weights_torch.py init WEIGHTS.h5 --game connect4 [--blocks 6 --filters 64 --value-channels 1 --seed 0]
 
 ``from-state-dict`` reads a plain state_dict or a checkpoint dict holding one
 under "state_dict" or "model" (a "module." or "_orig_mod." prefix from
@@ -85,18 +86,20 @@ def _bn_shapes(prefix, channels):
 
 def state_dict_shapes(config):
     """The tensors of a ZeroNet with `config` (a dict with planes, height,
-    width, actions, blocks, filters, value_hidden): an OrderedDict name ->
-    shape tuple, in PyTorch's state_dict order. Needs no torch."""
+    width, actions, blocks, filters, value_hidden; value_channels, 1 if
+    absent): an OrderedDict name -> shape tuple, in PyTorch's state_dict
+    order. Needs no torch."""
     p, h, w, a = (int(config[k]) for k in ("planes", "height", "width", "actions"))
     b, f, vh = (int(config[k]) for k in ("blocks", "filters", "value_hidden"))
+    vc = int(config.get("value_channels", 1))
     shapes = [("stem.conv.weight", (f, p, 3, 3))] + _bn_shapes("stem.bn", f)
     for i in range(b):
         shapes += [(f"blocks.{i}.conv1.weight", (f, f, 3, 3))] + _bn_shapes(f"blocks.{i}.bn1", f)
         shapes += [(f"blocks.{i}.conv2.weight", (f, f, 3, 3))] + _bn_shapes(f"blocks.{i}.bn2", f)
     shapes += [("policy_head.conv.weight", (2, f, 1, 1))] + _bn_shapes("policy_head.bn", 2)
     shapes += [("policy_head.fc.weight", (a, 2 * h * w)), ("policy_head.fc.bias", (a,))]
-    shapes += [("value_head.conv.weight", (1, f, 1, 1))] + _bn_shapes("value_head.bn", 1)
-    shapes += [("value_head.fc1.weight", (vh, h * w)), ("value_head.fc1.bias", (vh,)),
+    shapes += [("value_head.conv.weight", (vc, f, 1, 1))] + _bn_shapes("value_head.bn", vc)
+    shapes += [("value_head.fc1.weight", (vh, vc * h * w)), ("value_head.fc1.bias", (vh,)),
                ("value_head.fc2.weight", (1, vh)), ("value_head.fc2.bias", (1,))]
     return collections.OrderedDict(shapes)
 
@@ -153,6 +156,7 @@ def infer_config(state, game, height=None, width=None):
         filters, planes = _shape_of(state["stem.conv.weight"])[:2]
         actions = _shape_of(state["policy_head.fc.weight"])[0]
         value_hidden = _shape_of(state["value_head.fc1.weight"])[0]
+        value_channels = _shape_of(state["value_head.conv.weight"])[0]
     except KeyError as e:
         raise ValueError(f"not a ZeroNet state_dict: no tensor {e.args[0]}") from None
     blocks = 0
@@ -160,6 +164,8 @@ def infer_config(state, game, height=None, width=None):
         blocks += 1
     config = {"game": game, "planes": planes, "height": int(height), "width": int(width),
               "actions": actions, "blocks": blocks, "filters": filters, "value_hidden": value_hidden}
+    if value_channels != 1:
+        config["value_channels"] = value_channels
     if known is not None:
         for k in ("planes", "height", "width", "actions"):
             if config[k] != known[k]:
@@ -174,7 +180,8 @@ def describe(config, version=None):
     """"connect4 3x6x7 -> 7, 6 blocks x 64 filters, value head 64" (as the C++ logs it)."""
     text = (f"{config.get('game') or '?'} {config['planes']}x{config['height']}x{config['width']} -> "
             f"{config['actions']}, {config['blocks']} blocks x {config['filters']} filters, "
-            f"value head {config['value_hidden']}")
+            f"value head {config['value_hidden']}"
+            f"{' of %d channels' % config['value_channels'] if config.get('value_channels', 1) != 1 else ''}")
     return text if version is None else f"{text}, version {version}"
 
 
@@ -215,11 +222,11 @@ if torch is not None:
             return self.fc(F.relu(self.bn(self.conv(h))).flatten(1))
 
     class _ValueHead(nn.Module):
-        def __init__(self, filters, cells, value_hidden):
+        def __init__(self, filters, cells, value_hidden, value_channels=1):
             super().__init__()
-            self.conv = nn.Conv2d(filters, 1, 1, bias=False)
-            self.bn = nn.BatchNorm2d(1)
-            self.fc1 = nn.Linear(cells, value_hidden)
+            self.conv = nn.Conv2d(filters, value_channels, 1, bias=False)
+            self.bn = nn.BatchNorm2d(value_channels)
+            self.fc1 = nn.Linear(value_channels * cells, value_hidden)
             self.fc2 = nn.Linear(value_hidden, 1)
 
         def forward(self, h):
@@ -232,37 +239,42 @@ if torch is not None:
         forward(x): x [N, planes, H, W], uint8 or float -> (policy logits
         [N, actions], value [N]). ``config`` is the dict a weights file
         stores (game, planes, height, width, actions, blocks, filters,
-        value_hidden); ``version`` the model version (0 for a fresh net).
+        value_hidden, and value_channels where it is not 1); ``version`` the
+        model version (0 for a fresh net).
         """
 
         def __init__(self, planes, height, width, actions, blocks=DEFAULT_BLOCKS,
-                     filters=DEFAULT_FILTERS, value_hidden=DEFAULT_VALUE_HIDDEN, game=""):
+                     filters=DEFAULT_FILTERS, value_hidden=DEFAULT_VALUE_HIDDEN, game="",
+                     value_channels=1):
             super().__init__()
             self.config = {"game": game, "planes": int(planes), "height": int(height),
                            "width": int(width), "actions": int(actions), "blocks": int(blocks),
                            "filters": int(filters), "value_hidden": int(value_hidden)}
+            if int(value_channels) != 1:
+                self.config["value_channels"] = int(value_channels)
             self.version = 0
             cells = int(height) * int(width)
             self.stem = _Stem(int(planes), int(filters))
             self.blocks = nn.ModuleList(ResidualBlock(int(filters)) for _ in range(int(blocks)))
             self.policy_head = _PolicyHead(int(filters), cells, int(actions))
-            self.value_head = _ValueHead(int(filters), cells, int(value_hidden))
+            self.value_head = _ValueHead(int(filters), cells, int(value_hidden), int(value_channels))
 
         @classmethod
         def from_config(cls, config):
             """A fresh net from a dict with planes, height, width, actions (and
-            optionally blocks, filters, value_hidden, game); other keys ignored."""
-            keys = ("planes", "height", "width", "actions", "blocks", "filters", "value_hidden", "game")
+            optionally blocks, filters, value_hidden, value_channels, game); other keys ignored."""
+            keys = ("planes", "height", "width", "actions", "blocks", "filters", "value_hidden", "game",
+                    "value_channels")
             return cls(**{k: config[k] for k in keys if k in config})
 
         @classmethod
         def for_game(cls, game, blocks=DEFAULT_BLOCKS, filters=DEFAULT_FILTERS,
-                     value_hidden=DEFAULT_VALUE_HIDDEN):
+                     value_hidden=DEFAULT_VALUE_HIDDEN, value_channels=1):
             """A fresh net for a game zerofarm knows ("connect4", "tictactoe")."""
             if game not in zf_shards.GAME_SHAPES:
                 raise ValueError(f"unknown game {game!r}; known: {', '.join(sorted(zf_shards.GAME_SHAPES))}")
             return cls(blocks=blocks, filters=filters, value_hidden=value_hidden, game=game,
-                       **zf_shards.GAME_SHAPES[game])
+                       value_channels=value_channels, **zf_shards.GAME_SHAPES[game])
 
         def forward(self, x):
             dtype = self.stem.conv.weight.dtype
@@ -448,7 +460,7 @@ def _cmd_from_state_dict(args):
 def _cmd_init(args):
     torch.manual_seed(args.seed)
     if args.game in zf_shards.GAME_SHAPES:
-        net = ZeroNet.for_game(args.game, args.blocks, args.filters, args.value_hidden)
+        net = ZeroNet.for_game(args.game, args.blocks, args.filters, args.value_hidden, args.value_channels)
     else:
         raise ValueError(f"unknown game {args.game!r}; known: {', '.join(sorted(zf_shards.GAME_SHAPES))}")
     save_zerofarm_weights(net, args.weights, args.game, args.version)
@@ -478,6 +490,7 @@ def main(argv=None):
     p.add_argument("--blocks", type=int, default=DEFAULT_BLOCKS)
     p.add_argument("--filters", type=int, default=DEFAULT_FILTERS)
     p.add_argument("--value-hidden", type=int, default=DEFAULT_VALUE_HIDDEN)
+    p.add_argument("--value-channels", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--version", type=int, default=0)
     p.set_defaults(func=_cmd_init)

@@ -111,6 +111,7 @@ int TrainCommand(int argc, char** argv) {
   c.blocks = shared.blocks;
   c.filters = shared.filters;
   c.score_head = shared.score_head;
+  c.value_channels = shared.value_channels;
   c.batch = r["batch"].as<int>();
   c.optim = OptimiserFrom(r, shared);
   c.seed = shared.seed;

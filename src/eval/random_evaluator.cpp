@@ -13,6 +13,7 @@ std::string NetConfig::Describe() const {
   std::ostringstream os;
   os << game << " " << planes << "x" << height << "x" << width << " -> " << actions << ", " << blocks
      << " blocks x " << filters << " filters";
+  if (value_channels != 1) os << ", value head of " << value_channels << " channels";
   if (score_plies > 0) os << ", score head";
   return os.str();
 }
@@ -23,7 +24,8 @@ int ScoreBin(int score_plies, int plies, int outcome) {
   return (outcome > 0 ? 0 : score_plies) + plies - 1;
 }
 
-NetConfig GameNetConfig(const game::Game& game, int blocks, int filters, int value_hidden, bool score_head) {
+NetConfig GameNetConfig(const game::Game& game, int blocks, int filters, int value_hidden, bool score_head,
+                        int value_channels) {
   NetConfig c;
   c.game = game.Name();
   c.planes = game.Shape().planes;
@@ -33,6 +35,7 @@ NetConfig GameNetConfig(const game::Game& game, int blocks, int filters, int val
   c.blocks = blocks;
   c.filters = filters;
   c.value_hidden = value_hidden;
+  c.value_channels = value_channels;
   c.score_plies = score_head ? game.MaxGameLength() : 0;
   return c;
 }

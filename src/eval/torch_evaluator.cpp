@@ -51,9 +51,9 @@ ZeroNetImpl::ZeroNetImpl(const NetConfig& config)
       policy_conv(nn::Conv2dOptions(config.filters, 2, 1).bias(false)),
       policy_bn(2),
       policy_fc(2 * config.height * config.width, config.actions),
-      value_conv(nn::Conv2dOptions(config.filters, 1, 1).bias(false)),
-      value_bn(1),
-      value_fc1(config.height * config.width, config.value_hidden),
+      value_conv(nn::Conv2dOptions(config.filters, config.value_channels, 1).bias(false)),
+      value_bn(config.value_channels),
+      value_fc1(config.value_channels * config.height * config.width, config.value_hidden),
       value_fc2(config.value_hidden, config.ScoreBins()) {
   // Names follow a PyTorch module tree: stem.conv, stem.bn, blocks.N.*,
   // policy_head.{conv,bn,fc}, value_head.{conv,bn,fc1,fc2}.

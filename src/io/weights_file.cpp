@@ -27,11 +27,17 @@ void CheckTensor(const std::string& path, const eval::NamedTensor& t, std::set<s
                 std::to_string(t.Elements()) + " elements");
 }
 
+// The oldest format that holds the net: older zerofarms read what they can.
+int FormatVersionFor(const eval::NetConfig& c) {
+  if (c.value_channels != 1) return 3;
+  return c.score_plies > 0 ? 2 : 1;
+}
+
 std::vector<uint8_t> WeightsImage(const std::string& name, const eval::WeightSet& w) {
   H5File file = CreateMemoryFile(name);
   const hid_t root = file.id();
   WriteStringAttr(root, "format", kWeightsFormat);
-  WriteScalarAttr<int32_t>(root, "format_version", w.config.score_plies > 0 ? 2 : 1);
+  WriteScalarAttr<int32_t>(root, "format_version", FormatVersionFor(w.config));
   WriteStringAttr(root, "game", w.config.game);
   WriteScalarAttr<int32_t>(root, "planes", w.config.planes);
   WriteScalarAttr<int32_t>(root, "height", w.config.height);
@@ -40,6 +46,7 @@ std::vector<uint8_t> WeightsImage(const std::string& name, const eval::WeightSet
   WriteScalarAttr<int32_t>(root, "blocks", w.config.blocks);
   WriteScalarAttr<int32_t>(root, "filters", w.config.filters);
   WriteScalarAttr<int32_t>(root, "value_hidden", w.config.value_hidden);
+  if (w.config.value_channels != 1) WriteScalarAttr<int32_t>(root, "value_channels", w.config.value_channels);
   if (w.config.score_plies > 0) WriteScalarAttr<int32_t>(root, "score_plies", w.config.score_plies);
   WriteScalarAttr<uint32_t>(root, "version", w.version);
   for (const eval::NamedTensor& t : w.tensors) {
@@ -77,6 +84,7 @@ void CheckTowerRanges(const std::string& path, const eval::NetConfig& c) {
   CheckAttrRange(path, "blocks", c.blocks, 1, kMaxWeightsBlocks);
   CheckAttrRange(path, "filters", c.filters, 1, kMaxWeightsFilters);
   CheckAttrRange(path, "value_hidden", c.value_hidden, 1, kMaxWeightsValueHidden);
+  CheckAttrRange(path, "value_channels", c.value_channels, 1, kMaxWeightsValueChannels);
   CheckAttrRange(path, "score_plies", c.score_plies, 0, kMaxWeightsScorePlies);
 }
 
@@ -135,9 +143,9 @@ std::vector<TensorSpec> NetTensors(const eval::NetConfig& c) {
   AddBatchNorm(&t, "policy_head.bn", 2);
   t.push_back({"policy_head.fc.weight", {c.actions, 2 * hw}, false});
   t.push_back({"policy_head.fc.bias", {c.actions}, false});
-  t.push_back({"value_head.conv.weight", {1, f, 1, 1}, false});
-  AddBatchNorm(&t, "value_head.bn", 1);
-  t.push_back({"value_head.fc1.weight", {c.value_hidden, hw}, false});
+  t.push_back({"value_head.conv.weight", {c.value_channels, f, 1, 1}, false});
+  AddBatchNorm(&t, "value_head.bn", c.value_channels);
+  t.push_back({"value_head.fc1.weight", {c.value_hidden, c.value_channels * hw}, false});
   t.push_back({"value_head.fc1.bias", {c.value_hidden}, false});
   t.push_back({"value_head.fc2.weight", {c.ScoreBins(), c.value_hidden}, false});
   t.push_back({"value_head.fc2.bias", {c.ScoreBins()}, false});
@@ -214,10 +222,19 @@ eval::WeightSet ReadWeights(const std::string& path) {
   w.config.blocks = ReadScalarAttr<int32_t>(root, "blocks");
   w.config.filters = ReadScalarAttr<int32_t>(root, "filters");
   w.config.value_hidden = ReadScalarAttr<int32_t>(root, "value_hidden");
-  if (format_version >= 2) {
-    if (!HasAttr(root, "score_plies")) throw ConfigError(not_weights + " (missing attribute score_plies)");
+  // Version 2: a score head; version 3: value_channels, and score_plies only with a score head.
+  if (format_version == 2 && !HasAttr(root, "score_plies"))
+    throw ConfigError(not_weights + " (missing attribute score_plies)");
+  if (format_version >= 2 && HasAttr(root, "score_plies")) {
     w.config.score_plies = ReadScalarAttr<int32_t>(root, "score_plies");
-    if (w.config.score_plies < 1) throw ConfigError(path + ": score_plies must be >= 1 in format version 2");
+    if (w.config.score_plies < 1)
+      throw ConfigError(path + ": score_plies must be >= 1 in format version " +
+                        std::to_string(format_version));
+  }
+  if (format_version >= 3) {
+    if (!HasAttr(root, "value_channels"))
+      throw ConfigError(not_weights + " (missing attribute value_channels)");
+    w.config.value_channels = ReadScalarAttr<int32_t>(root, "value_channels");
   }
   w.version = ReadScalarAttr<uint32_t>(root, "version");
   CheckTowerRanges(path, w.config);
@@ -251,7 +268,8 @@ void CheckWeightsMatch(const eval::WeightSet& weights, const eval::NetConfig& ex
   }
   const bool tower_ok = (expected.blocks <= 0 || expected.blocks == have.blocks) &&
                         (expected.filters <= 0 || expected.filters == have.filters) &&
-                        (expected.value_hidden <= 0 || expected.value_hidden == have.value_hidden);
+                        (expected.value_hidden <= 0 || expected.value_hidden == have.value_hidden) &&
+                        (expected.value_channels <= 0 || expected.value_channels == have.value_channels);
   if (!tower_ok)
     throw ConfigError(source + " has " + TowerText(have) + " (value head " +
                       std::to_string(have.value_hidden) + ") but this run expects " + TowerText(expected) +

@@ -82,6 +82,7 @@ std::vector<std::string> TrainerArgv(const LoopConfig& c, const std::string& exe
            << f.search.value_discount << " --eval-threads " << f.eval_threads;
   if (!f.weights.empty()) net_args << " --weights " << f.weights;
   if (f.score_head) net_args << " --score-head";
+  if (f.value_channels != 1) net_args << " --value-channels " << f.value_channels;
   std::vector<std::string> argv = {exe, "train", "--run", f.out, "--seed", std::to_string(f.seed)};
   std::istringstream words(net_args.str());
   for (std::string w; words >> w;) argv.push_back(w);
@@ -314,11 +315,15 @@ void CheckRunNet(const LoopConfig& c) {
   if (kept.SameShape(asked)) return;
   const auto shape = [](const eval::NetConfig& n) {
     return std::to_string(n.blocks) + " blocks x " + std::to_string(n.filters) + " filters" +
+           (n.value_channels != 1 ? " with a value head of " + std::to_string(n.value_channels) + " channels"
+                                  : "") +
            (n.score_plies > 0 ? " with a score head" : "");
   };
+  const bool name_channels = kept.value_channels != 1 || asked.value_channels != 1;
   throw ConfigError("the run " + c.farm.out + " trains a net of " + shape(kept) + ", not the " +
                     shape(asked) + " asked for: give --blocks " + std::to_string(kept.blocks) +
                     " --filters " + std::to_string(kept.filters) +
+                    (name_channels ? " --value-channels " + std::to_string(kept.value_channels) : "") +
                     (kept.score_plies > 0 ? " --score-head" : " without --score-head") + " to go on with it");
 }
 

@@ -388,6 +388,7 @@ eval::NetConfig RandomNetFor(const game::Game& game, const TrainConfig& config) 
   shape.blocks = config.blocks;
   shape.filters = config.filters;
   shape.score_head = config.score_head;
+  shape.value_channels = config.value_channels;
   return proc::NetConfigFor(game, shape);
 }
 

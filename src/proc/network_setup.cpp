@@ -9,7 +9,7 @@ namespace zerofarm::proc {
 
 eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config) {
   return eval::GameNetConfig(game, config.blocks, config.filters, eval::NetConfig{}.value_hidden,
-                             config.score_head);
+                             config.score_head, config.value_channels);
 }
 
 eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path) {
@@ -17,7 +17,7 @@ eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path) 
     eval::WeightSet weights = io::ReadWeights(path);  // bounded by the file's size (issue 21)
     eval::NetConfig expected = NetConfigFor(game, FarmConfig{});
     // The file decides the tower's size; the game decides its shape.
-    expected.blocks = expected.filters = expected.value_hidden = 0;
+    expected.blocks = expected.filters = expected.value_hidden = expected.value_channels = 0;
     io::CheckWeightsMatch(weights, expected, path);
     const int plies = weights.config.score_plies;  // the file decides the head; the game its length
     if (plies != 0 && plies != game.MaxGameLength())

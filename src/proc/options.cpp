@@ -230,6 +230,10 @@ std::vector<OptionSpec> BuildTable() {
           "A random net's value head predicts how the game ends (who wins, and how many plies later, or a "
           "draw) in place of one scalar (docs/training.md, \"The score head\")",
           "1", kNet | kGtp, score_head),
+      ZF_NUM("value-channels", "value_channels", kNetwork,
+             "Channels of a random net's value head (its 1x1 convolution, before the fully connected layers; "
+             "AlphaZero's 1, AlphaZero.jl's Connect Four 32)",
+             1, 1024, kNet | kGtp, value_channels),
       ZF_NUM("eval-threads", "eval_threads", kNetwork,
              "LibTorch intra-op threads of each process that runs a network (evaluator, trainer, eval; 0 = "
              "auto: 1, measured best: docs/benchmarks.md; in zerofarm eval every CPU granted)",

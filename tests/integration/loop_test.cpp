@@ -287,6 +287,39 @@ TEST_CASE("a score head: trained on a farm's shards, then played by a farm and e
   CHECK(std::count(err.begin(), err.end(), '\n') == 1);
 }
 
+TEST_CASE("a value head of several channels is trained, resumed, played, and kept by the loop",
+          "[multiprocess][loop]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-value-channels");
+  const std::string run = dir / "run";
+  std::string out, err;
+  REQUIRE(Run(FarmArgs(run, {"--duration", "6", "--shard-positions", "300"}), dir / "farm", &out, &err) == 0);
+  REQUIRE(Run(TinyTrain(run, 10, 10, {"--value-channels", "4"}), dir / "train", &out, &err) == 0);
+  INFO(err);
+  CHECK_THAT(err, Catch::Contains("1 blocks x 8 filters, value head of 4 channels"));
+  CHECK(io::ReadWeights(run + "/models/model-1.h5").config.value_channels == 4);
+  // Resumed without the option: the run's model decides the net.
+  REQUIRE(Run(TinyTrain(run, 10, 10), dir / "train2", &out, &err) == 0);
+  CHECK_THAT(err, Catch::Contains("resumed at step 10"));
+  const std::string model = run + "/models/model-2.h5";
+  CHECK(io::ReadWeights(model).config.value_channels == 4);
+  // A farm plays it and writes games.
+  const std::string run2 = dir / "run2";
+  REQUIRE(Run(FarmArgs(run2, {"--duration", "4", "--shard-positions", "100", "--weights", model}),
+              dir / "farm2", &out, &err) == 0);
+  CHECK_THAT(err, Catch::Contains("value head of 4 channels"));
+  CHECK(CheckShards(HostDir(run2)).games > 0);
+  // A loop that would go on with one channel (the default): one line, exit 2, naming the option.
+  CHECK(Run({ZF_BINARY, "loop", "--out", run, "--blocks", "1", "--filters", "8", "--pons",
+             ReferenceFile("connect4/Test_L3_R1")},
+            dir / "loop", &out, &err) == kExitUsage);
+  CHECK_THAT(err,
+             Catch::Contains("trains a net of 1 blocks x 8 filters with a value head of 4 channels, not the "
+                             "1 blocks x 8 filters asked for") &&
+                 Catch::Contains("--blocks 1 --filters 8 --value-channels 4 without --score-head"));
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+}
+
 TEST_CASE("zerofarm loop --recipe: base options from the file and a stage restarts the trainer with its own",
           "[multiprocess][loop][recipe]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");

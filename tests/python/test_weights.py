@@ -52,6 +52,20 @@ class LayoutTest(unittest.TestCase):
         self.assertEqual(shapes["value_head.fc2.bias"], (1,))
         self.assertNotIn("blocks.2.conv1.weight", shapes)
 
+    def test_value_head_of_several_channels(self):
+        cfg = dict(C4, value_channels=4)
+        shapes = zw.state_dict_shapes(cfg)
+        self.assertEqual(shapes["value_head.conv.weight"], (4, 8, 1, 1))
+        self.assertEqual(shapes["value_head.bn.running_mean"], (4,))
+        self.assertEqual(shapes["value_head.fc1.weight"], (16, 4 * 42))
+        state = zftest.random_weights(cfg)
+        self.assertEqual(zw.infer_config(state, "connect4"), cfg)
+        self.assertIn("value head 16 of 4 channels", zw.describe(cfg))
+        # One channel stays out of the config (and the file), as zerofarm writes it.
+        self.assertNotIn("value_channels", zw.infer_config(zftest.random_weights(C4), "connect4"))
+        self.assertIn("value_head.conv.weight has shape [4, 8, 1, 1], expected [1, 8, 1, 1]",
+                      " ".join(zw.check_state_dict(state, C4)))
+
     def test_infer_config(self):
         state = zftest.random_weights(C4)
         self.assertEqual(zw.infer_config(state, "connect4"), C4)
@@ -371,6 +385,18 @@ class CppNetworkParityTest(unittest.TestCase):
         state = sensitive_weights(cfg, seed=21)
         path = os.path.join(self.dir, "np.h5")
         h5_weights.save_weights(path, state, cfg, version=4)
+        self.run_parity(path, lambda x: zftest.numpy_forward(state, cfg, x))
+
+    def test_value_channels_numpy_reference(self):
+        # A value head of 4 channels (format version 3): the C++ net flattens them as numpy does.
+        cfg = dict(C4, value_channels=4)
+        state = sensitive_weights(cfg, seed=8)
+        path = os.path.join(self.dir, "channels.h5")
+        h5_weights.save_weights(path, state, cfg, version=3)
+        with h5py.File(path, "r") as f:
+            self.assertEqual(int(f.attrs["format_version"]), 3)
+            self.assertEqual(int(f.attrs["value_channels"]), 4)
+        self.assertEqual(h5_weights.load_weights(path)[1]["value_channels"], 4)
         self.run_parity(path, lambda x: zftest.numpy_forward(state, cfg, x))
 
     @requires_torch

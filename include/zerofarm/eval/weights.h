@@ -17,7 +17,8 @@ namespace zerofarm::eval {
 
 // A residual tower shaped by the game: stem conv3x3 -> `blocks` residual blocks
 // of `filters` channels -> policy head (conv1x1 to 2 channels, fc to actions)
-// and value head (conv1x1 to 1 channel, fc to value_hidden, fc to 1, tanh; or,
+// and value head (conv1x1 to value_channels channels, 1 by default, fc to
+// value_hidden, fc to 1, tanh; or,
 // with score_plies > 0, fc to ScoreBins() logits: the score head below).
 //
 // The score head (docs/training.md, "The score head") predicts how the game
@@ -37,23 +38,27 @@ struct NetConfig {
   int blocks = 6;
   int filters = 64;
   int value_hidden = 64;
-  int score_plies = 0;  // 0: the scalar value head; else the score head over this many plies
+  int score_plies = 0;     // 0: the scalar value head; else the score head over this many plies
+  int value_channels = 1;  // the value head's conv1x1 outputs (AlphaZero's 1; AlphaZero.jl's Connect Four 32)
 
   int ScoreBins() const { return score_plies > 0 ? 2 * score_plies + 1 : 1; }  // value_head.fc2's outputs
   bool SameShape(const NetConfig& o) const {
     return game == o.game && planes == o.planes && height == o.height && width == o.width &&
            actions == o.actions && blocks == o.blocks && filters == o.filters &&
-           value_hidden == o.value_hidden && score_plies == o.score_plies;
+           value_hidden == o.value_hidden && value_channels == o.value_channels &&
+           score_plies == o.score_plies;
   }
-  // "connect4 3x6x7 -> 7, 6 blocks x 64 filters", and ", score head" with one
+  // "connect4 3x6x7 -> 7, 6 blocks x 64 filters", ", value head of 32 channels"
+  // where value_channels is not 1, and ", score head" with one
   std::string Describe() const;
 };
 
 // A network for `game`: its name and input and output shapes, with a tower of
 // `blocks` x `filters` and `value_hidden` units in the value head; with
-// `score_head`, the score head over the game's MaxGameLength() plies.
+// `score_head`, the score head over the game's MaxGameLength() plies; its
+// conv1x1 to `value_channels` channels.
 NetConfig GameNetConfig(const game::Game& game, int blocks = 6, int filters = 64, int value_hidden = 64,
-                        bool score_head = false);
+                        bool score_head = false, int value_channels = 1);
 
 // The score head's bin for a position whose game ended `plies` plies later
 // (1: its own move ended it) with `outcome` for its side to move (+1 won, -1

@@ -12,10 +12,11 @@
 namespace zerofarm::io {
 
 inline constexpr const char* kWeightsFormat = "zerofarm-weights";  // root attribute "format"
-// Root attribute "format_version": 1, or 2 for a net with a score head (its
-// root attribute "score_plies"), so that a zerofarm that knows only the scalar
-// head refuses it in one line.
-inline constexpr int kWeightsFormatVersion = 2;
+// Root attribute "format_version": 1; 2 for a net with a score head (its
+// root attribute "score_plies"); 3 for a value head of more than one channel
+// (root attribute "value_channels", and "score_plies" where it has a score
+// head). A zerofarm that does not know a file's net refuses it in one line.
+inline constexpr int kWeightsFormatVersion = 3;
 
 // Writes `weights` to `path` atomically: PATH.tmp, fsync, rename, fsync of the
 // directory, so a watcher never loads a partial file. Throws Error (or
@@ -28,6 +29,7 @@ void WriteWeights(const std::string& path, const eval::WeightSet& weights);
 inline constexpr int kMaxWeightsBlocks = 80;
 inline constexpr int kMaxWeightsFilters = 1024;
 inline constexpr int kMaxWeightsValueHidden = 4096;
+inline constexpr int kMaxWeightsValueChannels = 1024;
 inline constexpr int kMaxWeightsPlanes = 256;
 inline constexpr int kMaxWeightsBoardSide = 64;
 inline constexpr int kMaxWeightsActions = 65536;
@@ -41,8 +43,9 @@ inline constexpr int kMaxWeightsScorePlies = 1024;
 //   "PATH: not an HDF5 file or truncated"
 //   "PATH: not a zerofarm weights file"  (no format attribute, or another value)
 //   "PATH: not a zerofarm weights file (missing attribute planes)"
-//   "PATH: weights format version 3; this zerofarm reads up to 2"
+//   "PATH: weights format version 4; this zerofarm reads up to 3"
 //   "PATH: not a zerofarm weights file (missing attribute score_plies)"  (version 2)
+//   "PATH: not a zerofarm weights file (missing attribute value_channels)"  (version 3)
 // It is safe on a hostile file (issue 21): before a tensor is read, the tower
 // attributes must lie in the ranges above ("PATH: filters = 1000000 is out of
 // range 1..1024") and each dataset, and all of them together, must fit in the

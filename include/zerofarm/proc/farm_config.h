@@ -38,6 +38,7 @@ struct FarmConfig {
   int blocks = 6;
   int filters = 64;
   bool score_head = false;  // a random net's value head: the score head (eval/weights.h), not a scalar
+  int value_channels = 1;   // a random net's value head: its conv1x1's channels (eval/weights.h)
 
   // ---- output and duration -----------------------------------------------------
   std::string out;  // run directory (shards go to OUT/shards/HOST_ID)

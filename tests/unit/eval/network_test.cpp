@@ -75,6 +75,26 @@ TEST_CASE("the network's weights export and import to identical outputs", "[eval
   for (float v : oa.value) CHECK(std::abs(v) <= 1.0f);
 }
 
+TEST_CASE("a value head of several channels: its tensors and outputs, and refused under one channel's config",
+          "[eval][torch]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  auto config = SmallConnect4();
+  config.value_channels = 4;
+  const eval::WeightSet weights = eval::RandomWeights(config, 1);
+  REQUIRE(weights.Find("value_head.conv.weight"));
+  CHECK(weights.Find("value_head.conv.weight")->shape == std::vector<int64_t>{4, 16, 1, 1});
+  CHECK(weights.Find("value_head.bn.weight")->shape == std::vector<int64_t>{4});
+  CHECK(weights.Find("value_head.fc1.weight")->shape == std::vector<int64_t>{16, 4 * 42});
+  CHECK(weights.config.Describe() == "connect4 3x6x7 -> 7, 2 blocks x 16 filters, value head of 4 channels");
+  auto net = eval::MakeTorchEvaluator(weights, {});
+  const auto features = SomePositions(6);
+  const Outputs o = Run(*net, features, 6, 2);
+  for (float v : o.value) CHECK(std::abs(v) <= 1.0f);
+  auto one = weights;
+  one.config.value_channels = 1;
+  CHECK_THROWS_AS(eval::MakeTorchEvaluator(one, {}), ConfigError);
+}
+
 TEST_CASE("ScoreBin lays out wins, then losses, then the draw", "[eval]") {
   CHECK(eval::ScoreBin(42, 1, +1) == 0);  // this move wins
   CHECK(eval::ScoreBin(42, 42, +1) == 41);

@@ -122,9 +122,15 @@ TEST_CASE("bad weights files give one-line errors", "[io]") {
   CHECK_THROWS_WITH(ReadWeights(plain), plain + ": not a zerofarm weights file (missing attribute game)");
   {
     H5File f = OpenFile(good, /*writable=*/true);
+    WriteScalarAttr<int32_t>(f.id(), "format_version", 4);
+  }
+  CHECK_THROWS_WITH(ReadWeights(good), good + ": weights format version 4; this zerofarm reads up to 3");
+  {  // version 3 (a value head of several channels) without its value_channels
+    H5File f = OpenFile(good, /*writable=*/true);
     WriteScalarAttr<int32_t>(f.id(), "format_version", 3);
   }
-  CHECK_THROWS_WITH(ReadWeights(good), good + ": weights format version 3; this zerofarm reads up to 2");
+  CHECK_THROWS_WITH(ReadWeights(good),
+                    good + ": not a zerofarm weights file (missing attribute value_channels)");
   {  // version 2 (a score head) without its score_plies
     H5File f = OpenFile(good, /*writable=*/true);
     WriteScalarAttr<int32_t>(f.id(), "format_version", 2);
@@ -286,6 +292,63 @@ TEST_CASE("a net with a score head round-trips as format version 2, and a bad sc
     CHECK_THROWS_AS(ReadWeights(path), ConfigError);
   }
   CHECK_THROWS_WITH(ReadWeights(path), path + ": score_plies = 5000 is out of range 0..1024");
+}
+
+TEST_CASE("a value head of several channels round-trips as format version 3, and a bad count is refused",
+          "[io]") {
+  ScratchDir dir("zf-io");
+  eval::NetConfig config = kSmallC4;
+  config.value_channels = 4;
+  const std::vector<TensorSpec> specs = NetTensors(config);
+  const auto shape_of = [&](const std::string& name) {
+    for (const TensorSpec& s : specs)
+      if (s.name == name) return s.shape;
+    return std::vector<int64_t>{};
+  };
+  CHECK(shape_of("value_head.conv.weight") == std::vector<int64_t>{4, 8, 1, 1});
+  CHECK(shape_of("value_head.bn.running_var") == std::vector<int64_t>{4});
+  CHECK(shape_of("value_head.fc1.weight") == std::vector<int64_t>{16, 4 * 42});
+  const std::string path = dir / "channels.h5";
+  CHECK_NOTHROW(Load(path, FullNet(config)));
+  CHECK(ReadWeights(path).config.value_channels == 4);
+  CHECK(ReadWeights(path).config.SameShape(config));
+  CHECK_FALSE(ReadWeights(path).config.SameShape(kSmallC4));
+  {
+    H5File f = OpenFile(path);
+    CHECK(ReadScalarAttr<int32_t>(f.id(), "format_version") == 3);
+    CHECK(ReadScalarAttr<int32_t>(f.id(), "value_channels") == 4);
+    CHECK_FALSE(HasAttr(f.id(), "score_plies"));  // version 3 names score_plies only with a score head
+  }
+  // With a score head as well: version 3, both attributes.
+  config.score_plies = 42;
+  CHECK_NOTHROW(Load(dir / "both.h5", FullNet(config)));
+  CHECK(ReadWeights(dir / "both.h5").config.SameShape(config));
+  // One channel stays the older formats (1, or 2 with a score head), with no value_channels.
+  WriteWeights(dir / "one.h5", FullNet(kSmallC4));
+  {
+    H5File f = OpenFile(dir / "one.h5");
+    CHECK(ReadScalarAttr<int32_t>(f.id(), "format_version") == 1);
+    CHECK_FALSE(HasAttr(f.id(), "value_channels"));
+  }
+  CHECK(ReadWeights(dir / "one.h5").config.value_channels == 1);
+  // One channel's tensors under four channels' attributes: one line.
+  eval::WeightSet one = FullNet(kSmallC4);
+  one.config.value_channels = 4;
+  CHECK_THROWS_WITH(Load(dir / "mixed.h5", one), Catch::Contains("tensor value_head.conv.weight has shape "
+                                                                 "[1, 8, 1, 1]") &&
+                                                     Catch::Contains("needs [4, 8, 1, 1]"));
+  // The count is checked before any tensor is read.
+  config.score_plies = 0;
+  for (int32_t bad : {0, -1, 5000}) {
+    WriteWeights(path, FullNet(config));
+    {
+      H5File f = OpenFile(path, /*writable=*/true);
+      WriteScalarAttr<int32_t>(f.id(), "value_channels", bad);
+    }
+    INFO(bad);
+    CHECK_THROWS_WITH(ReadWeights(path),
+                      path + ": value_channels = " + std::to_string(bad) + " is out of range 1..1024");
+  }
 }
 
 TEST_CASE("weights with a wrong shape or a missing or extra tensor or NaN or Inf are refused in one line",
