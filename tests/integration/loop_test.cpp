@@ -266,8 +266,9 @@ TEST_CASE("a score head: trained on a farm's shards, then played by a farm and e
   CHECK(io::ReadWeights(model).config.score_plies == 42);
   // A farm plays it (its evaluator's value from the head's distribution) and writes games.
   const std::string run2 = dir / "run2";
-  REQUIRE(Run(FarmArgs(run2, {"--duration", "4", "--shard-positions", "100", "--weights", model,
-                              "--value-discount", "0.98"}),
+  // Until 16 games are written (not 4 s: under load a 4 s farm finished none).
+  REQUIRE(Run(FarmArgs(run2, {"--games", "16", "--duration", "120", "--shard-positions", "100", "--weights",
+                              model, "--value-discount", "0.98"}),
               dir / "farm2", &out, &err) == 0);
   CHECK_THAT(err, Catch::Contains("score head, model version 1"));
   CHECK(CheckShards(HostDir(run2)).games > 0);
@@ -305,7 +306,8 @@ TEST_CASE("a value head of several channels is trained, resumed, played, and kep
   CHECK(io::ReadWeights(model).config.value_channels == 4);
   // A farm plays it and writes games.
   const std::string run2 = dir / "run2";
-  REQUIRE(Run(FarmArgs(run2, {"--duration", "4", "--shard-positions", "100", "--weights", model}),
+  REQUIRE(Run(FarmArgs(run2, {"--games", "16", "--duration", "120", "--shard-positions", "100", "--weights",
+                              model}),
               dir / "farm2", &out, &err) == 0);
   CHECK_THAT(err, Catch::Contains("value head of 4 channels"));
   CHECK(CheckShards(HostDir(run2)).games > 0);
