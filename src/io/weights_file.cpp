@@ -270,10 +270,13 @@ void CheckWeightsMatch(const eval::WeightSet& weights, const eval::NetConfig& ex
                         (expected.filters <= 0 || expected.filters == have.filters) &&
                         (expected.value_hidden <= 0 || expected.value_hidden == have.value_hidden) &&
                         (expected.value_channels <= 0 || expected.value_channels == have.value_channels);
+  const auto head = [](const eval::NetConfig& c) {
+    return " (value head " + std::to_string(c.value_hidden) +
+           (c.value_channels != 1 ? " of " + std::to_string(c.value_channels) + " channels)" : ")");
+  };
   if (!tower_ok)
-    throw ConfigError(source + " has " + TowerText(have) + " (value head " +
-                      std::to_string(have.value_hidden) + ") but this run expects " + TowerText(expected) +
-                      " (value head " + std::to_string(expected.value_hidden) + ")");
+    throw ConfigError(source + " has " + TowerText(have) + head(have) + " but this run expects " +
+                      TowerText(expected) + head(expected));
 }
 
 }  // namespace zerofarm::io

@@ -163,9 +163,16 @@ TEST_CASE("CheckWeightsMatch names both configs", "[io]") {
   CHECK_THROWS_WITH(CheckWeightsMatch(w, bigger, "w.h5"),
                     "w.h5 has 6 blocks x 64 filters (value head 64) but this run expects 10 "
                     "blocks x 128 filters (value head 64)");
+  eval::NetConfig channels = w.config;  // only the value head's channels differ: named
+  channels.value_channels = 32;
+  CHECK_THROWS_WITH(CheckWeightsMatch(w, channels, "w.h5"),
+                    "w.h5 has 6 blocks x 64 filters (value head 64) but this run expects 6 blocks x 64 "
+                    "filters (value head 64 of 32 channels)");
   eval::NetConfig any_tower = bigger;
-  any_tower.blocks = any_tower.filters = any_tower.value_hidden = 0;
+  any_tower.blocks = any_tower.filters = any_tower.value_hidden = any_tower.value_channels = 0;
   CHECK_NOTHROW(CheckWeightsMatch(w, any_tower, "w.h5"));
+  w.config.value_channels = 32;
+  CHECK_NOTHROW(CheckWeightsMatch(w, any_tower, "w.h5"));  // 0: the file decides
 }
 
 int RunCommand(const std::string& command) {
