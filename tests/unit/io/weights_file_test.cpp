@@ -246,6 +246,13 @@ void Load(const std::string& path, const eval::WeightSet& w) {
   CheckNetWeights(ReadWeights(path), path);
 }
 
+// Writes a full net of `config` to `path`, then sets its root attribute `name` to `value`.
+void WriteWithAttr(const std::string& path, const eval::NetConfig& config, const char* name, int32_t value) {
+  WriteWeights(path, FullNet(config));
+  H5File f = OpenFile(path, /*writable=*/true);
+  WriteScalarAttr<int32_t>(f.id(), name, value);
+}
+
 TEST_CASE("NetTensors lists exactly what a net of that config holds", "[io]") {
   const std::vector<TensorSpec> specs = NetTensors(kSmallC4);
   CHECK(specs.size() == 6 + 12 + 8 + 10);  // stem, 1 block, policy head, value head
@@ -292,11 +299,7 @@ TEST_CASE("a net with a score head round-trips as format version 2, and a bad sc
       Load(dir / "mixed.h5", scalar_tensors),
       Catch::Contains("tensor value_head.fc2.weight has shape [1, 16]") && Catch::Contains("needs [85, 16]"));
   for (int32_t bad : {0, -3, 5000}) {
-    WriteWeights(path, FullNet(config));
-    {
-      H5File f = OpenFile(path, /*writable=*/true);
-      WriteScalarAttr<int32_t>(f.id(), "score_plies", bad);
-    }
+    WriteWithAttr(path, config, "score_plies", bad);
     INFO(bad);
     CHECK_THROWS_AS(ReadWeights(path), ConfigError);
   }
@@ -342,11 +345,7 @@ TEST_CASE("a value head of several channels round-trips as format version 3, and
   // The count is checked before any tensor is read.
   config.score_plies = 0;
   for (int32_t bad : {0, -1, 5000}) {
-    WriteWeights(path, FullNet(config));
-    {
-      H5File f = OpenFile(path, /*writable=*/true);
-      WriteScalarAttr<int32_t>(f.id(), "value_channels", bad);
-    }
+    WriteWithAttr(path, config, "value_channels", bad);
     INFO(bad);
     CHECK_THROWS_WITH(ReadWeights(path),
                       path + ": value_channels = " + std::to_string(bad) + " is out of range 1..1024");
@@ -393,11 +392,7 @@ TEST_CASE("tower attributes out of range are refused before any tensor is read",
                         Case{"blocks", 2000000000, "blocks = 2000000000 is out of range 1..80"},
                         Case{"value_hidden", 0, "value_hidden = 0 is out of range 1..4096"},
                         Case{"height", 100000, "height = 100000 is out of range 1..64"}}) {
-    WriteWeights(path, FullNet(kSmallC4));
-    {
-      H5File f = OpenFile(path, /*writable=*/true);
-      WriteScalarAttr<int32_t>(f.id(), c.attr, c.value);
-    }
+    WriteWithAttr(path, kSmallC4, c.attr, c.value);
     INFO(c.attr << " = " << c.value);
     CHECK_THROWS_AS(ReadWeights(path), ConfigError);
     CHECK_THROWS_WITH(ReadWeights(path), path + ": " + c.says);
