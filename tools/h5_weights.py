@@ -103,6 +103,15 @@ def load_weights(path, torch=False):
     return state, config, version
 
 
+def describe_net(config):
+    """"connect4 3x6x7 -> 7, 6 blocks x 64 filters, value head 64" (and " of C channels" where
+    value_channels is not 1): the net of a weights file's config, as the C++ logs it."""
+    return (f"{config.get('game') or '?'} {config['planes']}x{config['height']}x{config['width']} -> "
+            f"{config['actions']}, {config['blocks']} blocks x {config['filters']} filters, "
+            f"value head {config['value_hidden']}"
+            f"{' of %d channels' % config['value_channels'] if config.get('value_channels', 1) != 1 else ''}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Show a zerofarm weights file.")
     parser.add_argument("--show", metavar="FILE", required=True)
@@ -112,10 +121,7 @@ def main(argv=None):
     except (OSError, ValueError, KeyError) as e:
         print(f"{args.show}: {e}", file=sys.stderr)
         return 1
-    print(f"{args.show}: {config['game']} {config['planes']}x{config['height']}x{config['width']} "
-          f"-> {config['actions']}, {config['blocks']} blocks x {config['filters']} filters, "
-          f"value head {config['value_hidden']}"
-          f"{' of %d channels' % config['value_channels'] if config.get('value_channels', 1) != 1 else ''}"
+    print(f"{args.show}: {describe_net(config)}"
           f"{', score head over %d plies' % config['score_plies'] if config.get('score_plies') else ''}, "
           f"version {version}")
     for name, a in state.items():

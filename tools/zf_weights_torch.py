@@ -178,10 +178,7 @@ def infer_config(state, game, height=None, width=None):
 
 def describe(config, version=None):
     """"connect4 3x6x7 -> 7, 6 blocks x 64 filters, value head 64" (as the C++ logs it)."""
-    text = (f"{config.get('game') or '?'} {config['planes']}x{config['height']}x{config['width']} -> "
-            f"{config['actions']}, {config['blocks']} blocks x {config['filters']} filters, "
-            f"value head {config['value_hidden']}"
-            f"{' of %d channels' % config['value_channels'] if config.get('value_channels', 1) != 1 else ''}")
+    text = h5_weights.describe_net(config)
     return text if version is None else f"{text}, version {version}"
 
 
