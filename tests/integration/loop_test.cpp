@@ -289,7 +289,7 @@ TEST_CASE("a score head: trained on a farm's shards, then played by a farm and e
 }
 
 TEST_CASE("a value head of several channels is trained, resumed, played, and kept by the loop",
-          "[multiprocess][loop]") {
+          "[multiprocess][loop][slow]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-value-channels");
   const std::string run = dir / "run";
@@ -415,7 +415,7 @@ std::vector<double> HoursColumn(const std::string& path) {
 }  // namespace
 
 TEST_CASE("zerofarm loop evaluates every --eval-every seconds across its stages' pieces",
-          "[multiprocess][loop][recipe]") {
+          "[multiprocess][loop][recipe][slow]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-eval-cadence");
   const std::string run = dir / "run", recipe = dir / "stages.recipe";
