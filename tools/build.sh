@@ -43,4 +43,4 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${ZF_BUILD_TYPE:-RelWithDebIn
   >>"${ZF_CONFIGURE_LOG:-/dev/null}"
 # shellcheck disable=SC2086  # ZF_TARGETS is a list
 cmake --build "$build" -j"${ZF_JOBS:-$(nproc)}" ${ZF_TARGETS:+--target $ZF_TARGETS}
-echo "build: $build/zerofarm"
+if [ -n "${ZF_TARGETS:-}" ]; then echo "build: $build (only $ZF_TARGETS)"; else echo "build: $build/zerofarm"; fi

@@ -11,7 +11,7 @@
 #      one-node Slurm started as root);
 #   2. unless ZF_SANITIZERS=0: the unit, integration and fault tests again
 #      under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), and
-#      the ring and threaded tests under ThreadSanitizer (build-tsan, without
+#      the ring and threaded tests under ThreadSanitizer (build-tsan: zf_shm_test only, without
 #      LibTorch, whose OpenMP runtime TSan cannot follow). The [slow] tests
 #      (deep perft, the hard solver lines, the longest farm runs: loop, train,
 #      bench, tune, NaN at start and by hot reload, hung children, two hosts,
@@ -86,7 +86,9 @@ if [ $quick = 0 ] && [ "${ZF_SANITIZERS:-1}" != 0 ]; then
     failed+=("asan build")
   fi
   echo "== ThreadSanitizer (rings, queues, futexes, threads)"
-  if ZF_BUILD_DIR=build-tsan ZF_BUILD_TYPE=RelWithDebInfo bash tools/build.sh -DZF_SANITIZE=thread -DZF_WITH_TORCH=OFF; then
+  # Only the executable whose tests it runs: the rest of a TSan build cost CI minutes and ran nothing.
+  if ZF_BUILD_DIR=build-tsan ZF_BUILD_TYPE=RelWithDebInfo ZF_TARGETS=zf_shm_test bash tools/build.sh \
+    -DZF_SANITIZE=thread -DZF_WITH_TORCH=OFF; then
     step "tsan tests" env TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -R '^shm:' \
       --output-junit "$results/tsan.xml"
   else
