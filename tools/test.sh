@@ -11,8 +11,9 @@
 #      one-node Slurm started as root);
 #   2. unless ZF_SANITIZERS=0: the unit, integration and fault tests again
 #      under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), and
-#      the ring and threaded tests under ThreadSanitizer (build-tsan: zf_shm_test only, without
-#      LibTorch, whose OpenMP runtime TSan cannot follow). The [slow] tests
+#      the ring and threaded tests under ThreadSanitizer (build-tsan: only
+#      zf_shm_test, without LibTorch, whose OpenMP runtime TSan cannot
+#      follow). The [slow] tests
 #      (deep perft, the hard solver lines, the longest farm runs: loop, train,
 #      bench, tune, NaN at start and by hot reload, hung children, two hosts,
 #      SGF export, the gnugo games, gomoku and 9x9 go farms, the config file
