@@ -13,15 +13,15 @@
 #      under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), and
 #      the ring and threaded tests under ThreadSanitizer (build-tsan: only
 #      zf_shm_test, without LibTorch, whose OpenMP runtime TSan cannot
-#      follow). The [slow] tests
-#      (deep perft, the hard solver lines, the longest farm runs: loop, train,
-#      bench, tune, NaN at start and by hot reload, hung children, two hosts,
-#      SGF export, the gnugo games, gomoku and 9x9 go farms, the config file
-#      and metrics farms, the two-GPU plans, the resign target, the loop's
-#      evaluation cadence across stages, the value head of several channels
-#      trained and played) run only in the plain build, to keep CI under 45
-#      minutes on 2 cores (a full run took 44 minutes on 2026-11-29): each of
-#      them adds no code path under the sanitizers that a shorter test lacks;
+#      follow). The [slow] tests (deep perft, the hard solver lines, the
+#      longest farm runs: loop, train, bench, tune, NaN at start and by hot
+#      reload, hung children, two hosts, SGF export, the gnugo games, gomoku
+#      and 9x9 go farms, the config file and metrics farms, the two-GPU plans,
+#      the resign target, the loop's evaluation cadence across stages, the
+#      value head of several channels trained and played) run only in the plain
+#      build, to keep CI under 45 minutes on 2 cores (a full run took 44
+#      minutes on 2026-11-29): each of them adds no code path under the
+#      sanitizers that a shorter test lacks;
 #   3. the list of skipped tests with their reasons (tools/check_tests.py
 #      skips): the command fails if a test was skipped that must run here
 #      (only GPU tests, the Slurm test without a cgroup filesystem, the
