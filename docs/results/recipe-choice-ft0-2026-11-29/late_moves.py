@@ -1,13 +1,14 @@
-"""How often self-play played a move other than its search's most visited one, by ply.
+"""How often self-play played a move other than its search's most visited one, before and from ply 20.
 
     /usr/bin/python3 late_moves.py RUN [RUN ...]
 
 Reads each run's last 20 shards (RUN/shards/vm/shard-*.h5). A position's
 policy target is its search's visit distribution; the move played is
 games/moves at the position's ply. Prints, for plies from 20 on and before
-20, the share of positions whose played move has fewer visits than the most visited, and
-for those from 20 on how much the root value fell across the move (the
-mover's root value plus the next position's, which is the opponent's).
+20, the share of positions whose played move has fewer visits than the most
+visited, and for those from 20 on how much the root value fell across the
+move (the mover's root value plus the next position's, which is the
+opponent's).
 """
 import glob
 import sys
