@@ -1,6 +1,7 @@
 // zerofarm inspect FILE|DIR: counts, schema, per-game summary (game id with
 // its fields, moves in the game's notation, the final board), per-host totals
 // of a run with several hosts, and a board drawn for any position of a shard.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -68,18 +69,26 @@ void DrawPosition(const io::ShardReader& shard, const io::ShardGame& g, int ply)
   std::cout << "game " << GameIdText(g.game_id) << ", position after " << ply << " plies ("
             << (state->CurrentPlayer() == 0 ? "first" : "second") << " player to move):\n"
             << state->ToString();
-  if (ply < g.position_count) {
-    const auto rows = shard.ReadPositions(g.first_position + ply, 1);
-    std::cout << "recorded: z " << rows.z[0] << ", root value " << std::fixed << std::setprecision(3)
-              << rows.root_value[0] << ", model version " << rows.model_version[0] << "\npolicy target:";
-    for (int a = 0; a < shard.meta().actions; ++a)
-      if (rows.policy[a] > 0)
-        std::cout << " " << game->ActionToString(a) << ":" << std::setprecision(3) << rows.policy[a];
-    std::cout << "\n";
+  // The game's row at this ply: a game need not have a row for each ply
+  // (--random-opening-plies leaves its opening without rows).
+  const auto rows = shard.ReadPositions(g.first_position, g.position_count);
+  const auto at = std::find(rows.ply.begin(), rows.ply.end(), ply);
+  if (at == rows.ply.end()) {
+    std::cout << (ply == g.length ? "(the final position; no search was recorded for it)\n"
+                                  : "(no search was recorded for it: a random opening move)\n");
     if (ply < g.length) std::cout << "played: " << game->ActionToString(g.moves[ply]) << "\n";
-  } else {
-    std::cout << "(the final position; no search was recorded for it)\n";
+    return;
   }
+  const auto r = static_cast<size_t>(at - rows.ply.begin());
+  const auto na = static_cast<size_t>(shard.meta().actions);
+  std::cout << "recorded: z " << rows.z[r] << ", root value " << std::fixed << std::setprecision(3)
+            << rows.root_value[r] << ", model version " << rows.model_version[r] << "\npolicy target:";
+  for (size_t a = 0; a < na; ++a)
+    if (rows.policy[r * na + a] > 0)
+      std::cout << " " << game->ActionToString(static_cast<int>(a)) << ":" << std::setprecision(3)
+                << rows.policy[r * na + a];
+  std::cout << "\n";
+  if (ply < g.length) std::cout << "played: " << game->ActionToString(g.moves[ply]) << "\n";
 }
 
 // What inspect adds up over the shards it reads.

@@ -96,7 +96,8 @@ const std::vector<ShardDatasetDoc>& ShardDatasetDocs() {
        "rows of /positions"},
       {"/games/position_count",
        "Rows it has in /positions: [first_position, first_position + position_count). May be 0, or less than "
-       "length when not every position is recorded; length + 1 for a resigned game (see resigned).",
+       "length when not every position is recorded (a random opening's plies have none: see "
+       "/positions/ply); one more for a resigned game (see resigned).",
        "rows of /positions"},
       {"/games/moves",
        "Every game's moves, concatenated: 0-based action indices, as in the policy vector (zerofarm inspect "
@@ -110,7 +111,7 @@ const std::vector<ShardDatasetDoc>& ShardDatasetDocs() {
       {"/games/resigned",
        "The player (0 or 1) who resigned, ending the game (result = the other player; the game is not "
        "terminal "
-       "and position_count = length + 1: the resigning position is recorded); -1 = played to the end. Absent "
+       "and the resigning position is recorded); -1 = played to the end. Absent "
        "in "
        "older shards: read as all -1.",
        ""},

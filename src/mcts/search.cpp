@@ -61,6 +61,7 @@ std::string SearchConfig::Describe() const {
     os << " search=gumbel gumbel_m=" << gumbel_m << " gumbel_scale=" << gumbel_scale
        << " gumbel_c_visit=" << gumbel_c_visit << " gumbel_c_scale=" << gumbel_c_scale;
   if (temperature_falls) os << " temperature_falls=1";
+  if (random_opening_plies > 0) os << " random_opening_plies=" << random_opening_plies;
   if (playout_cap_fraction > 0.0f)
     os << " playout_cap_fraction=" << playout_cap_fraction << " fast_simulations=" << fast_simulations;
   if (ResignEnabled())

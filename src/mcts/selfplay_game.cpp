@@ -17,8 +17,29 @@ SelfPlayGame::SelfPlayGame(const game::Game& game, const SearchConfig& config, u
   // depend on whether resignation is on.
   const bool playthrough = rng_.Uniform() < config_.resign_playthrough;
   may_resign_ = config_.ResignEnabled() && !playthrough;
-  search_.SetRoot(*game.NewInitialState());
+  const auto start = game.NewInitialState();
+  if (config_.random_opening_plies > 0) PlayRandomOpening(start.get());
+  search_.SetRoot(*start);
   StartMove();
+}
+
+void SelfPlayGame::PlayRandomOpening(game::State* state) {
+  const auto plies = rng_.Below(static_cast<uint64_t>(config_.random_opening_plies) + 1);
+  std::vector<int> legal, open;  // open: the legal moves that do not end the game
+  for (uint64_t i = 0; i < plies; ++i) {
+    legal.clear();
+    state->LegalActions(&legal);
+    open.clear();
+    for (const int a : legal) {
+      const auto next = state->Clone();
+      next->Apply(a);
+      if (!next->IsTerminal()) open.push_back(a);
+    }
+    if (open.empty()) return;
+    const int a = open[rng_.Below(open.size())];
+    state->Apply(a);
+    record_.moves.push_back(static_cast<int16_t>(a));
+  }
 }
 
 void SelfPlayGame::StartMove() {

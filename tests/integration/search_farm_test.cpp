@@ -1,6 +1,6 @@
 // Search options end to end (docs/search.md): a farm with --search gumbel,
-// playout-cap randomisation and resignation writes valid shards. Only this
-// (parent) process asserts.
+// playout-cap randomisation, random openings and resignation writes valid
+// shards. Only this (parent) process asserts.
 #include <signal.h>
 
 #include <algorithm>
@@ -47,6 +47,43 @@ TEST_CASE("a farm with --search gumbel and a playout cap writes valid shards wit
   }
   CHECK(full > 0);
   CHECK(full < rows_total);  // some fast searches at probability 0.5
+}
+
+TEST_CASE("a farm with --random-opening-plies writes games whose rows start after the random moves",
+          "[multiprocess][farm][search]") {
+  ScratchDir dir("zf-opening");
+  const std::string out = dir / "run";
+  Spawned farm(FarmArgs(out, {"--games", "24", "--random-opening-plies", "5", "--simulations", "8"}),
+               dir / "farm");
+  const int code = farm.Wait(300);
+  INFO(farm.Stderr());
+  REQUIRE(code == 0);
+  CHECK_THAT(farm.Stdout(), Catch::Contains("24 games finished, 24 written"));
+  // Every row's targets against a replay that plays the opening first.
+  const ShardCheck check = CheckShards(HostDir(out), 5);
+  CHECK(check.games == 24);
+  CHECK(check.opening_moves > 0);  // k uniform in [0, 5]: all 24 at 0 has p < 1e-18
+  const std::vector<std::string> shards = io::ListShards(HostDir(out));
+  for (const auto& path : shards)
+    CHECK_THAT(io::ShardReader(path).meta().search, Catch::Contains(" random_opening_plies=5"));
+  // inspect --ply draws an opening position without a row, and the first searched one with its row.
+  bool drawn = false;
+  for (const io::ShardGame& g : io::ShardReader(shards[0]).ReadGames()) {
+    const int opening = g.length - g.position_count;
+    if (opening == 0) continue;
+    const std::string id = std::to_string(g.game_id);
+    Spawned before({ZF_BINARY, "inspect", shards[0], "--game-id", id, "--ply", std::to_string(opening - 1)},
+                   dir / "before");
+    REQUIRE(before.Wait(60) == 0);
+    CHECK_THAT(before.Stdout(), Catch::Contains("no search was recorded for it: a random opening move"));
+    Spawned first({ZF_BINARY, "inspect", shards[0], "--game-id", id, "--ply", std::to_string(opening)},
+                  dir / "first");
+    REQUIRE(first.Wait(60) == 0);
+    CHECK_THAT(first.Stdout(), Catch::Contains("policy target:"));
+    drawn = true;
+    break;
+  }
+  CHECK(drawn);
 }
 
 TEST_CASE("a farm with resignation ends games early and reports the false-resignation rate",
@@ -100,6 +137,7 @@ TEST_CASE("bad search options give one line on stderr and exit code 2", "[multip
   const std::vector<std::vector<std::string>> cases = {
       {"--search", "mcts"},
       {"--gumbel-m", "0"},
+      {"--random-opening-plies", "-1"},
       {"--playout-cap-fraction", "1.5"},
       {"--playout-cap-fraction", "0.5", "--fast-simulations", "200", "--simulations", "100"},
       {"--resign-threshold", "-2"},

@@ -92,10 +92,13 @@ inline std::multiset<std::string> ChildNames(pid_t parent) {
 struct ShardCheck {
   std::set<uint64_t> game_ids;
   uint64_t games = 0, positions = 0, duplicate_ids = 0;
+  uint64_t opening_moves = 0;  // moves without rows (random openings), all games
 };
 
 // Reads every shard and checks every position's targets against a replay.
-inline ShardCheck CheckShards(const std::string& dir) {
+// A game may open with up to `max_opening` moves that have no rows
+// (--random-opening-plies): they replay legally and do not end it.
+inline ShardCheck CheckShards(const std::string& dir, int max_opening = 0) {
   ShardCheck out;
   auto g = game::MakeGame("connect4");
   const size_t fb = g->Shape().FeatureBytes();
@@ -111,9 +114,17 @@ inline ShardCheck CheckShards(const std::string& dir) {
     for (const auto& game : games) {
       if (!out.game_ids.insert(game.game_id).second) ++out.duplicate_ids;
       auto state = g->NewInitialState();
-      REQUIRE(game.position_count == game.length);
-      for (int i = 0; i < game.position_count; ++i) {
-        const size_t row = game.first_position + i;
+      const int opening = game.length - game.position_count;
+      REQUIRE(opening >= 0);
+      REQUIRE(opening <= max_opening);
+      for (int i = 0; i < opening; ++i) {
+        REQUIRE(state->IsLegal(game.moves[i]));
+        state->Apply(game.moves[i]);
+        REQUIRE_FALSE(state->IsTerminal());
+      }
+      out.opening_moves += static_cast<uint64_t>(opening);
+      for (int i = opening; i < game.length; ++i) {
+        const size_t row = game.first_position + (i - opening);
         REQUIRE(rows.game_id[row] == game.game_id);
         REQUIRE(rows.ply[row] == i);
         state->EncodeFeatures(features.data());

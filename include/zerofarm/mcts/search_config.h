@@ -21,6 +21,14 @@ struct SearchConfig {
   // final_temperature (a step). true: it falls linearly over those plies, from
   // 1 at ply 0 towards final_temperature, reached at ply temperature_plies.
   bool temperature_falls = false;
+  // Self-play only (SelfPlayGame): each game starts with k uniformly random
+  // legal moves, k uniform in [0, random_opening_plies] and drawn per game
+  // from its seed; a move that would end the game is never one of them. They
+  // are not searched and have no rows: the game's first row is at ply k, and
+  // its moves (from the initial position) include them. Their plies count
+  // towards temperature_plies. 0 = off (no draw is made: the games of a run
+  // without it are as before).
+  int random_opening_plies = 0;
   int leaves_per_round = 1;  // L: leaves per tree in flight (virtual loss when > 1)
   bool reuse_tree = true;    // keep the chosen child's subtree between moves
   // Each ply a value is backed up multiplies it by this: a win found nearer

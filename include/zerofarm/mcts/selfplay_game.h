@@ -11,8 +11,8 @@
 //   }
 //   GameRecord r = g.TakeRecord();
 //
-// Playout-cap randomisation and resignation (SearchConfig) are decided here,
-// per move and per game, from the game's own seed.
+// Playout-cap randomisation, resignation and the random opening (SearchConfig)
+// are decided here, per move and per game, from the game's own seed.
 //
 // Thread safety: none; owned by one thread.
 #include <cstdint>
@@ -49,6 +49,9 @@ class SelfPlayGame {
 
  private:
   void PlayMove();
+  // Plays the game's random opening (SearchConfig::random_opening_plies) on
+  // `state`, the initial position, recording its moves and no rows.
+  void PlayRandomOpening(game::State* state);
   // Picks the next move's budget (playout cap) before its search starts.
   void StartMove();
   // Ends the game with `winner` (0, 1, or -1 for a draw), filling z.

@@ -456,3 +456,70 @@ TEST_CASE("a small temperature samples the most visited move, not an overflow", 
   for (int i = 0; i < 400; ++i) seen.insert(s.ChooseAction(1.0f, rng));
   CHECK(seen.size() > 1);
 }
+
+namespace {
+
+// Plays one self-play game to its end with a uniform network (value 0).
+mcts::GameRecord PlayUniform(const game::Game& g, const mcts::SearchConfig& c, uint64_t seed) {
+  mcts::SelfPlayGame sp(g, c, seed, seed, 0);
+  std::vector<float> zeros(g.ActionCount(), 0.0f);
+  std::vector<mcts::LeafRequest> leaves;
+  for (int rounds = 0; !sp.Finished(); ++rounds) {
+    REQUIRE(rounds < 100000);
+    leaves.clear();
+    sp.NextLeaves(8, &leaves);
+    for (const auto& l : leaves) sp.OnResult(l.token, zeros.data(), 0.0f, 1);
+  }
+  return sp.TakeRecord();
+}
+
+}  // namespace
+
+TEST_CASE("a random opening starts each self-play game with 0 to N random moves that have no rows",
+          "[mcts]") {
+  auto g = game::MakeGame("connect4");
+  mcts::SearchConfig c = Quiet(8);
+  c.random_opening_plies = 6;
+  CHECK(c.Describe().find(" random_opening_plies=6") != std::string::npos);
+  CHECK(Quiet(8).Describe().find("random_opening") == std::string::npos);
+  std::set<size_t> openings;
+  std::set<std::vector<int16_t>> first_moves;  // the opening's moves, game by game
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    const mcts::GameRecord r = PlayUniform(*g, c, seed);
+    REQUIRE(r.Positions() >= 1);
+    const size_t k = r.moves.size() - r.Positions();  // no resignation: one row per searched move
+    REQUIRE(k <= 6);
+    openings.insert(k);
+    first_moves.emplace(r.moves.begin(), r.moves.begin() + static_cast<long>(k));
+    // The rows start at ply k, one a ply, and the first is the position after the opening.
+    for (size_t i = 0; i < r.Positions(); ++i) CHECK(r.ply[i] == static_cast<int16_t>(k + i));
+    auto state = g->Replay(std::vector<int>(r.moves.begin(), r.moves.begin() + static_cast<long>(k)));
+    CHECK_FALSE(state->IsTerminal());
+    std::vector<uint8_t> features(static_cast<size_t>(g->Shape().FeatureBytes()));
+    state->EncodeFeatures(features.data());
+    CHECK(std::equal(features.begin(), features.end(), r.features.begin()));
+    // The same seed plays the same game.
+    CHECK(PlayUniform(*g, c, seed).moves == r.moves);
+  }
+  CHECK(openings.count(0) == 1);  // k is uniform in [0, 6]: 60 games miss a value with p < 1e-3
+  CHECK(openings.count(6) == 1);
+  CHECK(first_moves.size() > 40);  // random moves, not a fixed line
+}
+
+TEST_CASE("a random opening never plays a move that ends the game", "[mcts]") {
+  // Tic-tac-toe lasts at most 9 plies: an opening of up to 9 random moves
+  // would end many games before their first search if it could.
+  auto g = game::MakeGame("tictactoe");
+  mcts::SearchConfig c = Quiet(4);
+  c.random_opening_plies = 9;
+  size_t longest = 0;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    const mcts::GameRecord r = PlayUniform(*g, c, seed);
+    REQUIRE(r.Positions() >= 1);  // the game's last move was searched
+    const size_t k = r.moves.size() - r.Positions();
+    longest = std::max(longest, k);
+    CHECK_FALSE(
+        g->Replay(std::vector<int>(r.moves.begin(), r.moves.begin() + static_cast<long>(k)))->IsTerminal());
+  }
+  CHECK(longest >= 6);  // openings long enough that a move ending the game was there to avoid
+}
