@@ -76,18 +76,17 @@ void DrawPosition(const io::ShardReader& shard, const io::ShardGame& g, int ply)
   if (at == rows.ply.end()) {
     std::cout << (ply == g.length ? "(the final position; no search was recorded for it)\n"
                                   : "(no search was recorded for it: a random opening move)\n");
-    if (ply < g.length) std::cout << "played: " << game->ActionToString(g.moves[ply]) << "\n";
-    return;
+  } else {
+    const auto r = static_cast<size_t>(at - rows.ply.begin());
+    const auto na = static_cast<size_t>(shard.meta().actions);
+    std::cout << "recorded: z " << rows.z[r] << ", root value " << std::fixed << std::setprecision(3)
+              << rows.root_value[r] << ", model version " << rows.model_version[r] << "\npolicy target:";
+    for (size_t a = 0; a < na; ++a)
+      if (rows.policy[r * na + a] > 0)
+        std::cout << " " << game->ActionToString(static_cast<int>(a)) << ":" << std::setprecision(3)
+                  << rows.policy[r * na + a];
+    std::cout << "\n";
   }
-  const auto r = static_cast<size_t>(at - rows.ply.begin());
-  const auto na = static_cast<size_t>(shard.meta().actions);
-  std::cout << "recorded: z " << rows.z[r] << ", root value " << std::fixed << std::setprecision(3)
-            << rows.root_value[r] << ", model version " << rows.model_version[r] << "\npolicy target:";
-  for (size_t a = 0; a < na; ++a)
-    if (rows.policy[r * na + a] > 0)
-      std::cout << " " << game->ActionToString(static_cast<int>(a)) << ":" << std::setprecision(3)
-                << rows.policy[r * na + a];
-  std::cout << "\n";
   if (ply < g.length) std::cout << "played: " << game->ActionToString(g.moves[ply]) << "\n";
 }
 
