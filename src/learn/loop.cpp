@@ -152,7 +152,8 @@ class LoopClock {
   double Hours() const { return (earlier_ + MonotonicSeconds() - t0_) / 3600.0; }
   double CpuHours() const { return (earlier_cpu_ + proc::TreeCpuSeconds(getpid())) / 3600.0; }
   double SecondsHere() const { return MonotonicSeconds() - t0_; }
-  // Keeps both for the next piece.
+  // Keeps both for the next piece: at every evaluation, every kClockSaveSeconds
+  // while a piece runs, and when the loop ends.
   void Save(double cpu_hours) const {
     io::WriteTextFileAtomically(seconds_file_, std::to_string(earlier_ + MonotonicSeconds() - t0_) + "\n");
     io::WriteTextFileAtomically(cpu_file_, std::to_string(cpu_hours * 3600.0) + "\n");
@@ -340,6 +341,11 @@ RunProgress Progress(const LoopConfig& c, const LoopClock& clock) {
   return at;
 }
 
+// How often a piece writes its clocks (LoopClock::Save) between evaluations: a
+// loop killed without a chance to save (SIGKILL, a lost machine) loses at most
+// this much of its hours and CPU hours, not all since the last evaluation.
+constexpr double kClockSaveSeconds = 10;
+
 // Why WatchChildren returned.
 enum class Watched { kStopped, kChildFailed, kNextStage, kCpuBudget };
 
@@ -347,7 +353,7 @@ enum class Watched { kStopped, kChildFailed, kNextStage, kCpuBudget };
 // next stage or the CPU-hour bound; measures when the evaluation is due.
 Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::ChildProcess& trainer,
                       const LoopClock& clock, Evaluation& evaluation, size_t stages_started, int* code) {
-  double next_clock = MonotonicSeconds() + 5;
+  double next_clock = MonotonicSeconds() + 5, next_save = MonotonicSeconds() + kClockSaveSeconds;
   const bool watch_progress = !c.stages.empty() || c.cpu_hours > 0;
   while (g_loop_stop == 0) {
     if (c.hours > 0 && clock.SecondsHere() >= c.hours * 3600) break;
@@ -360,6 +366,10 @@ Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::Child
         return Watched::kChildFailed;
       }
     if (evaluation.Due()) evaluation.Run();
+    if (MonotonicSeconds() >= next_save) {
+      clock.Save(clock.CpuHours());
+      next_save = MonotonicSeconds() + kClockSaveSeconds;
+    }
     if (watch_progress && MonotonicSeconds() >= next_clock) {  // /proc and state.txt reads, every 5 s
       const RunProgress at = Progress(c, clock);
       if (c.cpu_hours > 0 && at.cpu_hours >= c.cpu_hours) return Watched::kCpuBudget;
@@ -447,6 +457,7 @@ int RunLoop(const LoopConfig& config) {
   }
   evaluation.Run();
   ratings.Abandon();
+  clock.Save(clock.CpuHours());  // the last evaluation's CPU time counts too
   return exit_code;
 }
 

@@ -4,6 +4,8 @@
 // parent asserts.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -413,6 +415,39 @@ std::vector<double> HoursColumn(const std::string& path) {
   return hours;
 }
 }  // namespace
+
+TEST_CASE("zerofarm loop killed by SIGKILL between evaluations keeps its clocks to within seconds",
+          "[multiprocess][loop]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-loop-killed");
+  const std::string run = dir / "run", recipe = dir / "tiny.recipe";
+  io::WriteTextFileAtomically(recipe, TinyRecipe());  // eval-every 600: no evaluation before the kill
+  const auto started = std::chrono::steady_clock::now();
+  Spawned loop({ZF_BINARY, "loop", "--recipe", recipe, "--out", run, "--hours", "0.1"}, dir / "loop");
+  const std::string seconds_file = run + "/eval/loop-seconds.txt",
+                    cpu_file = run + "/eval/loop-cpu-seconds.txt";
+  const auto saved = [&](const std::string& f) {
+    return fs::exists(f) ? std::stod(io::ReadTextFile(f)) : 0.0;
+  };
+  // Two saves, 10 s apart, then SIGKILL: no signal handler runs and nothing is written at the end.
+  REQUIRE(WaitFor([&] { return saved(seconds_file) >= 15; }, 120));
+  loop.Signal(SIGKILL);  // its children get SIGKILL too (PR_SET_PDEATHSIG)
+  REQUIRE(loop.Wait(30) == -SIGKILL);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(loop.Stderr());
+  CHECK_FALSE(fs::exists(run + "/eval/curve.csv"));  // the clocks were not an evaluation's
+  const double seconds = saved(seconds_file), cpu = saved(cpu_file);
+  CHECK(seconds >= 15);
+  CHECK(seconds <= wall);
+  CHECK(cpu > 5);  // farm and trainer, more than 15 s on this machine's cores
+  // The next piece goes on from them (its farm removes the killed farm's segment).
+  std::string out, err;
+  REQUIRE(Run({ZF_BINARY, "loop", "--recipe", recipe, "--out", run, "--hours", "0.003"}, dir / "loop2", &out,
+              &err, 300) == 0);
+  CHECK_THAT(err, Catch::Contains("removed the segment"));
+  CHECK(saved(seconds_file) > seconds + 10);
+  CHECK(saved(cpu_file) > cpu);
+}
 
 TEST_CASE("zerofarm loop evaluates every --eval-every seconds across its stages' pieces",
           "[multiprocess][loop][recipe][slow]") {
