@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Draws a learning run's curve against AlphaZero.jl's published one (issue #25).
 
-    /usr/bin/python3 tools/plot_learning.py CURVE.csv OUT.png [--clock cpu_hours|hours]
-                                           [--simulations N] [--title TEXT]
+    /usr/bin/python3 tools/plot_learning.py CURVE.csv [CURVE.csv ...] OUT.png
+        [--clock cpu_hours|hours] [--simulations N] [--files F1,F2] [--title TEXT]
 
 CURVE.csv is RUN/eval/curve.csv of `zerofarm loop` (columns hours, file,
-simulations, net_outcome_error, mcts_outcome_error, cpu_hours, solver, ...).
-For each Pons file in it, two lines against the run's clock (CPU hours of the
+simulations, net_outcome_error, mcts_outcome_error, cpu_hours, solver, ...),
+or rows of the same columns for the sets the loop does not evaluate
+(tools/sets_curve.py); several are read as one. For each Pons file in them
+(or each of --files), two lines against the run's clock (CPU hours of the
 loop's process tree by default; `--clock hours` for its wall-clock hours, the
 fair clock on a GPU machine): the share of moves that give the outcome away
 with MCTS at N simulations (plain PUCT, solver = 0; N defaults to the
@@ -15,7 +17,8 @@ AlphaZero.jl's figures for the same test sets (MCTS-600, per iteration; read
 off its plot, ../shared/PEERS.md "Connect Four strength") are drawn as
 markers against its iterations on the top axis: its clock (about ten hours
 for 15 iterations on an RTX 2070 and a 6-core i5) is not ours, so the two x
-axes are not one scale. Needs matplotlib (Debian: python3-matplotlib).
+axes are not one scale. Issue #25's targets for each drawn file are thin
+horizontal lines in its colour (MCTS-600 solid, the network alone dashed). Needs matplotlib (Debian: python3-matplotlib).
 """
 import argparse
 import csv
@@ -37,14 +40,22 @@ ALPHAZERO_JL = {
     "Test_L2_R2": ("Middle-Medium", [10.9, 7.4, 3.7, 1.9, 2.7]),
     "Test_L1_R3": ("Beginning-Hard", [35.7, 14.1, 11.0, 6.2, 7.9]),
 }
+# Pons file -> issue #25's targets in %: MCTS-600 and the network alone.
+TARGETS = {"Test_L1_R3": (3.0, 8.0), "Test_L1_R1": (0.2, 3.0), "Test_L2_R1": (0.2, 3.0),
+           "Test_L3_R1": (0.2, 3.0)}
 
 
-def read_curve(path, simulations):
-    with open(path, newline="") as f:
-        rows = [r for r in csv.DictReader((line for line in f if not line.startswith("#")))]
+def read_curve(paths, simulations):
+    rows = []
+    for path in paths:
+        try:
+            with open(path, newline="") as f:
+                rows += [r for r in csv.DictReader((line for line in f if not line.startswith("#")))]
+        except OSError as e:
+            raise SystemExit("plot_learning.py: %s: %s" % (path, e.strerror))
     rows = [r for r in rows if r.get("solver", "0") in ("0", "")]
     if not rows:
-        raise SystemExit("plot_learning.py: no rows with solver = 0 in " + path)
+        raise SystemExit("plot_learning.py: no rows with solver = 0 in " + " ".join(paths))
     if simulations is None:
         simulations = max(int(r["simulations"]) for r in rows)
     return [r for r in rows if int(r["simulations"]) == simulations], simulations
@@ -52,24 +63,35 @@ def read_curve(path, simulations):
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    p.add_argument("curve")
+    p.add_argument("curve", nargs="+")
     p.add_argument("out")
     p.add_argument("--clock", choices=("cpu_hours", "hours"), default="cpu_hours")
     p.add_argument("--simulations", type=int)
+    p.add_argument("--files", help="the Pons files to draw, comma-separated (default: all)")
     p.add_argument("--title", default="")
     a = p.parse_args(argv[1:])
     rows, sims = read_curve(a.curve, a.simulations)
     files = sorted({r["file"] for r in rows})
+    if a.files:
+        absent = [f for f in a.files.split(",") if f not in files]
+        if absent:
+            raise SystemExit("plot_learning.py: no rows of %s at MCTS-%d" % (absent[0], sims))
+        files = a.files.split(",")
     fig, ax = plt.subplots(figsize=(9, 5.5))
     top = ax.twiny()
     for i, name in enumerate(files):
         color = "C%d" % i
-        mine = sorted((float(r[a.clock]), r) for r in rows if r["file"] == name)
+        # One point per checkpoint: a sets curve repeats the loop's own rows for its two sets.
+        seen = {(r[a.clock], r["model_version"]): r for r in rows if r["file"] == name}
+        mine = sorted(((float(r[a.clock]), r) for r in seen.values()), key=lambda p: p[0])
         x = [t for t, _ in mine]
         ax.plot(x, [100 * float(r["mcts_outcome_error"]) for _, r in mine], "-o", color=color, ms=3,
                 label="%s: MCTS-%d" % (name, sims))
         ax.plot(x, [100 * float(r["net_outcome_error"]) for _, r in mine], "--", color=color,
                 label="%s: network alone" % name)
+        if name in TARGETS:  # thin lines in the file's colour, one legend entry for all
+            for y, style in zip(TARGETS[name], ("-", "--")):
+                ax.axhline(y, color=color, ls=style, lw=0.8, alpha=0.45)
         if name in ALPHAZERO_JL:
             jl_name, errors = ALPHAZERO_JL[name]
             top.plot(ALPHAZERO_JL_ITERATIONS, errors, ":s", color=color, ms=6, mfc="none",
@@ -82,6 +104,8 @@ def main(argv):
     ax.set_ylim(bottom=0)
     top.set_ylim(ax.get_ylim())
     ax.grid(alpha=0.3)
+    if any(name in TARGETS for name in files):
+        ax.plot([], [], color="gray", lw=0.8, alpha=0.6, label="issue #25 targets (thin; alone dashed)")
     lines = ax.get_legend_handles_labels()
     jl = top.get_legend_handles_labels()
     ax.legend(lines[0] + jl[0], lines[1] + jl[1], fontsize=8, loc="upper right")

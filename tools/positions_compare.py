@@ -29,15 +29,16 @@ def sign_test(a_only, b_only):
     return min(1.0, 2 * tail)
 
 
-def read_rows(path, columns):
-    """The rows of a `zerofarm eval --positions-csv` file, which must hold `columns`;
-    a file missing, unreadable or of other columns ends the tool with one line."""
+def read_rows(path, columns, what="`zerofarm eval --positions-csv` file"):
+    """The rows of a CSV file (by default a `zerofarm eval --positions-csv` one), which
+    must hold `columns`; a file missing, unreadable or of other columns ends the tool
+    with one line."""
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
             missing = [c for c in columns if c not in (reader.fieldnames or [])]
             if missing:
-                sys.exit(f"{path}: not a `zerofarm eval --positions-csv` file (no column {missing[0]})")
+                sys.exit(f"{path}: not a {what} (no column {missing[0]})")
             return list(reader)
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         sys.exit(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}")
