@@ -101,6 +101,7 @@ def main(argv):
     ax.set_ylabel("moves that give the outcome away (%)")
     top.set_xlabel("AlphaZero.jl: iteration (5000 games at 600 simulations; about 10 h for 15 on an RTX 2070)")
     top.set_xlim(0, 16)
+    ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
     top.set_ylim(ax.get_ylim())
     ax.grid(alpha=0.3)
