@@ -18,7 +18,8 @@ off its plot, ../shared/PEERS.md "Connect Four strength") are drawn as
 markers against its iterations on the top axis: its clock (about ten hours
 for 15 iterations on an RTX 2070 and a 6-core i5) is not ours, so the two x
 axes are not one scale. Issue #25's targets for each drawn file are thin
-horizontal lines in its colour (MCTS-600 solid, the network alone dashed). Needs matplotlib (Debian: python3-matplotlib).
+horizontal lines in its colour (MCTS-600 solid, the network alone dashed).
+Needs matplotlib (Debian: python3-matplotlib).
 """
 import argparse
 import csv

@@ -4,8 +4,6 @@ synthetic tools/eval_sets.sh logs: the rows, the clocks, the checks, the PNG."""
 import csv
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
@@ -30,9 +28,7 @@ def json_line(version, name, net_outcome, mcts_outcome, mcts=True):
     return json.dumps(j, separators=(",", ":"))
 
 
-def run(tool, *args):
-    return subprocess.run([sys.executable, tool, *args], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, timeout=120)
+run = zftest.run_tool
 
 
 class LearningToolsTest(unittest.TestCase):

@@ -2,8 +2,6 @@
 
 import csv
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
@@ -56,8 +54,7 @@ def write_csv(path, header, rows, trailing=""):
 
 
 def run_plotter(*args):
-    return subprocess.run([sys.executable, PLOTTER, *args], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, timeout=120)
+    return zftest.run_tool(PLOTTER, *args)
 
 
 class PlotMetricsTest(unittest.TestCase):

@@ -34,6 +34,12 @@ else:
     except Exception:  # ImportError, or a broken install
         HAVE_TORCH = False
 
+def run_tool(tool, *args, timeout=120):
+    """Runs the Python tool `tool` (a path) with `args`: its CompletedProcess, text output."""
+    return subprocess.run([sys.executable, tool, *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout)
+
+
 _told = set()
 
 
