@@ -3,7 +3,7 @@
 # learning run can go on in pieces on machines that do not keep run directories.
 #
 #   tools/learn-state.sh save RUN KEPT      (a stopped run) RUN -> KEPT: the trainer's state, momentum and heads, the model
-#                                           they name, RUN/eval's curve and clocks, the run's small files
+#                                           they name, RUN/eval's curve, clocks and checkpoint mean, the run's small files
 #   tools/learn-state.sh restore KEPT RUN   KEPT -> RUN (a new directory), then run the same loop command
 #
 # What is left out: the shards (hundreds of MB; the resumed trainer paces on new
@@ -25,6 +25,8 @@ save)
   cp "$state" "$from/train/momentum.h5" "$tmp/train/"
   # The ownership head (zerofarm train --ownership), a training aid the models leave out.
   [ ! -f "$from/train/heads.h5" ] || cp "$from/train/heads.h5" "$tmp/train/"
+  # The run's result, the checkpoint mean (zerofarm loop --final-mean), when it has one.
+  [ ! -f "$from/eval/checkpoint-mean.h5" ] || { mkdir -p "$tmp/eval" && cp "$from/eval/checkpoint-mean.h5" "$tmp/eval/"; }
   # The small files of the run: its id, host claims and epochs (so game ids stay unique), the farm's
   # config, the curve and clocks; not shards or models (*.h5), metrics, logs, locks or solver caches.
   (cd "$from" && find . -type f -size -256k ! -name '*.h5' ! -path './train/*' ! -path './logs/*' \

@@ -74,6 +74,10 @@ void AddLoopOptions(cxxopts::Options& options) {
       "Also measure PUCT with the MCTS-solver, the farm's search, at this many simulations "
       "(curve.csv rows with solver = 1; 0 = off)",
       cxxopts::value<int>()->default_value("100"))(
+      "final-mean",
+      "When a piece ends by --hours or --cpu-hours, write the mean of the run's newest N checkpoints "
+      "to RUN/eval/checkpoint-mean.h5 and measure it into RUN/eval/mean.csv (0 = none; at most 1000)",
+      cxxopts::value<int>()->default_value("0"))(
       "run-args", "More options for `zerofarm run`, as one string (given here, it goes after a recipe's)",
       cxxopts::value<std::string>()->default_value(""));
   options.add_options("trainer")(
@@ -103,6 +107,9 @@ learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
   if (loop.eval_simulations < 0) throw ConfigError("--eval-simulations must be >= 0");
   if (loop.eval_solver_simulations < 0) throw ConfigError("--eval-solver-simulations must be >= 0");
   if (loop.eval_positions < 0) throw ConfigError("--eval-positions must be >= 0");
+  loop.final_mean = r["final-mean"].as<int>();
+  if (loop.final_mean < 0 || loop.final_mean > learn::kMaxFinalMean)
+    throw ConfigError("--final-mean must be in 0.." + std::to_string(learn::kMaxFinalMean));
   if (r.count("pons")) {
     loop.pons = r["pons"].as<std::vector<std::string>>();
   } else {

@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -55,6 +56,8 @@ std::string RunDir::LoopSecondsFile() const { return EvalDir() + "/loop-seconds.
 std::string RunDir::LoopCpuSecondsFile() const { return EvalDir() + "/loop-cpu-seconds.txt"; }
 std::string RunDir::LoopRecipeCopy() const { return EvalDir() + "/recipe.txt"; }
 std::string RunDir::LoopStagesCsv() const { return EvalDir() + "/stages.csv"; }
+std::string RunDir::CheckpointMean() const { return EvalDir() + "/checkpoint-mean.h5"; }
+std::string RunDir::CheckpointMeanCsv() const { return EvalDir() + "/mean.csv"; }
 std::string RunDir::RatedFile(const std::string& set_name) const {
   return EvalDir() + "/" + set_name + ".rated";
 }
@@ -81,6 +84,18 @@ std::pair<int64_t, std::string> RunDir::NewestModelIn(const std::string& dir) {
     if (n > best.first) best = {n, e.path().string()};
   }
   return best;
+}
+
+std::vector<std::pair<int64_t, std::string>> RunDir::NewestModelsIn(const std::string& dir, size_t n) {
+  std::vector<std::pair<int64_t, std::string>> models;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const int64_t v = ModelNumber(e.path().filename().string());
+    if (v >= 0 && e.is_regular_file(ec) && !e.is_symlink(ec)) models.emplace_back(v, e.path().string());
+  }
+  std::sort(models.begin(), models.end());
+  if (models.size() > n) models.erase(models.begin(), models.end() - static_cast<std::ptrdiff_t>(n));
+  return models;
 }
 
 std::string RunDir::ShardsRootOf(const std::string& path) {

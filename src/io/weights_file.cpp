@@ -255,6 +255,32 @@ eval::WeightSet ReadWeights(const std::string& path) {
   return w;
 }
 
+eval::WeightSet MeanOfWeightsFiles(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw Error("the mean of no weights files");
+  eval::WeightSet mean = ReadWeights(paths[0]);
+  CheckNetWeights(mean, paths[0]);
+  std::vector<std::vector<double>> sums;  // per tensor of `mean`, in its order
+  for (const eval::NamedTensor& t : mean.tensors) sums.emplace_back(t.data.begin(), t.data.end());
+  for (size_t f = 1; f < paths.size(); ++f) {
+    const eval::WeightSet w = ReadWeights(paths[f]);
+    CheckNetWeights(w, paths[f]);
+    if (!w.config.SameShape(mean.config))
+      throw ConfigError(paths[f] + ": another net than " + paths[0] + "'s (" + w.config.Describe() +
+                        " against " + mean.config.Describe() + ")");
+    // Both hold exactly NetTensors(config), so each of mean's tensors is in w, of its shape.
+    for (size_t i = 0; i < mean.tensors.size(); ++i) {
+      const std::vector<float>& add = w.Find(mean.tensors[i].name)->data;
+      for (size_t k = 0; k < add.size(); ++k) sums[i][k] += add[k];
+    }
+    mean.version = w.version;
+  }
+  for (size_t i = 0; i < mean.tensors.size(); ++i)
+    for (size_t k = 0; k < sums[i].size(); ++k)
+      mean.tensors[i].data[k] = static_cast<float>(sums[i][k] / static_cast<double>(paths.size()));
+  CheckNetWeights(mean, "the mean of " + std::to_string(paths.size()) + " weights files");
+  return mean;
+}
+
 void CheckWeightsMatch(const eval::WeightSet& weights, const eval::NetConfig& expected,
                        const std::string& source) {
   const eval::NetConfig& have = weights.config;

@@ -25,6 +25,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/run_dir.h"
+#include "zerofarm/io/weights_file.h"
 #include "zerofarm/learn/strength.h"
 #include "zerofarm/learn/train.h"
 #include "zerofarm/proc/child_process.h"
@@ -199,12 +200,24 @@ class Evaluation {
   // object was made). The cadence is the whole loop's, across its stages'
   // pieces: a piece that starts does not restart it.
   bool Due() const { return MonotonicSeconds() >= next_due_; }
+  // Measures the checkpoint mean at `path`, the mean of `count` checkpoints from
+  // v`first` on, as Run measures a checkpoint, into RUN/eval/mean.csv; prints the curve.
+  void MeasureMean(const std::string& path, size_t count, int64_t first);
 
  private:
   void Measure();  // Run without the cadence
+  // Measures the model at `path`: a table line labelled `label` and rows appended
+  // to `csv`, each ending in `extra` (columns `extra_header`).
+  void MeasureModel(const std::string& path, const char* label, const std::string& csv,
+                    const std::string& extra_header, const std::string& extra);
   std::vector<mcts::SearchConfig> Searches() const;
+  struct Rows {  // where MeasureFile appends its rows
+    const std::string& csv;
+    const std::string& extra_header;
+    const std::string& extra;
+  };
   void MeasureFile(const game::Game& game, eval::Evaluator& net, size_t i,
-                   const std::vector<mcts::SearchConfig>& searches, double cpu_hours);
+                   const std::vector<mcts::SearchConfig>& searches, double cpu_hours, const Rows& rows);
   void PrintCurve(const std::vector<mcts::SearchConfig>& searches);
 
   const LoopConfig& c_;
@@ -239,10 +252,24 @@ void Evaluation::Run() {
 }
 
 void Evaluation::Measure() {
+  const auto [best, model] = io::RunDir(c_.farm.out).NewestModel();
+  if (model.empty() || static_cast<uint32_t>(best) == last_evaluated_) {
+    clock_.Save(clock_.CpuHours());
+    return;
+  }
+  last_evaluated_ = static_cast<uint32_t>(best);
+  MeasureModel(model, "model", curve_, "", "");
+}
+
+void Evaluation::MeasureMean(const std::string& path, size_t count, int64_t first) {
+  MeasureModel(path, "mean ", io::RunDir(c_.farm.out).CheckpointMeanCsv(), ",mean_of,first_version",
+               ',' + std::to_string(count) + ',' + std::to_string(first));
+}
+
+void Evaluation::MeasureModel(const std::string& model, const char* label, const std::string& csv,
+                              const std::string& extra_header, const std::string& extra) {
   const double cpu_hours = clock_.CpuHours();
   clock_.Save(cpu_hours);
-  const auto [best, model] = io::RunDir(c_.farm.out).NewestModel();
-  if (model.empty() || static_cast<uint32_t>(best) == last_evaluated_) return;
   const auto game = game::MakeGame(c_.farm.game);
   eval::TorchOptions topt;
   // On the GPU when the farm uses one (this process is no supervisor: it may
@@ -250,10 +277,9 @@ void Evaluation::Measure() {
   topt.cuda = c_.farm.gpus != 0 && eval::CudaBuilt() && eval::CudaDeviceCount() > 0;
   topt.value_discount = c_.farm.search.value_discount;
   auto net = eval::MakeTorchEvaluator(proc::LoadWeightsFor(*game, model), topt);
-  last_evaluated_ = static_cast<uint32_t>(best);
   const std::vector<mcts::SearchConfig> searches = Searches();
   char line[256];
-  std::snprintf(line, sizeof line, "%7.2f h %7.2f CPU h  model v%-5u", clock_.Hours(), cpu_hours,
+  std::snprintf(line, sizeof line, "%7.2f h %7.2f CPU h  %s v%-5u", clock_.Hours(), cpu_hours, label,
                 net->ModelVersion());
   table_ << line;
   for (size_t i = 0; i < sets_.size(); ++i) {
@@ -263,14 +289,15 @@ void Evaluation::Measure() {
       table_ << line;
       continue;
     }
-    MeasureFile(*game, *net, i, searches, cpu_hours);
+    MeasureFile(*game, *net, i, searches, cpu_hours, Rows{csv, extra_header, extra});
   }
   table_ << "\n";
   PrintCurve(searches);
 }
 
 void Evaluation::MeasureFile(const game::Game& game, eval::Evaluator& net, size_t i,
-                             const std::vector<mcts::SearchConfig>& searches, double cpu_hours) {
+                             const std::vector<mcts::SearchConfig>& searches, double cpu_hours,
+                             const Rows& rows) {
   const std::string name = fs::path(c_.pons[i]).filename().string();
   char line[256];
   for (mcts::SearchConfig search : searches) {
@@ -278,10 +305,12 @@ void Evaluation::MeasureFile(const game::Game& game, eval::Evaluator& net, size_
     search.temperature_plies = 0;
     const MoveErrorResult m = MoveError(game, net, sets_[i], search);
     try {
-      io::AppendCsvRow(
-          curve_, std::string("hours,model_version,file,") + kMoveErrorCsvColumns + ",cpu_hours,solver",
-          std::to_string(clock_.Hours()) + ',' + std::to_string(net.ModelVersion()) + ',' + name + ',' +
-              MoveErrorCsvFields(m) + ',' + std::to_string(cpu_hours) + ',' + (search.solver ? "1" : "0"));
+      io::AppendCsvRow(rows.csv,
+                       std::string("hours,model_version,file,") + kMoveErrorCsvColumns + ",cpu_hours,solver" +
+                           rows.extra_header,
+                       std::to_string(clock_.Hours()) + ',' + std::to_string(net.ModelVersion()) + ',' +
+                           name + ',' + MoveErrorCsvFields(m) + ',' + std::to_string(cpu_hours) + ',' +
+                           (search.solver ? "1" : "0") + rows.extra);
     } catch (const Error& e) {
       ZF_LOG(WARN) << e.what();  // the table below still shows it
     }
@@ -428,6 +457,23 @@ Watched RunPiece(const LoopConfig& c, const LoopClock& clock, Evaluation& evalua
   return why;
 }
 
+// The run's result at the end of a piece (LoopConfig::final_mean): the mean of
+// its newest checkpoints, written to RUN/eval/checkpoint-mean.h5 and measured.
+void WriteCheckpointMean(const LoopConfig& c, Evaluation& evaluation) {
+  const io::RunDir dir(c.farm.out);
+  const auto models = io::RunDir::NewestModelsIn(dir.ModelsDir(), static_cast<size_t>(c.final_mean));
+  if (models.empty()) return;
+  std::vector<std::string> paths;
+  for (const auto& m : models) paths.push_back(m.second);
+  io::WriteWeights(dir.CheckpointMean(), io::MeanOfWeightsFiles(paths));
+  ZF_LOG(INFO) << "loop: wrote " << dir.CheckpointMean() << ", the mean of " << models.size()
+               << " checkpoints, v" << models.front().first << " to v" << models.back().first
+               << (models.size() < static_cast<size_t>(c.final_mean)
+                       ? " (all the run has; --final-mean asks for " + std::to_string(c.final_mean) + ")"
+                       : "");
+  evaluation.MeasureMean(dir.CheckpointMean(), models.size(), models.front().first);
+}
+
 }  // namespace
 
 int RunLoop(const LoopConfig& config) {
@@ -456,6 +502,9 @@ int RunLoop(const LoopConfig& config) {
       ZF_LOG(INFO) << "loop: the run has had its " << config.cpu_hours << " CPU hours";
   }
   evaluation.Run();
+  // A piece that ended by its hours or the CPU-hour bound: not stopped by hand, no child failed.
+  if (config.final_mean > 0 && exit_code == kExitOk && g_loop_stop == 0)
+    WriteCheckpointMean(config, evaluation);
   ratings.Abandon();
   clock.Save(clock.CpuHours());  // the last evaluation's CPU time counts too
   return exit_code;

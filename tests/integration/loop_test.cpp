@@ -17,6 +17,7 @@
 #include "zerofarm/eval/cpu_features.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/learn/strength.h"
 #include "zerofarm/proc/binaries.h"
@@ -186,6 +187,25 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   CHECK_THAT(err, Catch::Contains("corrupt.h5"));
 }
 
+// --final-mean 3 at the end of a piece (it ended by --hours): RUN/eval/checkpoint-mean.h5, the mean of
+// the newest 3 checkpoints, with the newest's version, measured into RUN/eval/mean.csv (`lines` in all:
+// a header and, per piece, a row per search on the one set).
+void CheckFinalMean(const std::string& run, const std::string& out, const std::string& err, int lines) {
+  const auto newest = io::RunDir::NewestModelsIn(run + "/models", 3);
+  REQUIRE(newest.size() == 3);
+  CHECK_THAT(err, Catch::Contains("checkpoint-mean.h5, the mean of 3 checkpoints, v" +
+                                  std::to_string(newest.front().first) + " to v" +
+                                  std::to_string(newest.back().first)));
+  const eval::WeightSet mean = io::ReadWeights(run + "/eval/checkpoint-mean.h5");
+  CHECK(static_cast<int64_t>(mean.version) == newest.back().first);
+  CHECK_FALSE(io::ReadWeights(newest.back().second).tensors[0].data == mean.tensors[0].data);
+  CHECK_THAT(out, Catch::Contains("mean  v" + std::to_string(newest.back().first)));
+  CHECK(CountLines(run + "/eval/mean.csv") == lines);
+  CHECK_THAT(io::ReadTextFile(run + "/eval/mean.csv"),
+             Catch::Contains(",cpu_hours,solver,mean_of,first_version\n") &&
+                 Catch::EndsWith(",1,3," + std::to_string(newest.front().first) + "\n"));
+}
+
 TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[multiprocess][loop][slow]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-loop");
@@ -218,7 +238,9 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
                                          "--run-args",
                                          "--shard-positions 400 --host-id " + std::string(kTestHost),
                                          "--train-args",
-                                         "--min-positions 200 --checkpoint-steps 100 --batch 32"};
+                                         "--min-positions 200 --checkpoint-steps 100 --batch 32",
+                                         "--final-mean",
+                                         "3"};
   std::string out, err;
   REQUIRE(Run(loop, dir / "loop1", &out, &err, 400) == 0);
   INFO(err.substr(err.size() > 3000 ? err.size() - 3000 : 0));
@@ -241,9 +263,11 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   CHECK(fs::exists(run + "/models/model-1.h5"));
   const auto shards = CheckShards(HostDir(run));
   CHECK(shards.games > 0);
+  CheckFinalMean(run, out, err, 3);
 
   // A second piece continues the hours and the trainer's steps.
   REQUIRE(Run(loop, dir / "loop2", &out, &err, 400) == 0);
+  CheckFinalMean(run, out, err, 5);
   CHECK_THAT(err, Catch::Contains("resumed at step"));
   CHECK(CountLines(run + "/eval/curve.csv") > rows);
   std::ifstream in(run + "/eval/loop-seconds.txt");

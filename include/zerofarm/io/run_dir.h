@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace zerofarm::io {
 
@@ -60,6 +61,8 @@ class RunDir {
   std::string LoopCpuSecondsFile() const;               // OUT/eval/loop-cpu-seconds.txt
   std::string LoopRecipeCopy() const;                   // OUT/eval/recipe.txt (the recipe it ran)
   std::string LoopStagesCsv() const;                    // OUT/eval/stages.csv (when each stage started)
+  std::string CheckpointMean() const;     // OUT/eval/checkpoint-mean.h5 (the loop's --final-mean)
+  std::string CheckpointMeanCsv() const;  // OUT/eval/mean.csv (that mean's measurements)
   // OUT/eval/NAME.rated: the rated copy of a position set (NAME: its file name).
   std::string RatedFile(const std::string& set_name) const;
 
@@ -70,6 +73,10 @@ class RunDir {
   // The highest-numbered model-N.h5 in `dir` as {N, path}, or {-1, ""} when
   // there is none or `dir` cannot be read. Never throws.
   static std::pair<int64_t, std::string> NewestModelIn(const std::string& dir);
+  // The newest `n` model-N.h5 in `dir` that are regular files (no link is
+  // followed), as {N, path} in increasing N; fewer when `dir` holds fewer,
+  // none when it cannot be read. Never throws.
+  static std::vector<std::pair<int64_t, std::string>> NewestModelsIn(const std::string& dir, size_t n);
   // NewestModelIn(ModelsDir()).
   std::pair<int64_t, std::string> NewestModel() const { return NewestModelIn(ModelsDir()); }
 

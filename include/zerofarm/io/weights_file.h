@@ -56,6 +56,18 @@ inline constexpr int kMaxWeightsScorePlies = 1024;
 // checks them against the net.
 eval::WeightSet ReadWeights(const std::string& path);
 
+// The mean of several weights files of one net (stochastic weight averaging
+// over a run's checkpoints, done after the fact): every float tensor averaged
+// (weights, biases and BatchNorm's running statistics), in double, then
+// rounded to float32; integer tensors (num_batches_tracked) and the config
+// from the first file; the model version the last file's. Each file is read
+// with ReadWeights and checked with CheckNetWeights; the mean is checked too.
+// Throws Error "the mean of no weights files" for an empty list, and
+// ConfigError naming the file for a file of another net than the first's:
+//   "model-9.h5: another net than model-7.h5's (connect4 3x6x7 -> 7, 6 blocks x 64 filters
+//    against connect4 3x6x7 -> 7, 4 blocks x 32 filters)"
+eval::WeightSet MeanOfWeightsFiles(const std::vector<std::string>& paths);
+
 // One tensor of the residual net: its state_dict name, shape and type.
 struct TensorSpec {
   std::string name;

@@ -17,6 +17,14 @@
 // checkpoint, the farm its finished games) and starts them again with the
 // stage's arguments; RUN/eval/stages.csv records each start. A resumed run
 // starts in the stage it had reached.
+//
+// The checkpoint mean (final_mean > 0): when a piece ends by its hours or the
+// run's CPU-hour bound (not by a signal or a failed child), the loop writes
+// the mean of the run's newest final_mean checkpoints (io::MeanOfWeightsFiles;
+// stochastic weight averaging after the fact) to RUN/eval/checkpoint-mean.h5
+// and measures it as it measures the checkpoints, into RUN/eval/mean.csv. The
+// farm never loads it (it is not in the models directory); it is the run's
+// result, what `zerofarm eval --weights` and `play` take.
 #include <string>
 #include <vector>
 
@@ -46,7 +54,11 @@ struct LoopConfig {
   // Set by `zerofarm loop --recipe-changed` when RUN/eval/recipe.txt held another recipe: what
   // was dropped and added (RecipeDifference); recorded as a row of RUN/eval/stages.csv. Empty: none.
   std::string recipe_change;
+  // Checkpoints averaged into RUN/eval/checkpoint-mean.h5 when a piece ends (see above); 0 = none.
+  // Set by --final-mean (0..kMaxFinalMean).
+  int final_mean = 0;
 };
+inline constexpr int kMaxFinalMean = 1000;
 
 // Runs the loop until `hours`, SIGINT/SIGTERM, or a child's failure; returns
 // the exit code: 0, else the failed child's own when it says bad input (2) or

@@ -69,6 +69,16 @@ TEST_CASE("run directory: on disk", "[io]") {
       Touch(run.ModelsDir() + "/" + std::string(name));
     CHECK(run.NewestModel() == std::pair<int64_t, std::string>{10, run.ModelPath(10)});
     CHECK(io::RunDir::NewestModelIn(run.ModelsDir()).first == 10);
+    // The newest N, oldest first; a link is never followed, a name not a model is skipped.
+    Touch(run.ModelsDir() + "/model-3.h5");
+    std::filesystem::create_symlink(run.ModelPath(10), run.ModelsDir() + "/model-12.h5");
+    using Models = std::vector<std::pair<int64_t, std::string>>;
+    CHECK(io::RunDir::NewestModelsIn(run.ModelsDir(), 2) ==
+          Models{{9, run.ModelPath(9)}, {10, run.ModelPath(10)}});
+    CHECK(io::RunDir::NewestModelsIn(run.ModelsDir(), 10).size() == 4);
+    CHECK(io::RunDir::NewestModelsIn(run.ModelsDir(), 10).front().first == 2);
+    CHECK(io::RunDir::NewestModelsIn(run.ModelsDir(), 0).empty());
+    CHECK(io::RunDir::NewestModelsIn(dir.path() + "/none", 3).empty());
   }
   SECTION("readers find the shards and the run id from the run, shards or host directory") {
     const io::RunDir run(dir.path(), "h1");

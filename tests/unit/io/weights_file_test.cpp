@@ -419,5 +419,65 @@ TEST_CASE("a dataset declared bigger than the file is refused before it is read"
                                     "elements, more than the file's"));
 }
 
+TEST_CASE("MeanOfWeightsFiles averages every float tensor, keeps the counters, takes the last version",
+          "[io]") {
+  ScratchDir dir("zf-io");
+  std::vector<std::string> paths;
+  std::vector<eval::WeightSet> nets;
+  for (int i = 0; i < 3; ++i) {
+    eval::WeightSet w = FullNet(kSmallC4);
+    w.version = static_cast<uint32_t>(7 + i);
+    for (auto& t : w.tensors) {
+      for (float& x : t.data) x = static_cast<float>(i) * 0.5f + x;  // file i: its own values
+      for (int64_t& n : t.int_data) n = 100 + i;
+    }
+    paths.push_back(dir / ("model-" + std::to_string(7 + i) + ".h5"));
+    WriteWeights(paths.back(), w);
+    nets.push_back(w);
+  }
+  const eval::WeightSet mean = MeanOfWeightsFiles(paths);
+  CHECK(mean.version == 9);
+  CHECK(mean.config.SameShape(kSmallC4));
+  REQUIRE(mean.tensors.size() == nets[0].tensors.size());
+  for (const eval::NamedTensor& t : mean.tensors) {
+    INFO(t.name);
+    const eval::NamedTensor* first = nets[0].Find(t.name);
+    REQUIRE(first);
+    CHECK(t.int_data == first->int_data);  // num_batches_tracked: the first file's
+    REQUIRE(t.data.size() == first->data.size());
+    for (size_t k = 0; k < t.data.size(); ++k) {
+      const double want = (static_cast<double>(nets[0].Find(t.name)->data[k]) +
+                           nets[1].Find(t.name)->data[k] + nets[2].Find(t.name)->data[k]) /
+                          3.0;
+      CHECK(t.data[k] == Approx(want).margin(1e-6));
+    }
+  }
+  // One file is its own mean.
+  const eval::WeightSet one = MeanOfWeightsFiles({paths[1]});
+  CHECK(one.version == 8);
+  CHECK(one.Find("stem.conv.weight")->data == nets[1].Find("stem.conv.weight")->data);
+}
+
+TEST_CASE("MeanOfWeightsFiles refuses no files, another net, and a bad file in one line", "[io]") {
+  ScratchDir dir("zf-io");
+  CHECK_THROWS_WITH(MeanOfWeightsFiles({}), "the mean of no weights files");
+  WriteWeights(dir / "a.h5", FullNet(kSmallC4));
+  eval::NetConfig wider = kSmallC4;
+  wider.filters = 16;
+  WriteWeights(dir / "b.h5", FullNet(wider));
+  CHECK_THROWS_AS(MeanOfWeightsFiles({dir / "a.h5", dir / "b.h5"}), ConfigError);
+  CHECK_THROWS_WITH(MeanOfWeightsFiles({dir / "a.h5", dir / "b.h5"}),
+                    Catch::StartsWith(dir / "b.h5" + ": another net than " + dir / "a.h5" + "'s (") &&
+                        Catch::Contains("16 filters against"));
+  std::ofstream(dir / "junk.h5") << "not hdf5";
+  CHECK_THROWS_WITH(MeanOfWeightsFiles({dir / "a.h5", dir / "junk.h5"}),
+                    dir / "junk.h5" + ": not an HDF5 file or truncated");
+  eval::WeightSet nan = FullNet(kSmallC4);
+  TensorOf(&nan, "policy_head.fc.bias")->data[2] = std::nanf("");
+  WriteWeights(dir / "nan.h5", nan);
+  CHECK_THROWS_WITH(MeanOfWeightsFiles({dir / "a.h5", dir / "nan.h5"}),
+                    Catch::Contains("nan.h5: tensor policy_head.fc.bias has a non-finite value (nan) at 2"));
+}
+
 }  // namespace
 }  // namespace zerofarm::io
