@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
@@ -129,17 +131,27 @@ TEST_CASE("the shipped connect4 recipe parses, bounds its CPU hours and lowers t
 }
 
 // Issue 25 points 1 and 6: the shipped network is the shipped recipe's result.
-// data/recipe-c4/ is the kept state of the run that made data/connect4-4x32.h5,
-// and its eval/recipe.txt the recipe of that run's last piece (the loop writes
-// it at every start: resuming that state with another recipe and saving it
-// would void this check; its first pieces forced --bf16, since left to
-// --precision auto). The shipped recipe may differ from it in comments only.
+// data/recipe-c4-open8/ is the kept state of the run that made data/connect4-4x32.h5:
+// its eval/recipe.txt the recipe of that run's last piece (the loop writes it at
+// every start: resuming that state with another recipe and saving it would void
+// this check), its eval/checkpoint-mean.h5 the mean the loop wrote at the end
+// (--final-mean), which is the shipped network. The shipped recipe may differ
+// from the kept one in comments only.
 TEST_CASE("the shipped connect4 recipe is the one that made the shipped network", "[learn][recipe]") {
+  const std::string kept = SourceDir() + "/data/recipe-c4-open8";
   const learn::Recipe shipped = learn::ReadRecipe(learn::RecipePath("connect4", SourceDir() + "/data"));
-  const learn::Recipe used = learn::ReadRecipe(SourceDir() + "/data/recipe-c4/eval/recipe.txt");
+  const learn::Recipe used = learn::ReadRecipe(kept + "/eval/recipe.txt");
   CHECK(learn::RecipeDifference(used, shipped) == "");
   CHECK(shipped.loop_args == used.loop_args);
   CHECK(shipped.stages.size() == used.stages.size());
+  const auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    REQUIRE(in);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string network = bytes(SourceDir() + "/data/connect4-4x32.h5");
+  CHECK(network.size() > 10'000);
+  CHECK(network == bytes(kept + "/eval/checkpoint-mean.h5"));
 }
 
 TEST_CASE("RecipeDifference names what a recipe dropped and added, and ignores comments", "[learn][recipe]") {
