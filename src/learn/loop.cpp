@@ -206,16 +206,14 @@ class Evaluation {
 
  private:
   void Measure();  // Run without the cadence
-  // Measures the model at `path`: a table line labelled `label` and rows appended
-  // to `csv`, each ending in `extra` (columns `extra_header`).
-  void MeasureModel(const std::string& path, const char* label, const std::string& csv,
-                    const std::string& extra_header, const std::string& extra);
-  std::vector<mcts::SearchConfig> Searches() const;
-  struct Rows {  // where MeasureFile appends its rows
+  struct Rows {  // where a measurement's rows go: `csv`, each row ending in `extra` (columns `extra_header`)
     const std::string& csv;
     const std::string& extra_header;
     const std::string& extra;
   };
+  // Measures the model at `path`: a table line labelled `label`, and its rows.
+  void MeasureModel(const std::string& path, const char* label, const Rows& rows);
+  std::vector<mcts::SearchConfig> Searches() const;
   void MeasureFile(const game::Game& game, eval::Evaluator& net, size_t i,
                    const std::vector<mcts::SearchConfig>& searches, double cpu_hours, const Rows& rows);
   void PrintCurve(const std::vector<mcts::SearchConfig>& searches);
@@ -258,16 +256,16 @@ void Evaluation::Measure() {
     return;
   }
   last_evaluated_ = static_cast<uint32_t>(best);
-  MeasureModel(model, "model", curve_, "", "");
+  MeasureModel(model, "model", Rows{curve_, "", ""});
 }
 
 void Evaluation::MeasureMean(const std::string& path, size_t count, int64_t first) {
-  MeasureModel(path, "mean ", io::RunDir(c_.farm.out).CheckpointMeanCsv(), ",mean_of,first_version",
-               ',' + std::to_string(count) + ',' + std::to_string(first));
+  const std::string csv = io::RunDir(c_.farm.out).CheckpointMeanCsv(),
+                    extra = ',' + std::to_string(count) + ',' + std::to_string(first);
+  MeasureModel(path, "mean ", Rows{csv, ",mean_of,first_version", extra});
 }
 
-void Evaluation::MeasureModel(const std::string& model, const char* label, const std::string& csv,
-                              const std::string& extra_header, const std::string& extra) {
+void Evaluation::MeasureModel(const std::string& model, const char* label, const Rows& rows) {
   const double cpu_hours = clock_.CpuHours();
   clock_.Save(cpu_hours);
   const auto game = game::MakeGame(c_.farm.game);
@@ -289,7 +287,7 @@ void Evaluation::MeasureModel(const std::string& model, const char* label, const
       table_ << line;
       continue;
     }
-    MeasureFile(*game, *net, i, searches, cpu_hours, Rows{csv, extra_header, extra});
+    MeasureFile(*game, *net, i, searches, cpu_hours, rows);
   }
   table_ << "\n";
   PrintCurve(searches);
