@@ -154,15 +154,28 @@ class LoopClock {
   double CpuHours() const { return (earlier_cpu_ + proc::TreeCpuSeconds(getpid())) / 3600.0; }
   double SecondsHere() const { return MonotonicSeconds() - t0_; }
   // Keeps both for the next piece: at every evaluation, every kClockSaveSeconds
-  // while a piece runs, and when the loop ends.
+  // (SaveIfDue) and when the loop ends. The CPU file goes first: whoever finds a
+  // new seconds file (the next piece, a test) finds a CPU file at least as new,
+  // even if the loop was killed between the two writes.
   void Save(double cpu_hours) const {
-    io::WriteTextFileAtomically(seconds_file_, std::to_string(earlier_ + MonotonicSeconds() - t0_) + "\n");
     io::WriteTextFileAtomically(cpu_file_, std::to_string(cpu_hours * 3600.0) + "\n");
+    io::WriteTextFileAtomically(seconds_file_, std::to_string(earlier_ + MonotonicSeconds() - t0_) + "\n");
+    next_save_ = MonotonicSeconds() + kClockSaveSeconds;
+  }
+  // Save, if kClockSaveSeconds have passed since the last one. The cadence is
+  // the loop's, not a stage's: a stage restarts the farm and the trainer, not it.
+  void SaveIfDue() const {
+    if (MonotonicSeconds() >= next_save_) Save(CpuHours());
   }
 
  private:
+  // How often the clocks are written between evaluations: a loop killed without
+  // a chance to save (SIGKILL, a lost machine) loses at most this much of its
+  // hours and CPU hours, not all since the last evaluation.
+  static constexpr double kClockSaveSeconds = 10;
   std::string seconds_file_, cpu_file_;
   double earlier_, earlier_cpu_, t0_;
+  mutable double next_save_;  // MonotonicSeconds() of the next SaveIfDue; bookkeeping of Save, not state
 };
 
 LoopClock::LoopClock(const std::string& run)
@@ -170,7 +183,8 @@ LoopClock::LoopClock(const std::string& run)
       cpu_file_(io::RunDir(run).LoopCpuSecondsFile()),
       earlier_(ReadSeconds(seconds_file_)),
       earlier_cpu_(ReadSeconds(cpu_file_)),
-      t0_(MonotonicSeconds()) {
+      t0_(MonotonicSeconds()),
+      next_save_(t0_ + kClockSaveSeconds) {
   ZF_LOG(INFO) << "loop on " << run << ": " << earlier_ / 3600.0 << " h of earlier pieces";
   // CPU time of the loop's whole process tree (farm, trainer, evaluations), the
   // fair clock on a shared machine. Pieces from before this was kept count as
@@ -368,11 +382,6 @@ RunProgress Progress(const LoopConfig& c, const LoopClock& clock) {
   return at;
 }
 
-// How often a piece writes its clocks (LoopClock::Save) between evaluations: a
-// loop killed without a chance to save (SIGKILL, a lost machine) loses at most
-// this much of its hours and CPU hours, not all since the last evaluation.
-constexpr double kClockSaveSeconds = 10;
-
 // Why WatchChildren returned.
 enum class Watched { kStopped, kChildFailed, kNextStage, kCpuBudget };
 
@@ -380,7 +389,7 @@ enum class Watched { kStopped, kChildFailed, kNextStage, kCpuBudget };
 // next stage or the CPU-hour bound; measures when the evaluation is due.
 Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::ChildProcess& trainer,
                       const LoopClock& clock, Evaluation& evaluation, size_t stages_started, int* code) {
-  double next_clock = MonotonicSeconds() + 5, next_save = MonotonicSeconds() + kClockSaveSeconds;
+  double next_clock = MonotonicSeconds() + 5;
   const bool watch_progress = !c.stages.empty() || c.cpu_hours > 0;
   while (g_loop_stop == 0) {
     if (c.hours > 0 && clock.SecondsHere() >= c.hours * 3600) break;
@@ -393,10 +402,7 @@ Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::Child
         return Watched::kChildFailed;
       }
     if (evaluation.Due()) evaluation.Run();
-    if (MonotonicSeconds() >= next_save) {
-      clock.Save(clock.CpuHours());
-      next_save = MonotonicSeconds() + kClockSaveSeconds;
-    }
+    clock.SaveIfDue();
     if (watch_progress && MonotonicSeconds() >= next_clock) {  // /proc and state.txt reads, every 5 s
       const RunProgress at = Progress(c, clock);
       if (c.cpu_hours > 0 && at.cpu_hours >= c.cpu_hours) return Watched::kCpuBudget;
