@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/weights_file.h"
+#include "zerofarm/learn/pons_sets.h"
 #include "zerofarm/learn/strength.h"
 #include "zerofarm/learn/train.h"
 #include "zerofarm/proc/roles.h"
@@ -144,7 +146,8 @@ void PrintMoveError(const std::string& weights, uint32_t version, const std::str
 }
 
 // --pons files, then every Pons test file (named Test_L*_R*, as Pons names
-// them) of each --sets directory, in name order.
+// them, or Made_L*_R*, as --make-set's are in data/connect4/made) of each
+// --sets directory, in name order.
 std::vector<std::string> PonsFiles(const cxxopts::ParseResult& r) {
   std::vector<std::string> files;
   if (r.count("pons")) files = r["pons"].as<std::vector<std::string>>();
@@ -154,11 +157,12 @@ std::vector<std::string> PonsFiles(const cxxopts::ParseResult& r) {
     std::vector<std::string> found;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       const std::string name = e.path().filename().string();
-      if (name.rfind("Test_L", 0) == 0 && name.find("_R") != std::string::npos && e.is_regular_file(ec))
+      static const std::regex pons_name("(Test|Made)_L[0-9]+_R[0-9]+");  // not .rated, .solving
+      if (std::regex_match(name, pons_name) && e.is_regular_file(ec))
         found.push_back(e.path().string());
     }
     if (ec) throw ConfigError("--sets " + dir + ": " + ec.message());
-    if (found.empty()) throw ConfigError("--sets " + dir + ": no Pons test files (Test_L*_R*) there");
+    if (found.empty()) throw ConfigError("--sets " + dir + ": no Pons test files (Test_L*_R*, Made_L*_R*) there");
     std::sort(found.begin(), found.end());
     files.insert(files.end(), found.begin(), found.end());
   }
@@ -171,8 +175,8 @@ void AddEvalOptions(cxxopts::Options& options) {
       "pons", "Pons-format file of Connect Four positions ('moves score' lines); repeatable",
       cxxopts::value<std::vector<std::string>>())(
       "sets",
-      "Every Pons test file (Test_L*_R*) of this directory, e.g. ../shared/data/reference/connect4; "
-      "repeatable",
+      "Every Pons test file (Test_L*_R*, or Made_L*_R* of --make-set) of this directory, e.g. "
+      "../shared/data/reference/connect4 or data/connect4/made; repeatable",
       cxxopts::value<std::vector<std::string>>())("limit", "Use the first N positions of each file (0 = all)",
                                                   cxxopts::value<int>()->default_value("0"))(
       "against", "Arena: the opponent's weights file", cxxopts::value<std::string>()->default_value(""))(
@@ -197,6 +201,16 @@ void AddEvalOptions(cxxopts::Options& options) {
       "Solver threads for the positions with no cached verdict (0 = one per CPU granted; "
       "64 MiB each)",
       cxxopts::value<int>()->default_value("0"));
+  options.add_options("make a set")(
+      "make-set",
+      "Write --count positions of Pons's kind KIND (L1_R3: 1-14 stones, 29 or more plies left with "
+      "perfect play; L<1-3>_R<1-3>, docs/learning.md \"Sets made here\") to --out, from uniformly random "
+      "games of --seed, solved and rated here; the positions of --pons and --sets files and their mirrors "
+      "are left out. A stopped run resumes from OUT.solving",
+      cxxopts::value<std::string>()->default_value(""))(
+      "count", "--make-set: positions", cxxopts::value<int>()->default_value("1000"))(
+      "out", "--make-set: the Pons-format file to write (it must not exist)",
+      cxxopts::value<std::string>()->default_value(""));
 }
 
 // The search of an arena or a move error: run's search options, no sampling.
@@ -303,6 +317,53 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
   return 0;
 }
 
+// --make-set's solver tables: 2^26 entries, 512 MiB a thread. Positions of
+// under 8 stones take minutes each with eval's 64 MiB.
+constexpr int kMakeSetTableLog2 = 26;
+
+// --make-set: a Pons-format file of positions of one of Pons's kinds, made
+// from random games, and the solver's verdicts on them in the cache.
+int MakeSetCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c) {
+  const std::string out = r["out"].as<std::string>();
+  if (out.empty()) throw ConfigError("--make-set needs --out FILE");
+  std::error_code ec;
+  if (fs::symlink_status(out, ec).type() != fs::file_type::not_found)
+    throw ConfigError("--out " + out + " exists: remove it or give another file");
+  const int count = r["count"].as<int>();
+  if (count < 1 || count > 100000) throw ConfigError("--count must be in [1, 100000]");
+  learn::PonsSetRequest request;
+  request.kind = learn::ParsePonsSetKind(r["make-set"].as<std::string>());
+  request.count = count;
+  request.seed = c.seed;
+  request.work_file = out + ".solving";
+  request.threads = RateThreads(r);
+  request.tt_log2 = kMakeSetTableLog2;
+  for (const auto& file : PonsFiles(r))
+    for (const auto& p : learn::ReadPonsFile(file)) request.exclude.insert(learn::MirrorFreeKey(p.moves));
+  const bool quiet = !c.status_line;
+  auto positions = learn::MakePonsSet(request, [&](int kept, int solved) {
+    if (!quiet) std::fprintf(stderr, "\rmaking %s: %d solved, %d of %d kept so far", out.c_str(), solved, kept, count);
+  });
+  if (!quiet) std::fprintf(stderr, "\r\033[K");
+  std::string text;
+  for (const auto& p : positions) text += p.moves + ' ' + std::to_string(p.score) + '\n';
+  io::WriteTextFileAtomically(out, text);
+  // The verdicts where a later `zerofarm eval --pons OUT` looks for them first.
+  const std::string cache_dir = CacheDir(r, "");
+  fs::create_directories(cache_dir, ec);
+  const std::string cache = cache_dir + "/" + CacheName(out);
+  std::string rated;
+  for (const auto& p : positions) rated += p.moves + ' ' + std::to_string(p.score) + ' ' + p.rating + '\n';
+  io::WriteTextFileAtomically(cache, rated);
+  fs::remove(request.work_file, ec);
+  std::printf("zerofarm eval: wrote %s: %d positions of Pons's kind %s (%d-%d stones, %d-%d plies left), seed %llu, "
+              "%zu excluded; the solver's verdicts in %s\n",
+              out.c_str(), count, request.kind.name.c_str(), request.kind.min_stones, request.kind.max_stones,
+              request.kind.min_left, request.kind.max_left, static_cast<unsigned long long>(c.seed),
+              request.exclude.size(), cache.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int EvalCommand(int argc, char** argv) {
@@ -312,6 +373,7 @@ int EvalCommand(int argc, char** argv) {
       "  move error: zerofarm eval --weights W.h5 --pons FILE [--pons FILE2] [--sets DIR] [--simulations N]\n"
       "  arena:      zerofarm eval --weights A.h5 --against B.h5 --games 100 [--simulations N]\n"
       "  GTP arena:  zerofarm eval --weights GO.h5 --against-gtp \"gnugo --mode gtp --level 10\" --games 20\n"
+      "  a set:      zerofarm eval --make-set L1_R3 --count 1000 --seed 2 --out FILE [--sets DIR]\n"
       "--run RUN evaluates the newest RUN/models/model-N.h5 and appends the result to RUN/eval/eval.csv.");
   AddEvalOptions(options);
   cxxopts::ParseResult r;
@@ -321,6 +383,7 @@ int EvalCommand(int argc, char** argv) {
   CheckTableOptions(c, proc::kEval);
   if (c.fp16 || c.precision == "fp16") throw ConfigError("--precision: eval runs on the CPU, fp32 or bf16");
   const std::string run = r["run"].as<std::string>();
+  if (!r["make-set"].as<std::string>().empty()) return MakeSetCommand(r, c);
   std::string weights = c.weights;
   if (!run.empty() && weights.empty()) weights = NewestModel(run);
   if (weights.empty()) throw ConfigError("--weights or --run is required");

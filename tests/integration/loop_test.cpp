@@ -187,6 +187,49 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   CHECK_THAT(err, Catch::Contains("corrupt.h5"));
 }
 
+TEST_CASE("zerofarm eval --make-set writes a set of Pons's kind that eval then measures from its verdicts",
+          "[multiprocess][loop]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-make-set");
+  const std::string set = dir / "Made_L3_R1", cache = dir / "cache";
+  std::string out, err;
+  const std::vector<std::string> make = {ZF_BINARY, "eval", "--make-set", "L3_R1", "--count", "30",
+                                         "--out", set, "--sets", ReferenceFile("connect4"), "--cache-dir", cache,
+                                         "--rate-threads", "2", "--no-status"};
+  REQUIRE(Run(make, dir / "make", &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains("30 positions of Pons's kind L3_R1 (29-41 stones, 1-14 plies left), seed 1"));
+  const auto positions = learn::ReadPonsFile(set);
+  CHECK(positions.size() == 30);
+  CHECK_FALSE(fs::exists(set + ".solving"));  // the work file goes when the set is done
+  // The verdicts are cached where eval looks: it measures without rating again.
+  std::vector<fs::path> cached;
+  for (const auto& e : fs::directory_iterator(cache)) cached.push_back(e.path());
+  REQUIRE(cached.size() == 1);
+  const std::string verdicts = io::ReadTextFile(cached[0].string());
+  CHECK(CountLines(cached[0].string()) == 30);
+  REQUIRE(Run({ZF_BINARY, "eval", "--weights", "random", "--blocks", "1", "--filters", "8", "--pons", set,
+               "--cache-dir", cache, "--simulations", "8", "--no-status"},
+              dir / "eval", &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains("on Made_L3_R1 (30 positions)"));
+  CHECK(io::ReadTextFile(cached[0].string()) == verdicts);
+  // The same command again: the file is there, and is not overwritten.
+  CHECK(Run(make, dir / "again", &out, &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("exists: remove it or give another file"));
+  // Bad input: one line, exit code 2.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--make-set", "L3_R2", "--out", dir / "x"}, "no position is of kind L3_R2"},
+      {{"--make-set", "L9_R1", "--out", dir / "x"}, "is not a kind of Pons set"},
+      {{"--make-set", "L2_R1"}, "--make-set needs --out FILE"},
+      {{"--make-set", "L2_R1", "--out", dir / "x", "--count", "0"}, "--count must be in [1, 100000]"}};
+  for (const auto& [args, message] : bad) {
+    std::vector<std::string> command = {ZF_BINARY, "eval"};
+    command.insert(command.end(), args.begin(), args.end());
+    CHECK(Run(command, dir / "bad", &out, &err) == kExitUsage);
+    CHECK_THAT(err, Catch::Contains(message));
+    CHECK_FALSE(fs::exists(dir / "x"));
+  }
+}
+
 // --final-mean 3 at the end of a piece (it ended by --hours): RUN/eval/checkpoint-mean.h5, the mean of
 // the newest 3 checkpoints, with the newest's version, measured into RUN/eval/mean.csv (`lines` in all:
 // a header and, per piece, a row per search on the one set).

@@ -121,3 +121,28 @@ class LearningToolsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+PONS_STATS = os.path.join(zftest.TOOLS, "pons_set_stats.py")
+
+
+class PonsSetStatsTest(unittest.TestCase):
+    def test_a_small_set_is_summed_up_and_a_bad_line_is_one_error(self):
+        with tempfile.TemporaryDirectory(prefix="zf_pons_") as d:
+            good = os.path.join(d, "set")
+            with open(good, "w") as f:
+                # "4455" scores 18 (a win with the side to move's 4th stone, ply 7: 3 plies left);
+                # "44455554221" -15 (the first player's 7th stone, ply 13: 2 left); a draw at 20 stones.
+                f.write("4455 18\n44455554221 -15\n44444433333322222211 0\n")
+            r = run(PONS_STATS, good)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("3 positions; stones 4-20", r.stdout)
+            self.assertIn("wins/draws/loses 1/1/1; plies left 2-22", r.stdout)
+            self.assertIn("4 or fewer 2", r.stdout)
+            bad = os.path.join(d, "bad")
+            with open(bad, "w") as f:
+                f.write("4455 18\n4455\n")
+            r = run(PONS_STATS, bad)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertEqual(r.stderr.strip().count("\n"), 0, r.stderr)
+            self.assertIn("bad:2: expected 'moves score'", r.stderr)
