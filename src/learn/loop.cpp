@@ -120,9 +120,9 @@ class Ratings {
   Ratings& operator=(const Ratings&) = delete;
   ~Ratings() { Abandon(); }
 
-  // Whether file i is rated; rethrows a corrupt file's error.
-  bool IsRated(size_t i) {
-    if (!ready_[i] && rated_[i].wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+  // Whether file i is rated, waiting up to `wait` for it; rethrows a corrupt file's error.
+  bool IsRated(size_t i, std::chrono::seconds wait = std::chrono::seconds(0)) {
+    if (!ready_[i] && rated_[i].wait_for(wait) == std::future_status::ready) {
       rated_[i].get();
       ready_[i] = 1;
     }
@@ -226,7 +226,9 @@ class Evaluation {
     const std::string& extra;
   };
   // Measures the model at `path`: a table line labelled `label`, and its rows.
-  void MeasureModel(const std::string& path, const char* label, const Rows& rows);
+  // `wait`: how long a file's rating still running may hold the measurement up.
+  void MeasureModel(const std::string& path, const char* label, const Rows& rows,
+                    std::chrono::seconds wait = std::chrono::seconds(0));
   std::vector<mcts::SearchConfig> Searches() const;
   void MeasureFile(const game::Game& game, eval::Evaluator& net, size_t i,
                    const std::vector<mcts::SearchConfig>& searches, double cpu_hours, const Rows& rows);
@@ -276,10 +278,13 @@ void Evaluation::Measure() {
 void Evaluation::MeasureMean(const std::string& path, size_t count, int64_t first) {
   const std::string csv = io::RunDir(c_.farm.out).CheckpointMeanCsv(),
                     extra = ',' + std::to_string(count) + ',' + std::to_string(first);
-  MeasureModel(path, "mean ", Rows{csv, ",mean_of,first_version", extra});
+  // The run's result, measured once: worth waiting for a rating that has not
+  // finished (reading the shipped verdicts takes a moment after the start).
+  MeasureModel(path, "mean ", Rows{csv, ",mean_of,first_version", extra}, std::chrono::seconds(120));
 }
 
-void Evaluation::MeasureModel(const std::string& model, const char* label, const Rows& rows) {
+void Evaluation::MeasureModel(const std::string& model, const char* label, const Rows& rows,
+                              std::chrono::seconds wait) {
   const double cpu_hours = clock_.CpuHours();
   clock_.Save(cpu_hours);
   const auto game = game::MakeGame(c_.farm.game);
@@ -295,7 +300,7 @@ void Evaluation::MeasureModel(const std::string& model, const char* label, const
                 net->ModelVersion());
   table_ << line;
   for (size_t i = 0; i < sets_.size(); ++i) {
-    if (!ratings_.IsRated(i)) {
+    if (!ratings_.IsRated(i, wait)) {
       std::snprintf(line, sizeof line, "  %s: (the solver is still rating it)",
                     fs::path(c_.pons[i]).filename().c_str());
       table_ << line;
