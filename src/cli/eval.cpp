@@ -158,11 +158,11 @@ std::vector<std::string> PonsFiles(const cxxopts::ParseResult& r) {
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       const std::string name = e.path().filename().string();
       static const std::regex pons_name("(Test|Made)_L[0-9]+_R[0-9]+");  // not .rated, .solving
-      if (std::regex_match(name, pons_name) && e.is_regular_file(ec))
-        found.push_back(e.path().string());
+      if (std::regex_match(name, pons_name) && e.is_regular_file(ec)) found.push_back(e.path().string());
     }
     if (ec) throw ConfigError("--sets " + dir + ": " + ec.message());
-    if (found.empty()) throw ConfigError("--sets " + dir + ": no Pons test files (Test_L*_R*, Made_L*_R*) there");
+    if (found.empty())
+      throw ConfigError("--sets " + dir + ": no Pons test files (Test_L*_R*, Made_L*_R*) there");
     std::sort(found.begin(), found.end());
     files.insert(files.end(), found.begin(), found.end());
   }
@@ -207,8 +207,8 @@ void AddEvalOptions(cxxopts::Options& options) {
       "perfect play; L<1-3>_R<1-3>, docs/learning.md \"Sets made here\") to --out, from uniformly random "
       "games of --seed, solved and rated here; the positions of --pons and --sets files and their mirrors "
       "are left out. A stopped run resumes from OUT.solving",
-      cxxopts::value<std::string>()->default_value(""))(
-      "count", "--make-set: positions", cxxopts::value<int>()->default_value("1000"))(
+      cxxopts::value<std::string>()->default_value(""))("count", "--make-set: positions",
+                                                        cxxopts::value<int>()->default_value("1000"))(
       "out", "--make-set: the Pons-format file to write (it must not exist)",
       cxxopts::value<std::string>()->default_value(""));
 }
@@ -342,7 +342,8 @@ int MakeSetCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c) {
     for (const auto& p : learn::ReadPonsFile(file)) request.exclude.insert(learn::MirrorFreeKey(p.moves));
   const bool quiet = !c.status_line;
   auto positions = learn::MakePonsSet(request, [&](int kept, int solved) {
-    if (!quiet) std::fprintf(stderr, "\rmaking %s: %d solved, %d of %d kept so far", out.c_str(), solved, kept, count);
+    if (!quiet)
+      std::fprintf(stderr, "\rmaking %s: %d solved, %d of %d kept so far", out.c_str(), solved, kept, count);
   });
   if (!quiet) std::fprintf(stderr, "\r\033[K");
   std::string text;
@@ -356,11 +357,12 @@ int MakeSetCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c) {
   for (const auto& p : positions) rated += p.moves + ' ' + std::to_string(p.score) + ' ' + p.rating + '\n';
   io::WriteTextFileAtomically(cache, rated);
   fs::remove(request.work_file, ec);
-  std::printf("zerofarm eval: wrote %s: %d positions of Pons's kind %s (%d-%d stones, %d-%d plies left), seed %llu, "
-              "%zu excluded; the solver's verdicts in %s\n",
-              out.c_str(), count, request.kind.name.c_str(), request.kind.min_stones, request.kind.max_stones,
-              request.kind.min_left, request.kind.max_left, static_cast<unsigned long long>(c.seed),
-              request.exclude.size(), cache.c_str());
+  std::printf(
+      "zerofarm eval: wrote %s: %d positions of Pons's kind %s (%d-%d stones, %d-%d plies left), seed %llu, "
+      "%zu excluded; the solver's verdicts in %s\n",
+      out.c_str(), count, request.kind.name.c_str(), request.kind.min_stones, request.kind.max_stones,
+      request.kind.min_left, request.kind.max_left, static_cast<unsigned long long>(c.seed),
+      request.exclude.size(), cache.c_str());
   return 0;
 }
 

@@ -196,6 +196,23 @@ LoopClock::LoopClock(const std::string& run)
   }
 }
 
+// The model version of curve.csv's last row; 0 when there is none (or the
+// row does not read as one). A piece that starts with nothing new to measure
+// (its budget spent) does not measure again what the last piece measured.
+uint32_t LastCurveVersion(const std::string& csv) {
+  std::ifstream in(csv);
+  std::string line, last;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  const size_t a = last.find(','), b = a == std::string::npos ? a : last.find(',', a + 1);
+  if (b == std::string::npos) return 0;
+  const std::string field = last.substr(a + 1, b - a - 1);
+  if (field.empty() || field.size() > 9 || field.find_first_not_of("0123456789") != std::string::npos)
+    return 0;
+  return static_cast<uint32_t>(std::stoul(field));
+}
+
 // The periodic measurement of the newest model, and the curve so far.
 class Evaluation {
  public:
@@ -206,6 +223,7 @@ class Evaluation {
         ratings_(ratings),
         clock_(clock),
         curve_(io::RunDir(c.farm.out).CurveCsv()),
+        last_evaluated_(LastCurveVersion(curve_)),
         next_due_(MonotonicSeconds() + c.eval_every) {}
   // Measures the newest model if it is new; appends to curve.csv; prints the curve.
   // The next one is due eval_every seconds after it ends.
@@ -239,8 +257,8 @@ class Evaluation {
   Ratings& ratings_;
   const LoopClock& clock_;
   const std::string curve_;
-  uint32_t last_evaluated_ = 0;
-  double next_due_;  // MonotonicSeconds(); set by the constructor and Run
+  uint32_t last_evaluated_;  // the newest model measured, this piece or the last one's end
+  double next_due_;          // MonotonicSeconds(); set by the constructor and Run
   std::ostringstream table_;
 };
 

@@ -92,7 +92,7 @@ std::string CandidateMoves(const PonsSetKind& kind, uint64_t seed, uint64_t inde
 
 // A solved candidate: its score, and its verdicts when it is of the kind.
 struct Solved {
-  int score = 0;  // Connect4Solver::kIllegal: shown not of the kind, not solved
+  int score = 0;       // Connect4Solver::kIllegal: shown not of the kind, not solved
   std::string rating;  // Connect4Solver::MoveQuality per column; "" when not of the kind
 };
 
@@ -118,7 +118,8 @@ std::map<std::string, Solved> ReadWork(const std::string& path) {
 void WriteWork(const std::string& path, const std::map<std::string, Solved>& solved) {
   if (path.empty()) return;
   std::ostringstream text;
-  for (const auto& [moves, s] : solved) text << moves << ' ' << s.score << (s.rating.empty() ? "" : " ") << s.rating << '\n';
+  for (const auto& [moves, s] : solved)
+    text << moves << ' ' << s.score << (s.rating.empty() ? "" : " ") << s.rating << '\n';
   io::WriteTextFileAtomically(path, text.str());
 }
 
@@ -132,7 +133,8 @@ bool OfKind(const PonsSetKind& kind, int stones, int score) {
 // null-window tests at the edges of the kind's scores, from the top down,
 // each far cheaper than Solve's binary search. The kind's scores are up to
 // three runs (losses, a draw, wins) with gaps between them.
-bool LeftInKind(const PonsSetKind& kind, game::Connect4Solver& solver, const game::Connect4State& s, int stones) {
+bool LeftInKind(const PonsSetKind& kind, game::Connect4Solver& solver, const game::Connect4State& s,
+                int stones) {
   using Solver = game::Connect4Solver;
   std::vector<int> ok;  // the kind's scores, ascending
   for (int score = Solver::kMinScore; score <= Solver::kMaxScore; ++score)
@@ -220,7 +222,8 @@ uint64_t MirrorFreeKey(const std::string& moves) {
   return std::min(KeyOf(game, moves), KeyOf(game, MirrorMoves(moves)));
 }
 
-std::vector<PonsPosition> MakePonsSet(const PonsSetRequest& r, const std::function<void(int, int)>& progress) {
+std::vector<PonsPosition> MakePonsSet(const PonsSetRequest& r,
+                                      const std::function<void(int, int)>& progress) {
   if (r.count < 1) throw ConfigError("a made set needs at least one position");
   std::map<std::string, Solved> solved = ReadWork(r.work_file);
   std::unordered_set<uint64_t> seen;
@@ -241,7 +244,8 @@ std::vector<PonsPosition> MakePonsSet(const PonsSetRequest& r, const std::functi
     auto work = [&] {  // no exception leaves a thread: the first is rethrown after the joins
       try {
         game::Connect4Solver solver(r.tt_log2);
-        for (size_t i; (i = ticket.fetch_add(1, std::memory_order_relaxed)) < fresh.size();) {  // relaxed: a ticket
+        for (size_t i;
+             (i = ticket.fetch_add(1, std::memory_order_relaxed)) < fresh.size();) {  // relaxed: a ticket
           {
             const std::lock_guard<std::mutex> lock(mu);
             if (solved.count(fresh[i])) continue;
@@ -261,7 +265,8 @@ std::vector<PonsPosition> MakePonsSet(const PonsSetRequest& r, const std::functi
       }
     };
     std::vector<std::thread> pool;
-    for (int t = 1; t < std::min<int>(r.threads, static_cast<int>(fresh.size())); ++t) pool.emplace_back(work);
+    for (int t = 1; t < std::min<int>(r.threads, static_cast<int>(fresh.size())); ++t)
+      pool.emplace_back(work);
     work();
     for (auto& t : pool) t.join();
     WriteWork(r.work_file, solved);
@@ -269,7 +274,8 @@ std::vector<PonsPosition> MakePonsSet(const PonsSetRequest& r, const std::functi
     for (size_t i = 0; i < fresh.size() && static_cast<int>(kept.size()) < r.count; ++i) {
       const Solved& s = solved.at(fresh[i]);
       if (!OfKind(r.kind, static_cast<int>(fresh[i].size()), s.score)) continue;
-      if (s.rating.empty()) throw Error(r.work_file + ": " + fresh[i] + " is of the kind but has no verdicts");
+      if (s.rating.empty())
+        throw Error(r.work_file + ": " + fresh[i] + " is of the kind but has no verdicts");
       kept.push_back(PonsPosition{fresh[i], s.score, s.rating});
     }
   }

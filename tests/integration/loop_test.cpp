@@ -193,11 +193,17 @@ TEST_CASE("zerofarm eval --make-set writes a set of Pons's kind that eval then m
   ScratchDir dir("zf-make-set");
   const std::string set = dir / "Made_L3_R1", cache = dir / "cache";
   std::string out, err;
-  const std::vector<std::string> make = {ZF_BINARY, "eval", "--make-set", "L3_R1", "--count", "30",
-                                         "--out", set, "--sets", ReferenceFile("connect4"), "--cache-dir", cache,
-                                         "--rate-threads", "2", "--no-status"};
+  const std::vector<std::string> make = {ZF_BINARY,        "eval",
+                                         "--make-set",     "L3_R1",
+                                         "--count",        "30",
+                                         "--out",          set,
+                                         "--sets",         ReferenceFile("connect4"),
+                                         "--cache-dir",    cache,
+                                         "--rate-threads", "2",
+                                         "--no-status"};
   REQUIRE(Run(make, dir / "make", &out, &err) == 0);
-  CHECK_THAT(out, Catch::Contains("30 positions of Pons's kind L3_R1 (29-41 stones, 1-14 plies left), seed 1"));
+  CHECK_THAT(out,
+             Catch::Contains("30 positions of Pons's kind L3_R1 (29-41 stones, 1-14 plies left), seed 1"));
   const auto positions = learn::ReadPonsFile(set);
   CHECK(positions.size() == 30);
   CHECK_FALSE(fs::exists(set + ".solving"));  // the work file goes when the set is done

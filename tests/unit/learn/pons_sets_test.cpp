@@ -38,7 +38,8 @@ bool WinsAtOnce(const game::Connect4State& s) {
 
 bool KindHolds(const learn::PonsSetKind& kind, const learn::PonsPosition& p) {
   const int stones = static_cast<int>(p.moves.size()), left = learn::PliesLeft(stones, p.score);
-  return stones >= kind.min_stones && stones <= kind.max_stones && left >= kind.min_left && left <= kind.max_left;
+  return stones >= kind.min_stones && stones <= kind.max_stones && left >= kind.min_left &&
+         left <= kind.max_left;
 }
 
 // The keys of Pons's four files: what the shipped made sets leave out.
@@ -57,7 +58,7 @@ TEST_CASE("Pons's own files are of the kinds their names say", "[strength][pons-
     const learn::PonsSetKind kind = learn::ParsePonsSetKind(f);
     for (const auto& p : learn::ReadPonsFile(testing::ReferenceFile(std::string("connect4/") + f))) {
       INFO(f << ": " << p.moves << ' ' << p.score << ", " << learn::PliesLeft(p.moves.size(), p.score)
-              << " plies left");
+             << " plies left");
       REQUIRE(KindHolds(kind, p));
     }
   }
@@ -125,7 +126,8 @@ TEST_CASE("a made set is the same for any threads, resumes from its work file an
   // Resumed: the work file answers every candidate, so a garbled line and a
   // planted wrong score among the rest change nothing that is checked later.
   const std::string work = io::ReadTextFile(r.work_file);
-  CHECK(work.find(one[0].moves + ' ' + std::to_string(one[0].score) + ' ' + one[0].rating) != std::string::npos);
+  CHECK(work.find(one[0].moves + ' ' + std::to_string(one[0].score) + ' ' + one[0].rating) !=
+        std::string::npos);
   io::WriteTextFileAtomically(r.work_file, "not a line\n" + work);
   r.threads = 1;
   const auto resumed = learn::MakePonsSet(r);
