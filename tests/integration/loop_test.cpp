@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "farm_check.h"
 #include "skip.h"
@@ -517,7 +518,11 @@ TEST_CASE("zerofarm loop killed by SIGKILL between evaluations keeps its clocks 
   CHECK(seconds <= wall);
   CHECK(cpu > 5);  // farm and trainer, more than 15 s on this machine's cores
   // The next piece goes on from them. Its farm removes the killed farm's segment (or a farm of
-  // another test running beside this one does: any farm removes a dead run's segments).
+  // another test running beside this one does: any farm removes a dead run's segments), once it
+  // is 2 s old (shm::RemoveIfStale: a creator may not hold its lock yet). A kill that fell on a
+  // stage's restart (fresh Debian, 2026-11-30: a 23 s stall, then the kill) killed a farm whose
+  // segment was a moment old: wait those 2 s, as a next piece started by hand would.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   std::string out, err;
   REQUIRE(Run({ZF_BINARY, "loop", "--recipe", recipe, "--out", run, "--hours", "0.003"}, dir / "loop2", &out,
               &err, 300) == 0);
