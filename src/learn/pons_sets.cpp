@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -17,6 +17,7 @@
 #include "zerofarm/game/connect4.h"
 #include "zerofarm/game/connect4_solver.h"
 #include "zerofarm/io/files.h"
+#include "zerofarm/io/safe_files.h"
 
 namespace zerofarm::learn {
 namespace {
@@ -100,8 +101,11 @@ struct Solved {
 // that does not parse is skipped; a wrong score fails its rating's check later.
 std::map<std::string, Solved> ReadWork(const std::string& path) {
   std::map<std::string, Solved> solved;
-  if (path.empty() || !std::filesystem::exists(path)) return solved;
-  std::istringstream in(io::ReadTextFile(path));
+  if (path.empty()) return solved;
+  // Not through a link, and bounded: 64 MiB is over a million candidates.
+  const std::optional<std::string> text = io::ReadRunFile(path, size_t{64} << 20);
+  if (!text) return solved;
+  std::istringstream in(*text);
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
@@ -222,6 +226,51 @@ uint64_t MirrorFreeKey(const std::string& moves) {
   return std::min(KeyOf(game, moves), KeyOf(game, MirrorMoves(moves)));
 }
 
+namespace {
+
+// Solves the candidates of `fresh` that `solved` lacks, on r.threads solvers,
+// into `solved` (guarded by `mu`, with the work file), saving the work file
+// every 30 s and once at the end. Rethrows the first solver's error.
+void SolveBatch(const PonsSetRequest& r, const std::vector<std::string>& fresh,
+                std::map<std::string, Solved>* solved, int kept,
+                const std::function<void(int, int)>& progress) {
+  std::mutex mu;  // guards `solved`, `last_save`, `failure`, the work file and `progress`
+  double last_save = MonotonicSeconds();
+  std::atomic<size_t> ticket{0};
+  std::string failure;
+  auto work = [&] {  // no exception leaves a thread: the first is rethrown after the joins
+    try {
+      game::Connect4Solver solver(r.tt_log2);
+      // relaxed: a ticket; `mu` orders what the threads share.
+      for (size_t i; (i = ticket.fetch_add(1, std::memory_order_relaxed)) < fresh.size();) {
+        {
+          const std::lock_guard<std::mutex> lock(mu);
+          if (solved->count(fresh[i])) continue;
+        }
+        const Solved s = SolveCandidate(r.kind, solver, fresh[i]);
+        const std::lock_guard<std::mutex> lock(mu);
+        (*solved)[fresh[i]] = s;
+        if (MonotonicSeconds() - last_save > 30) {
+          WriteWork(r.work_file, *solved);
+          last_save = MonotonicSeconds();
+        }
+        if (progress) progress(kept, static_cast<int>(solved->size()));
+      }
+    } catch (const std::exception& e) {
+      const std::lock_guard<std::mutex> lock(mu);
+      if (failure.empty()) failure = e.what();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<int>(r.threads, static_cast<int>(fresh.size())); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  WriteWork(r.work_file, *solved);
+  if (!failure.empty()) throw Error(failure);
+}
+
+}  // namespace
+
 std::vector<PonsPosition> MakePonsSet(const PonsSetRequest& r,
                                       const std::function<void(int, int)>& progress) {
   if (r.count < 1) throw ConfigError("a made set needs at least one position");
@@ -229,8 +278,6 @@ std::vector<PonsPosition> MakePonsSet(const PonsSetRequest& r,
   std::unordered_set<uint64_t> seen;
   uint64_t next = 0;
   std::vector<PonsPosition> kept;
-  std::mutex mu;  // guards `solved`, `last_save`, `failure`, the work file and `progress`
-  double last_save = MonotonicSeconds();
   // Batches of candidates, solved in parallel, judged in candidate order: the
   // first `count` of the kind, whatever the threads.
   while (static_cast<int>(kept.size()) < r.count) {
@@ -239,38 +286,7 @@ std::vector<PonsPosition> MakePonsSet(const PonsSetRequest& r,
     if (fresh.empty())
       throw Error("no more new positions of kind " + r.kind.name + " from seed " + std::to_string(r.seed) +
                   " after " + std::to_string(next) + " games");
-    std::atomic<size_t> ticket{0};
-    std::string failure;
-    auto work = [&] {  // no exception leaves a thread: the first is rethrown after the joins
-      try {
-        game::Connect4Solver solver(r.tt_log2);
-        for (size_t i;
-             (i = ticket.fetch_add(1, std::memory_order_relaxed)) < fresh.size();) {  // relaxed: a ticket
-          {
-            const std::lock_guard<std::mutex> lock(mu);
-            if (solved.count(fresh[i])) continue;
-          }
-          const Solved s = SolveCandidate(r.kind, solver, fresh[i]);
-          const std::lock_guard<std::mutex> lock(mu);
-          solved[fresh[i]] = s;
-          if (MonotonicSeconds() - last_save > 30) {
-            WriteWork(r.work_file, solved);
-            last_save = MonotonicSeconds();
-          }
-          if (progress) progress(static_cast<int>(kept.size()), static_cast<int>(solved.size()));
-        }
-      } catch (const std::exception& e) {
-        const std::lock_guard<std::mutex> lock(mu);
-        if (failure.empty()) failure = e.what();
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < std::min<int>(r.threads, static_cast<int>(fresh.size())); ++t)
-      pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-    WriteWork(r.work_file, solved);
-    if (!failure.empty()) throw Error(failure);
+    SolveBatch(r, fresh, &solved, static_cast<int>(kept.size()), progress);
     for (size_t i = 0; i < fresh.size() && static_cast<int>(kept.size()) < r.count; ++i) {
       const Solved& s = solved.at(fresh[i]);
       if (!OfKind(r.kind, static_cast<int>(fresh[i].size()), s.score)) continue;

@@ -4,6 +4,7 @@
 #include "zerofarm/learn/pons_sets.h"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -133,6 +134,10 @@ TEST_CASE("a made set is the same for any threads, resumes from its work file an
   const auto resumed = learn::MakePonsSet(r);
   REQUIRE(resumed.size() == one.size());
   for (size_t i = 0; i < one.size(); ++i) CHECK(resumed[i].moves == one[i].moves);
+  // A work file that is a link is refused, not followed (a planted file could give wrong verdicts).
+  std::filesystem::create_symlink(r.work_file, dir / "link");
+  r.work_file = dir / "link";
+  CHECK_THROWS_AS(learn::MakePonsSet(r), ConfigError);
   // Left out: the first five and their mirrors.
   for (int i = 0; i < 5; ++i) r.exclude.insert(learn::MirrorFreeKey(one[i].moves));
   r.work_file.clear();
