@@ -204,8 +204,9 @@ void AddEvalOptions(cxxopts::Options& options) {
   options.add_options("make a set")(
       "make-set",
       "Write --count positions of Pons's kind KIND (L1_R3: 1-14 stones, 29 or more plies left with "
-      "perfect play; L<1-3>_R<1-3>, docs/learning.md \"Sets made here\") to --out, from uniformly random "
-      "games of --seed, solved and rated here; the positions of --pons and --sets files and their mirrors "
+      "perfect play; L<1-3>_R<1-3>, docs/training.md \"Sets made here\") to --out, from random games of "
+      "--seed that block a threatened four and give none, solved and rated here; the positions of --pons and "
+      "--sets files and their mirrors "
       "are left out. A stopped run resumes from OUT.solving",
       cxxopts::value<std::string>()->default_value(""))("count", "--make-set: positions",
                                                         cxxopts::value<int>()->default_value("1000"))(

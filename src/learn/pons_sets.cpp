@@ -38,35 +38,32 @@ uint64_t KeyOf(const game::Connect4Game& game, const std::string& moves) {
   return static_cast<const game::Connect4State&>(*state).Key();
 }
 
-// The columns where the side to move would complete a four now.
-std::vector<int> WinningMoves(const game::Connect4State& s) {
-  std::vector<int> legal, wins;
+// The columns where a stone of `player` in the lowest empty cell would
+// complete a four (Pons's layout: 7 bits a column, row 0 at the bottom).
+std::vector<int> FourColumns(const game::Connect4State& s, int player) {
+  std::vector<int> legal, out;
   s.LegalActions(&legal);
+  const uint64_t mask = s.Stones(0) | s.Stones(1), stones = s.Stones(player);
   for (const int a : legal) {
-    game::Connect4State next = s;
-    next.Apply(a);
-    if (next.Winner() >= 0) wins.push_back(a);
+    const uint64_t cell = (mask + (uint64_t{1} << (7 * a))) & (uint64_t{0x3F} << (7 * a));
+    if (game::Connect4State::HasFour(stones | cell)) out.push_back(a);
   }
-  return wins;
+  return out;
 }
+
+bool WinsAtOnce(const game::Connect4State& s) { return !FourColumns(s, s.CurrentPlayer()).empty(); }
 
 // A move of a random game without blunders a glance shows: block the
 // opponent's four when it threatens one, else a uniformly random move that
 // does not let the opponent complete a four at once (any move when all do).
 int SensibleRandomMove(const game::Connect4State& s, Rng& rng) {
+  if (const auto block = FourColumns(s, 1 - s.CurrentPlayer()); !block.empty()) return block.front();
   std::vector<int> legal, safe;
   s.LegalActions(&legal);
   for (const int a : legal) {
     game::Connect4State next = s;
     next.Apply(a);
-    if (WinningMoves(next).empty()) safe.push_back(a);
-  }
-  // The opponent's threats: where its stone, were it to move, would complete a four.
-  const uint64_t mask = s.Stones(0) | s.Stones(1), opponent = s.Stones(1 - s.CurrentPlayer());
-  for (const int a : legal) {
-    // The lowest empty cell of column a (Pons's layout: 7 bits a column, row 0 at the bottom).
-    const uint64_t cell = (mask + (uint64_t{1} << (7 * a))) & (uint64_t{0x3F} << (7 * a));
-    if (game::Connect4State::HasFour(opponent | cell)) return a;
+    if (!WinsAtOnce(next)) safe.push_back(a);
   }
   const std::vector<int>& from = safe.empty() ? legal : safe;
   return from[rng.Below(from.size())];
@@ -76,19 +73,19 @@ int SensibleRandomMove(const game::Connect4State& s, Rng& rng) {
 // or the side to move can complete a four at once (a position with nothing to
 // measure). Both sides play SensibleRandomMove: with uniformly random moves
 // most positions of an R1 kind were such wins, where Pons's files have none
-// in L1 and L2 (docs/learning.md, "Sets made here").
+// in L1 and L2 (docs/training.md, "Sets made here").
 std::string CandidateMoves(const PonsSetKind& kind, uint64_t seed, uint64_t index) {
   Rng rng(MixSeed(seed, index));
   const int stones = kind.min_stones + static_cast<int>(rng.Below(kind.max_stones - kind.min_stones + 1));
   game::Connect4State state;
   std::string moves;
   for (int i = 0; i < stones; ++i) {
-    if (state.IsTerminal() || !WinningMoves(state).empty()) return "";
+    if (state.IsTerminal() || WinsAtOnce(state)) return "";
     const int a = SensibleRandomMove(state, rng);
     state.Apply(a);
     moves += static_cast<char>('1' + a);
   }
-  return state.IsTerminal() || !WinningMoves(state).empty() ? "" : moves;
+  return state.IsTerminal() || WinsAtOnce(state) ? "" : moves;
 }
 
 // A solved candidate: its score, and its verdicts when it is of the kind.
