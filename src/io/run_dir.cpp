@@ -76,11 +76,24 @@ int64_t RunDir::ModelNumber(const std::string& name) {
   return std::stoll(digits);
 }
 
+namespace {
+
+// The version of a directory entry named model-N.h5 that is a regular file
+// itself (a link, even to a model, is never followed: only the run writes its
+// models directory, and nothing planted there is read), else -1.
+int64_t ModelFileVersion(const std::filesystem::directory_entry& e) {
+  const int64_t v = RunDir::ModelNumber(e.path().filename().string());
+  std::error_code ec;
+  return v >= 0 && e.symlink_status(ec).type() == std::filesystem::file_type::regular ? v : -1;
+}
+
+}  // namespace
+
 std::pair<int64_t, std::string> RunDir::NewestModelIn(const std::string& dir) {
   std::pair<int64_t, std::string> best{-1, ""};
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const int64_t n = ModelNumber(e.path().filename().string());
+    const int64_t n = ModelFileVersion(e);
     if (n > best.first) best = {n, e.path().string()};
   }
   return best;
@@ -90,8 +103,8 @@ std::vector<std::pair<int64_t, std::string>> RunDir::NewestModelsIn(const std::s
   std::vector<std::pair<int64_t, std::string>> models;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const int64_t v = ModelNumber(e.path().filename().string());
-    if (v >= 0 && e.is_regular_file(ec) && !e.is_symlink(ec)) models.emplace_back(v, e.path().string());
+    const int64_t v = ModelFileVersion(e);
+    if (v >= 0) models.emplace_back(v, e.path().string());
   }
   std::sort(models.begin(), models.end());
   if (models.size() > n) models.erase(models.begin(), models.end() - static_cast<std::ptrdiff_t>(n));

@@ -14,7 +14,8 @@ namespace zerofarm::proc {
 
 std::optional<ModelWatcher::FileState> ModelWatcher::StateOf(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  // lstat: a link in the models directory is never followed (RunDir::NewestModelIn).
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   FileState s;
   s.dev = static_cast<uint64_t>(st.st_dev);
   s.ino = static_cast<uint64_t>(st.st_ino);

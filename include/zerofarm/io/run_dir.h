@@ -70,8 +70,9 @@ class RunDir {
   static std::string ModelFileName(uint64_t version);
   // VERSION of "model-VERSION.h5" (a file name, not a path), or -1 for any other name.
   static int64_t ModelNumber(const std::string& filename);
-  // The highest-numbered model-N.h5 in `dir` as {N, path}, or {-1, ""} when
-  // there is none or `dir` cannot be read. Never throws.
+  // The highest-numbered model-N.h5 in `dir` that is a regular file (no link
+  // is followed) as {N, path}, or {-1, ""} when there is none or `dir` cannot
+  // be read. Never throws.
   static std::pair<int64_t, std::string> NewestModelIn(const std::string& dir);
   // The newest `n` model-N.h5 in `dir` that are regular files (no link is
   // followed), as {N, path} in increasing N; fewer when `dir` holds fewer,

@@ -72,6 +72,7 @@ TEST_CASE("run directory: on disk", "[io]") {
     // The newest N, oldest first; a link is never followed, a name not a model is skipped.
     Touch(run.ModelsDir() + "/model-3.h5");
     std::filesystem::create_symlink(run.ModelPath(10), run.ModelsDir() + "/model-12.h5");
+    CHECK(io::RunDir::NewestModelIn(run.ModelsDir()).first == 10);  // the link is not a model
     using Models = std::vector<std::pair<int64_t, std::string>>;
     CHECK(io::RunDir::NewestModelsIn(run.ModelsDir(), 2) ==
           Models{{9, run.ModelPath(9)}, {10, run.ModelPath(10)}});
