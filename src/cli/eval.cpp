@@ -355,7 +355,7 @@ int MakeSetCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c) {
   fs::create_directories(cache_dir, ec);
   const std::string cache = cache_dir + "/" + CacheName(out);
   std::string rated;
-  for (const auto& p : positions) rated += p.moves + ' ' + std::to_string(p.score) + ' ' + p.rating + '\n';
+  for (const auto& p : positions) rated += learn::RatingLine(p.moves, p.score, p.rating);
   io::WriteTextFileAtomically(cache, rated);
   fs::remove(request.work_file, ec);
   std::printf(

@@ -85,6 +85,10 @@ std::string RateOne(const game::Connect4Game& game, game::Connect4Solver& solver
 
 }  // namespace
 
+std::string RatingLine(const std::string& moves, int score, const std::string& rating) {
+  return moves + ' ' + std::to_string(score) + ' ' + rating + '\n';
+}
+
 void RatePositions(std::vector<PonsPosition>* positions, const std::string& cache_path,
                    const std::vector<std::string>& known, const std::function<void(int, int)>& progress,
                    int threads) {
@@ -106,11 +110,9 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
   std::string failure;
   auto save = [&] {  // with mu held
     if (cache_path.empty() || fresh == 0) return;
-    std::ostringstream text;
-    for (const auto& [moves, entry] : cache)
-      text << moves << ' ' << entry.first << ' ' << entry.second << '\n';
-    io::WriteTextFileAtomically(cache_path,
-                                text.str());  // issue 21: .tmp created fresh, never through a link
+    std::string text;
+    for (const auto& [moves, entry] : cache) text += RatingLine(moves, entry.first, entry.second);
+    io::WriteTextFileAtomically(cache_path, text);  // issue 21: .tmp created fresh, never through a link
     fresh = 0;
   };
   std::atomic<size_t> next{0};

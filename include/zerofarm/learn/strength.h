@@ -39,6 +39,10 @@ struct PonsPosition {
 // file and line for a malformed or illegal line.
 std::vector<PonsPosition> ReadPonsFile(const std::string& path, int limit = 0);
 
+// One line of a verdicts file, "moves score rating\n": the format that
+// RatePositions reads and writes and `zerofarm eval --make-set` writes.
+std::string RatingLine(const std::string& moves, int score, const std::string& rating);
+
 // Fills `rating` of every position with the solver, using (and updating)
 // `cache_path` ("moves score rating" lines; written atomically) when not
 // empty, and reading verdicts from `known` files of the same format too (the
