@@ -24,8 +24,9 @@ class ModelWatcher {
  public:
   explicit ModelWatcher(std::string dir) : dir_(std::move(dir)) {}
   // The newest model-N.h5 with N above the last loaded file's, that is a
-  // regular file (a link is never followed) and not refused as it is now, if a second has passed since the
-  // last look (or `force`). The caller then reports Loaded() or Refused() for it.
+  // regular file (a link is never followed) and not refused as it is now, if
+  // a second has passed since the last look (or `force`). The caller then
+  // reports Loaded() or Refused() for it.
   std::optional<std::string> Poll(bool force = false);
   // The file Poll returned was loaded: only files numbered above it are offered now.
   void Loaded(const std::string& path);
