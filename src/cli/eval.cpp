@@ -78,6 +78,13 @@ std::string NewestModel(const std::string& run) {
   return path;
 }
 
+// --orientation, or --average-symmetries (the same as --orientation mean).
+eval::Orientation OrientationOf(const proc::FarmConfig& c, const game::Game& game) {
+  if (c.average_symmetries && c.orientation != "as-is" && c.orientation != "mean")
+    throw ConfigError("--average-symmetries contradicts --orientation " + c.orientation);
+  return eval::ParseOrientation(c.average_symmetries ? "mean" : c.orientation, game);
+}
+
 std::unique_ptr<eval::Evaluator> LoadNet(const game::Game& game, const std::string& spec,
                                          const proc::FarmConfig& c) {
   eval::TorchOptions options;
@@ -89,7 +96,7 @@ std::unique_ptr<eval::Evaluator> LoadNet(const game::Game& game, const std::stri
   auto net = spec == "random"
                  ? eval::MakeTorchEvaluator(eval::RandomWeights(proc::NetConfigFor(game, c), c.seed), options)
                  : eval::MakeTorchEvaluator(proc::LoadWeightsFor(game, spec), options);
-  return c.average_symmetries ? eval::MakeSymmetricEvaluator(game, std::move(net)) : std::move(net);
+  return eval::MakeOrientedEvaluator(game, std::move(net), OrientationOf(c, game));
 }
 
 // What each number of a move-error report means (the JSON's "metrics").
@@ -104,18 +111,24 @@ nlohmann::ordered_json MoveErrorMetrics() {
       {"value_agreement", "share of positions whose value is nearest the exact outcome of -1, 0, +1"},
       {"symmetries_averaged",
        "how many orientations of each position the network's policy and value are the mean of "
-       "(--average-symmetries; 1 = the position as it is)"},
+       "(--orientation mean; 1 = one orientation)"},
+      {"orientation",
+       "how the network was shown each position (--orientation): as-is, a symmetry's index, canonical or "
+       "mean"},
       {"value_mean", "the value head's mean over the positions lost, drawn and won for the side to move"}};
 }
 
 // One move-error result: a text line (no MCTS figure when none was
 // measured) and a JSON line whose keys name the metric of each number.
-// `symmetries`: how many orientations the network's answers are the mean of
-// (--average-symmetries; 1 = the position as it is).
+// `shown`: how the network was shown each position (--orientation).
 void PrintMoveError(const std::string& weights, uint32_t version, const std::string& name,
-                    const learn::MoveErrorResult& m, int symmetries) {
-  const std::string averaged =
-      symmetries > 1 ? " (mean over " + std::to_string(symmetries) + " symmetries)" : std::string();
+                    const learn::MoveErrorResult& m, const eval::Orientation& shown, const game::Game& game) {
+  const int symmetries = shown.EvaluationsPerLeaf(game);
+  const std::string averaged = shown.kind == eval::Orientation::kMean
+                                   ? " (mean over " + std::to_string(symmetries) + " symmetries)"
+                               : shown.kind == eval::Orientation::kCanonical ? " (canonical orientation)"
+                               : shown.AsIs()                                ? std::string()
+                                              : " (turned by symmetry " + shown.Name() + ")";
   std::printf(
       "zerofarm eval: %s model v%u on %s (%d positions): network%s alone %.1f%% move error (%.1f%% give "
       "away the outcome)",
@@ -129,9 +142,10 @@ void PrintMoveError(const std::string& weights, uint32_t version, const std::str
       "zerofarm eval: value head on %s: %.1f%% read the exact outcome; mean value of lost %+.2f, drawn "
       "%+.2f, won %+.2f positions\n",
       name.c_str(), 100 * m.ValueAgreement(), m.value_mean[0], m.value_mean[1], m.value_mean[2]);
-  nlohmann::ordered_json j = {{"kind", "move_error"},     {"weights", weights},
-                              {"model_version", version}, {"file", name},
-                              {"positions", m.positions}, {"symmetries_averaged", symmetries}};
+  nlohmann::ordered_json j = {{"kind", "move_error"},       {"weights", weights},
+                              {"model_version", version},   {"file", name},
+                              {"positions", m.positions},   {"symmetries_averaged", symmetries},
+                              {"orientation", shown.Name()}};
   j["network_alone"] = {{"score_error", m.NetRate()}, {"outcome_error", m.NetOutcomeRate()}};
   if (m.simulations > 0)
     j["mcts"] = {{"simulations", m.simulations},
@@ -253,7 +267,8 @@ int ArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const
                                     {"b", r["against"].as<std::string>()},
                                     {"games", a.games},
                                     {"simulations", search.simulations},
-                                    {"symmetries_averaged", c.average_symmetries ? game.SymmetryCount() : 1},
+                                    {"symmetries_averaged", OrientationOf(c, game).EvaluationsPerLeaf(game)},
+                                    {"orientation", OrientationOf(c, game).Name()},
                                     {"wins", a.wins},
                                     {"draws", a.draws},
                                     {"losses", a.losses},
@@ -284,6 +299,7 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
   if (!positions_csv.empty() && !csv_dir.empty() && !fs::is_directory(csv_dir))
     throw ConfigError("--positions-csv " + positions_csv + ": " + csv_dir.string() + " is not a directory");
   std::string rows = std::string(learn::kPositionCsvColumns) + '\n';
+  const eval::Orientation shown = OrientationOf(c, game);
   for (const auto& file : PonsFiles(r)) {
     auto positions = learn::ReadPonsFile(file, r["limit"].as<int>());
     const std::string cache = ec ? std::string() : cache_dir + "/" + CacheName(file);
@@ -297,12 +313,14 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
         RateThreads(r));
     const learn::MoveErrorResult m = learn::MoveError(game, net, positions, search);
     const std::string name = fs::path(file).filename().string();
-    PrintMoveError(weights, net.ModelVersion(), name, m, c.average_symmetries ? game.SymmetryCount() : 1);
+    PrintMoveError(weights, net.ModelVersion(), name, m, shown, game);
     for (size_t i = 0; i < positions.size(); ++i)
       rows += learn::PositionCsvRow(name, positions[i], m.moves[i]) + '\n';
-    // eval.csv has no column for averaging: a run's curve stays the network in one orientation.
-    if (!run.empty() && c.average_symmetries) {
-      ZF_LOG(WARN) << "--average-symmetries: " << name << " not appended to " << io::RunDir(run).EvalCsv();
+    // eval.csv has no column for the orientation: a run's curve stays the network shown positions as they
+    // are.
+    if (!run.empty() && !shown.AsIs()) {
+      ZF_LOG(WARN) << "--orientation " << shown.Name() << ": " << name << " not appended to "
+                   << io::RunDir(run).EvalCsv();
     } else if (!run.empty()) {
       try {
         io::AppendCsvRow(io::RunDir(run).EvalCsv(),

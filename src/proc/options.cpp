@@ -254,11 +254,16 @@ std::vector<OptionSpec> BuildTable() {
       }(),
       ZF_FLAG("bf16", "bf16", kNetwork, "Same as --precision bf16", "1", kPlay | kEval | kTrain, bf16),
       ZF_FLAG("fp16", "fp16", kNetwork, "Same as --precision fp16 (GPU evaluators only)", "1", kPlay, fp16),
-      ZF_FLAG(
-          "average-symmetries", "average_symmetries", kNetwork,
-          "Eval: answer each position with the network's mean over the game's symmetries (one evaluation per "
-          "symmetry; Connect Four: the position and its mirror)",
-          "1", kEval, average_symmetries),
+      ZF_STR(
+          "orientation", "orientation", kNetwork,
+          "Eval: how the network is shown each position: as-is; K, turned by the game's symmetry K (Connect "
+          "Four: 1, its mirror image); canonical, in the orientation of it and its images whose features "
+          "hash "
+          "lowest (one evaluation, images answered alike); mean, the mean over every orientation (one "
+          "evaluation per symmetry)",
+          kEval, orientation),
+      ZF_FLAG("average-symmetries", "average_symmetries", kNetwork, "Eval: same as --orientation mean", "1",
+              kEval, average_symmetries),
       // ---- farm -------------------------------------------------------------------------
       ZF_NUM("workers", "workers", kFarm,
              "Worker processes P (0 = the CPUs granted: SLURM_CPUS_PER_TASK, else the CPU affinity)", 0, 1024,

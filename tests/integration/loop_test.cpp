@@ -130,12 +130,28 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
               dir / "eval-sym", &out, &err) == 0);
   CHECK_THAT(out, Catch::Contains("network (mean over 2 symmetries) alone"));
   CHECK_THAT(out, Catch::Contains("\"symmetries_averaged\":2"));
-  // ... and kept out of the run's curve, which has no column for it.
+  // ... and kept out of the run's curve, which has no column for it; so is any orientation but as-is.
   REQUIRE(Run({ZF_BINARY, "eval", "--run", run, "--pons", pons, "--limit", "5", "--simulations", "0",
                "--no-status", "--average-symmetries"},
               dir / "eval-sym-run", &out, &err) == 0);
   CHECK_THAT(err, Catch::Contains("not appended to"));
+  REQUIRE(Run({ZF_BINARY, "eval", "--run", run, "--pons", pons, "--limit", "5", "--simulations", "0",
+               "--no-status", "--orientation", "canonical"},
+              dir / "eval-canonical-run", &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains("network (canonical orientation) alone"));
+  CHECK_THAT(out, Catch::Contains("\"orientation\":\"canonical\""));
+  CHECK_THAT(err, Catch::Contains("--orientation canonical: Test_L3_R1 not appended to"));
   CHECK(CountLines(run + "/eval/eval.csv") == 2);
+  // A symmetry the game lacks, or two orientations at once: one line, exit 2.
+  CHECK(Run({ZF_BINARY, "eval", "--weights", run + "/models/model-6.h5", "--pons", pons, "--limit", "5",
+             "--orientation", "2"},
+            dir / "eval-orientation-bad", &out, &err) == 2);
+  CHECK_THAT(err,
+             Catch::Contains("--orientation 2: expected as-is, canonical, mean or a symmetry of connect4"));
+  CHECK(Run({ZF_BINARY, "eval", "--weights", run + "/models/model-6.h5", "--pons", pons, "--limit", "5",
+             "--orientation", "1", "--average-symmetries"},
+            dir / "eval-orientation-two", &out, &err) == 2);
+  CHECK_THAT(err, Catch::Contains("--average-symmetries contradicts --orientation 1"));
   // An explicit precision wins over the CPU's.
   for (const std::string& precision : std::vector<std::string>{"bf16", "fp32"}) {
     std::vector<std::string> args = train;

@@ -30,7 +30,8 @@ struct FarmConfig {
   int eval_threads = 0;             // LibTorch intra-op threads per evaluator; 0 = auto (ResolveCpuFarm)
   bool bf16 = false;                // run the network in bfloat16
   bool fp16 = false;                // run the network in float16 (GPU only)
-  bool average_symmetries = false;  // eval: each position as the net's mean over the game's symmetries
+  bool average_symmetries = false;  // eval: the same as orientation "mean"
+  std::string orientation = "as-is";  // eval: how the net is shown each position (eval::ParseOrientation)
 
   // ---- the network -------------------------------------------------------------
   std::string weights;  // HDF5 weights file; empty = random net from seed

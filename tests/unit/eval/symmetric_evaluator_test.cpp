@@ -1,12 +1,15 @@
-// The mean of a network over a game's symmetries (eval/symmetric_evaluator.h),
+// A network asked in other orientations (eval/symmetric_evaluator.h),
 // checked with the random evaluator, whose answers differ between a position
-// and its mirror image: averaged, they must not.
+// and its mirror image: averaged or canonical, they must not.
 #include "zerofarm/eval/symmetric_evaluator.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <memory>
+#include <string>
 
+#include "zerofarm/core/error.h"
 #include "zerofarm/eval/evaluator.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/game/symmetry.h"
@@ -47,6 +50,8 @@ Answers Evaluate(eval::Evaluator& e, const std::vector<uint8_t>& features, int n
   return a;
 }
 
+const eval::Orientation kMean{eval::Orientation::kMean, 0};
+
 std::vector<float> Softmax(const float* logits, int n) {
   std::vector<float> p(logits, logits + n);
   float top = p[0], total = 0;
@@ -65,7 +70,8 @@ TEST_CASE("averaged over the symmetries, a position and its images get the same 
     const game::SymmetryTables tables(*g);
     const int n = 6, actions = g->ActionCount(), fb = g->Shape().FeatureBytes();
     const auto positions = Positions(*g, n);
-    auto averaged = eval::MakeSymmetricEvaluator(*g, eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 7));
+    auto averaged =
+        eval::MakeOrientedEvaluator(*g, eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 7), kMean);
     const Answers base = Evaluate(*averaged, positions, n);
     for (int s = 1; s < tables.Count(); ++s) {
       std::vector<uint8_t> images(positions.size());
@@ -90,7 +96,8 @@ TEST_CASE("the averaged answer is the mean of the network's answers in each orie
   const int n = 5, actions = g->ActionCount(), fb = g->Shape().FeatureBytes();
   const auto positions = Positions(*g, n);
   auto plain = eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 3);
-  auto averaged = eval::MakeSymmetricEvaluator(*g, eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 3));
+  auto averaged =
+      eval::MakeOrientedEvaluator(*g, eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 3), kMean);
   CHECK_THAT(averaged->Describe(), Catch::Contains("averaged over 2 symmetries"));
   std::vector<uint8_t> mirrored(positions.size());
   for (int i = 0; i < n; ++i) tables.TransformFeatures(1, &positions[i * fb], &mirrored[i * fb]);
@@ -113,4 +120,134 @@ TEST_CASE("the averaged answer is the mean of the network's answers in each orie
   }
   CHECK(lopsided >= n - 1);
   CHECK(differ == lopsided);
+}
+
+namespace {
+
+// Counts the leaves its inner network is asked about.
+class Counting final : public eval::Evaluator {
+ public:
+  explicit Counting(std::unique_ptr<eval::Evaluator> inner, int* leaves)
+      : inner_(std::move(inner)), leaves_(leaves) {}
+  void Evaluate(const eval::LeafChunk* chunks, int n) override {
+    for (int c = 0; c < n; ++c) *leaves_ += chunks[c].count;
+    inner_->Evaluate(chunks, n);
+  }
+  void RegisterHostMemory(void*, size_t) override {}
+  uint32_t ModelVersion() const override { return inner_->ModelVersion(); }
+  const eval::NetConfig& Config() const override { return inner_->Config(); }
+  std::string Describe() const override { return inner_->Describe(); }
+
+ private:
+  std::unique_ptr<eval::Evaluator> inner_;
+  int* leaves_;
+};
+
+// Whether some symmetry other than the identity maps the position to itself.
+bool SelfSymmetric(const game::SymmetryTables& tables, const uint8_t* features) {
+  std::vector<uint8_t> image(tables.FeatureBytes());
+  for (int s = 1; s < tables.Count(); ++s) {
+    tables.TransformFeatures(s, features, image.data());
+    if (std::equal(image.begin(), image.end(), features)) return true;
+  }
+  return false;
+}
+
+// The plain network's answer to `positions` turned by symmetry s, turned back.
+Answers TurnedBack(eval::Evaluator& plain, const game::SymmetryTables& tables,
+                   const std::vector<uint8_t>& positions, int n, int s) {
+  const int fb = tables.FeatureBytes(), actions = plain.Config().actions;
+  std::vector<uint8_t> turned(positions.size());
+  for (int i = 0; i < n; ++i) tables.TransformFeatures(s, &positions[i * fb], &turned[i * fb]);
+  Answers a = Evaluate(plain, turned, n);
+  std::vector<float> back(a.policy.size());
+  for (int i = 0; i < n; ++i) tables.UntransformPolicy(s, &a.policy[i * actions], &back[i * actions]);
+  a.policy = back;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("turned by one symmetry, each leaf gets the network's answer to its image, one evaluation each",
+          "[eval]") {
+  const auto g = game::MakeGame("connect4");
+  const game::SymmetryTables tables(*g);
+  const int n = 5;
+  const auto positions = Positions(*g, n);
+  auto plain = eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 3);
+  int leaves = 0;
+  auto mirrored = eval::MakeOrientedEvaluator(
+      *g, std::make_unique<Counting>(eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 3), &leaves),
+      eval::ParseOrientation("1", *g));
+  CHECK_THAT(mirrored->Describe(), Catch::Contains("turned by symmetry 1"));
+  const Answers got = Evaluate(*mirrored, positions, n);
+  CHECK(leaves == n);
+  const Answers want = TurnedBack(*plain, tables, positions, n, 1), as_is = Evaluate(*plain, positions, n);
+  CHECK(got.value == want.value);
+  CHECK(got.policy == want.policy);
+  CHECK(got.value != as_is.value);  // else the check above proves nothing
+}
+
+TEST_CASE("in the canonical orientation, a position and its images get one answer, one evaluation each",
+          "[eval]") {
+  for (const std::string name : {"connect4", "tictactoe", "othello"}) {
+    INFO(name);
+    const auto g = game::MakeGame(name);
+    const game::SymmetryTables tables(*g);
+    const int n = 6, actions = g->ActionCount(), fb = g->Shape().FeatureBytes();
+    const auto positions = Positions(*g, n);
+    auto plain = eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 5);
+    int leaves = 0;
+    auto canonical = eval::MakeOrientedEvaluator(
+        *g, std::make_unique<Counting>(eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 5), &leaves),
+        eval::ParseOrientation("canonical", *g));
+    const Answers base = Evaluate(*canonical, positions, n);
+    CHECK(leaves == n);
+    // Each answer is the plain network's in one orientation: the canonical one.
+    std::vector<uint8_t> scratch(fb);
+    for (int i = 0; i < n; ++i) {
+      const int s = game::HashCanonical(tables, &positions[i * fb], scratch.data()).symmetry;
+      const std::vector<uint8_t> one(&positions[i * fb], &positions[(i + 1) * fb]);
+      const Answers want = TurnedBack(*plain, tables, one, 1, s);
+      CHECK(base.value[i] == want.value[0]);
+      CHECK(std::equal(want.policy.begin(), want.policy.end(), &base.policy[i * actions]));
+    }
+    int turned = 0;
+    for (int s = 1; s < tables.Count(); ++s) {
+      std::vector<uint8_t> images(positions.size());
+      for (int i = 0; i < n; ++i) tables.TransformFeatures(s, &positions[i * fb], &images[i * fb]);
+      const Answers image = Evaluate(*canonical, images, n);
+      for (int i = 0; i < n; ++i) {
+        CHECK(image.value[i] == base.value[i]);
+        // A position with a symmetry of its own (the empty board) has more than
+        // one way to its canonical orientation, and the network's policy there
+        // need not have that symmetry: the policies agree up to it only.
+        if (SelfSymmetric(tables, &positions[i * fb])) continue;
+        ++turned;
+        std::vector<float> back(actions);
+        tables.UntransformPolicy(s, &image.policy[i * actions], back.data());
+        CHECK(std::equal(back.begin(), back.end(), &base.policy[i * actions]));
+      }
+    }
+    CHECK(turned >= (n - 1) * (tables.Count() - 1) / 2);
+  }
+}
+
+TEST_CASE("--orientation takes as-is, canonical, mean or one of the game's symmetries", "[eval]") {
+  const auto c4 = game::MakeGame("connect4"), ttt = game::MakeGame("tictactoe");
+  CHECK(eval::ParseOrientation("as-is", *c4).AsIs());
+  CHECK(eval::ParseOrientation("0", *c4).AsIs());
+  CHECK(eval::ParseOrientation("1", *c4).symmetry == 1);
+  CHECK(eval::ParseOrientation("canonical", *c4).kind == eval::Orientation::kCanonical);
+  CHECK(eval::ParseOrientation("mean", *c4).EvaluationsPerLeaf(*c4) == 2);
+  CHECK(eval::ParseOrientation("mean", *ttt).EvaluationsPerLeaf(*ttt) == 8);
+  CHECK(eval::ParseOrientation("7", *ttt).Name() == "7");
+  CHECK_THROWS_WITH(eval::ParseOrientation("2", *c4), Catch::Contains("connect4 in [1, 1]"));
+  CHECK_THROWS_WITH(eval::ParseOrientation("8", *ttt), Catch::Contains("expected as-is, canonical, mean"));
+  CHECK_THROWS_AS(eval::ParseOrientation("mirror", *c4), ConfigError);
+  CHECK_THROWS_AS(eval::ParseOrientation("", *c4), ConfigError);
+  // The network itself when shown positions as they are.
+  auto inner = eval::MakeRandomEvaluator(eval::GameNetConfig(*c4), 1);
+  eval::Evaluator* raw = inner.get();
+  CHECK(eval::MakeOrientedEvaluator(*c4, std::move(inner), {}).get() == raw);
 }
