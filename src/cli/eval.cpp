@@ -118,17 +118,25 @@ nlohmann::ordered_json MoveErrorMetrics() {
       {"value_mean", "the value head's mean over the positions lost, drawn and won for the side to move"}};
 }
 
+// How the text says the network was shown the positions: "" as they are.
+std::string ShownAs(const eval::Orientation& shown, const game::Game& game) {
+  switch (shown.kind) {
+    case eval::Orientation::kMean:
+      return " (mean over " + std::to_string(shown.EvaluationsPerLeaf(game)) + " symmetries)";
+    case eval::Orientation::kCanonical:
+      return " (canonical orientation)";
+    default:
+      return shown.AsIs() ? std::string() : " (turned by symmetry " + shown.Name() + ")";
+  }
+}
+
 // One move-error result: a text line (no MCTS figure when none was
 // measured) and a JSON line whose keys name the metric of each number.
 // `shown`: how the network was shown each position (--orientation).
 void PrintMoveError(const std::string& weights, uint32_t version, const std::string& name,
                     const learn::MoveErrorResult& m, const eval::Orientation& shown, const game::Game& game) {
   const int symmetries = shown.EvaluationsPerLeaf(game);
-  const std::string averaged = shown.kind == eval::Orientation::kMean
-                                   ? " (mean over " + std::to_string(symmetries) + " symmetries)"
-                               : shown.kind == eval::Orientation::kCanonical ? " (canonical orientation)"
-                               : shown.AsIs()                                ? std::string()
-                                              : " (turned by symmetry " + shown.Name() + ")";
+  const std::string averaged = ShownAs(shown, game);
   std::printf(
       "zerofarm eval: %s model v%u on %s (%d positions): network%s alone %.1f%% move error (%.1f%% give "
       "away the outcome)",
