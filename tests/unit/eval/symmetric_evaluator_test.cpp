@@ -33,6 +33,29 @@ std::vector<uint8_t> Positions(const game::Game& g, int n) {
   return f;
 }
 
+// `positions` (n leaves' features back to back), each turned by symmetry s.
+std::vector<uint8_t> Turned(const game::SymmetryTables& tables, const std::vector<uint8_t>& positions, int n,
+                            int s) {
+  const size_t fb = static_cast<size_t>(tables.FeatureBytes());
+  std::vector<uint8_t> out(positions.size());
+  for (int i = 0; i < n; ++i) tables.TransformFeatures(s, &positions[i * fb], &out[i * fb]);
+  return out;
+}
+
+// A game, its symmetries and six positions of it: what the tests run on every game start from.
+struct GameCase {
+  explicit GameCase(const std::string& name)
+      : g(game::MakeGame(name)),
+        tables(*g),
+        actions(g->ActionCount()),
+        fb(g->Shape().FeatureBytes()),
+        positions(Positions(*g, n)) {}
+  const std::unique_ptr<game::Game> g;
+  const game::SymmetryTables tables;
+  const int n = 6, actions, fb;
+  const std::vector<uint8_t> positions;
+};
+
 struct Answers {
   std::vector<float> policy, value;
 };
@@ -66,16 +89,13 @@ std::vector<float> Softmax(const float* logits, int n) {
 TEST_CASE("averaged over the symmetries, a position and its images get the same answer", "[eval]") {
   for (const std::string name : {"connect4", "tictactoe", "othello"}) {
     INFO(name);
-    const auto g = game::MakeGame(name);
-    const game::SymmetryTables tables(*g);
-    const int n = 6, actions = g->ActionCount(), fb = g->Shape().FeatureBytes();
-    const auto positions = Positions(*g, n);
+    const GameCase c(name);
+    const auto& [g, tables, n, actions, fb, positions] = c;
     auto averaged =
         eval::MakeOrientedEvaluator(*g, eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 7), kMean);
     const Answers base = Evaluate(*averaged, positions, n);
     for (int s = 1; s < tables.Count(); ++s) {
-      std::vector<uint8_t> images(positions.size());
-      for (int i = 0; i < n; ++i) tables.TransformFeatures(s, &positions[i * fb], &images[i * fb]);
+      const std::vector<uint8_t> images = Turned(tables, positions, n, s);
       const Answers image = Evaluate(*averaged, images, n);
       for (int i = 0; i < n; ++i) {
         CHECK(image.value[i] == Approx(base.value[i]).margin(1e-6));
@@ -99,8 +119,7 @@ TEST_CASE("the averaged answer is the mean of the network's answers in each orie
   auto averaged =
       eval::MakeOrientedEvaluator(*g, eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 3), kMean);
   CHECK_THAT(averaged->Describe(), Catch::Contains("averaged over 2 symmetries"));
-  std::vector<uint8_t> mirrored(positions.size());
-  for (int i = 0; i < n; ++i) tables.TransformFeatures(1, &positions[i * fb], &mirrored[i * fb]);
+  const std::vector<uint8_t> mirrored = Turned(tables, positions, n, 1);
   const Answers as_is = Evaluate(*plain, positions, n), mirror = Evaluate(*plain, mirrored, n);
   const Answers mean = Evaluate(*averaged, positions, n);
   // The random network must answer the two orientations of a lopsided position
@@ -156,10 +175,8 @@ bool SelfSymmetric(const game::SymmetryTables& tables, const uint8_t* features) 
 // The plain network's answer to `positions` turned by symmetry s, turned back.
 Answers TurnedBack(eval::Evaluator& plain, const game::SymmetryTables& tables,
                    const std::vector<uint8_t>& positions, int n, int s) {
-  const int fb = tables.FeatureBytes(), actions = plain.Config().actions;
-  std::vector<uint8_t> turned(positions.size());
-  for (int i = 0; i < n; ++i) tables.TransformFeatures(s, &positions[i * fb], &turned[i * fb]);
-  Answers a = Evaluate(plain, turned, n);
+  const int actions = plain.Config().actions;
+  Answers a = Evaluate(plain, Turned(tables, positions, n, s), n);
   std::vector<float> back(a.policy.size());
   for (int i = 0; i < n; ++i) tables.UntransformPolicy(s, &a.policy[i * actions], &back[i * actions]);
   a.policy = back;
@@ -192,10 +209,8 @@ TEST_CASE("in the canonical orientation, a position and its images get one answe
           "[eval]") {
   for (const std::string name : {"connect4", "tictactoe", "othello"}) {
     INFO(name);
-    const auto g = game::MakeGame(name);
-    const game::SymmetryTables tables(*g);
-    const int n = 6, actions = g->ActionCount(), fb = g->Shape().FeatureBytes();
-    const auto positions = Positions(*g, n);
+    const GameCase c(name);
+    const auto& [g, tables, n, actions, fb, positions] = c;
     auto plain = eval::MakeRandomEvaluator(eval::GameNetConfig(*g), 5);
     int leaves = 0;
     auto canonical = eval::MakeOrientedEvaluator(
@@ -214,8 +229,7 @@ TEST_CASE("in the canonical orientation, a position and its images get one answe
     }
     int turned = 0;
     for (int s = 1; s < tables.Count(); ++s) {
-      std::vector<uint8_t> images(positions.size());
-      for (int i = 0; i < n; ++i) tables.TransformFeatures(s, &positions[i * fb], &images[i * fb]);
+      const std::vector<uint8_t> images = Turned(tables, positions, n, s);
       const Answers image = Evaluate(*canonical, images, n);
       for (int i = 0; i < n; ++i) {
         CHECK(image.value[i] == base.value[i]);
