@@ -247,7 +247,8 @@ TEST_CASE("in the canonical orientation, a position and its images get one answe
   }
 }
 
-TEST_CASE("--orientation takes as-is, canonical, mean or one of the game's symmetries", "[eval]") {
+TEST_CASE("the orientation of --orientation: as-is, canonical, mean or one of the game's symmetries",
+          "[eval]") {
   const auto c4 = game::MakeGame("connect4"), ttt = game::MakeGame("tictactoe");
   CHECK(eval::ParseOrientation("as-is", *c4).AsIs());
   CHECK(eval::ParseOrientation("0", *c4).AsIs());
