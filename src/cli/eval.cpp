@@ -265,6 +265,7 @@ int ArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const
   if (opening < 0 || opening > 100) throw ConfigError("--opening-plies must be in [0, 100]");
   auto other = LoadNet(game, r["against"].as<std::string>(), c);
   const learn::ArenaResult a = learn::Arena(game, net, *other, games, search, opening, c.seed);
+  const eval::Orientation shown = OrientationOf(c, game);  // both networks' (LoadNet)
   std::printf(
       "zerofarm eval: arena %s vs %s, %d games at %d simulations (%d random opening plies, colours "
       "swapped): %d wins, %d draws, %d losses; score %.3f (95%% interval %.3f..%.3f), Elo %+.0f\n",
@@ -275,8 +276,8 @@ int ArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const
                                     {"b", r["against"].as<std::string>()},
                                     {"games", a.games},
                                     {"simulations", search.simulations},
-                                    {"symmetries_averaged", OrientationOf(c, game).EvaluationsPerLeaf(game)},
-                                    {"orientation", OrientationOf(c, game).Name()},
+                                    {"symmetries_averaged", shown.EvaluationsPerLeaf(game)},
+                                    {"orientation", shown.Name()},
                                     {"wins", a.wins},
                                     {"draws", a.draws},
                                     {"losses", a.losses},

@@ -258,8 +258,7 @@ std::vector<OptionSpec> BuildTable() {
           "orientation", "orientation", kNetwork,
           "Eval: how the network is shown each position: as-is; K, turned by the game's symmetry K (Connect "
           "Four: 1, its mirror image); canonical, in the orientation of it and its images whose features "
-          "hash "
-          "lowest (one evaluation, images answered alike); mean, the mean over every orientation (one "
+          "hash lowest (one evaluation, images answered alike); mean, the mean over every orientation (one "
           "evaluation per symmetry)",
           kEval, orientation),
       ZF_FLAG("average-symmetries", "average_symmetries", kNetwork, "Eval: same as --orientation mean", "1",
