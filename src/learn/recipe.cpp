@@ -29,20 +29,42 @@ std::string StripComment(const std::string& line) {
   return line;
 }
 
-// "[stage from 4.2 cpu-hours]" or "[stage from 210000 steps]"; ConfigError otherwise.
+// "[stage from 210000 steps]", "[stage from 4.2 cpu-hours]" or both joined by
+// "or" (whichever comes first); ConfigError otherwise.
 RecipeStage StageHeader(const std::string& header, const std::string& where) {
   std::istringstream in(header.substr(1, header.size() - 2));
-  std::string stage, from, unit, rest;
-  double at = -1;
-  if (!(in >> stage >> from >> at >> unit) || (in >> rest) || stage != "stage" || from != "from" ||
-      (unit != "cpu-hours" && unit != "steps") || !std::isfinite(at) || at < 0)
-    throw ConfigError(
-        where + ": a stage header reads [stage from N steps] or [stage from H cpu-hours], N, H >= 0, not " +
-        header);
+  std::string stage, from;
   RecipeStage s;
-  s.clock = unit == "steps" ? RecipeStage::Clock::kSteps : RecipeStage::Clock::kCpuHours;
-  s.from = at;
+  bool ok = (in >> stage >> from) && stage == "stage" && from == "from";
+  for (int clocks = 0; ok; ++clocks) {
+    double at = -1;
+    std::string unit, joint;
+    ok = (clocks == 0 || ((in >> joint) && joint == "or")) && (in >> at >> unit) && std::isfinite(at) &&
+         at >= 0;
+    double* slot = unit == "steps" ? &s.from_steps : unit == "cpu-hours" ? &s.from_cpu_hours : nullptr;
+    ok = ok && slot && *slot == RecipeStage::kNever;  // each clock once
+    if (ok) *slot = at;
+    if (ok && !(in >> std::ws).good()) break;  // no more words
+  }
+  if (!ok)
+    throw ConfigError(
+        where +
+        ": a stage header reads [stage from N steps], [stage from H cpu-hours] or [stage from N "
+        "steps or H cpu-hours], N, H >= 0, not " +
+        header);
   return s;
+}
+
+// ConfigError unless `next` names the clocks `prev` names and starts later on each.
+void CheckStageOrder(const RecipeStage& prev, const RecipeStage& next, const std::string& where) {
+  const auto named = [](double from) { return from != RecipeStage::kNever; };
+  if (named(prev.from_steps) != named(next.from_steps) ||
+      named(prev.from_cpu_hours) != named(next.from_cpu_hours))
+    throw ConfigError(where +
+                      ": every stage of a recipe starts on the same clocks (steps, cpu-hours or both)");
+  if (!(next.from_steps > prev.from_steps || !named(next.from_steps)) ||
+      !(next.from_cpu_hours > prev.from_cpu_hours || !named(next.from_cpu_hours)))
+    throw ConfigError(where + ": stages must start at increasing points");
 }
 
 // A key (and value) inside a stage: run-args or train-args only.
@@ -60,9 +82,21 @@ void AddToStage(RecipeStage* stage, const std::string& key, const std::string& v
 
 }  // namespace
 
-std::string RecipeStage::Describe() const {
+std::string RecipeStage::When() const {
   std::ostringstream out;
-  out << "from " << from << (clock == Clock::kSteps ? " steps:" : " CPU hours:");
+  out << "from";
+  if (from_steps != kNever) out << ' ' << from_steps << " steps";
+  if (from_steps != kNever && from_cpu_hours != kNever) out << " or";
+  if (from_cpu_hours != kNever) out << ' ' << from_cpu_hours << " cpu-hours";
+  return out.str();
+}
+
+std::string RecipeStage::Describe() const {
+  std::string when = When();
+  const size_t unit = when.find("cpu-hours");
+  if (unit != std::string::npos) when.replace(unit, 9, "CPU hours");
+  std::ostringstream out;
+  out << when << ':';
   for (const auto& w : run_args) out << (&w == &run_args.front() ? " run-args " : " ") << w;
   if (!run_args.empty() && !train_args.empty()) out << ";";
   for (const auto& w : train_args) out << (&w == &train_args.front() ? " train-args " : " ") << w;
@@ -75,22 +109,16 @@ Recipe ParseRecipe(const std::string& text, const std::string& source) {
   recipe.text = text;
   std::istringstream in(text);
   int number = 0;
-  std::string stage_header;  // "[stage from N steps] " inside a stage
+  std::string stage_header;  // "[stage from N steps] " inside a stage (When(), normalised)
   for (std::string raw; std::getline(in, raw);) {
     const std::string where = "recipe " + source + " line " + std::to_string(++number);
     const std::string line = Trim(StripComment(raw));
     if (line.empty()) continue;
     if (line.front() == '[' && line.back() == ']') {
       const RecipeStage stage = StageHeader(line, where);
-      if (!recipe.stages.empty() && stage.clock != recipe.stages.back().clock)
-        throw ConfigError(where + ": every stage of a recipe starts on the same clock (steps or cpu-hours)");
-      if (!recipe.stages.empty() && !(stage.from > recipe.stages.back().from))
-        throw ConfigError(where + ": stages must start at increasing points");
+      if (!recipe.stages.empty()) CheckStageOrder(recipe.stages.back(), stage, where);
       recipe.stages.push_back(stage);
-      std::ostringstream header;  // normalised: blanks inside the brackets do not count
-      header << "[stage from " << stage.from
-             << (stage.clock == RecipeStage::Clock::kSteps ? " steps] " : " cpu-hours] ");
-      stage_header = header.str();
+      stage_header = "[stage " + stage.When() + "] ";  // normalised: blanks inside the brackets do not count
       continue;
     }
     const size_t eq = line.find('=');
@@ -179,7 +207,8 @@ std::string RecipePath(const std::string& name_or_file, const std::string& data_
 }
 
 bool RecipeStage::StartedAt(const RunProgress& at) const {
-  return (clock == Clock::kSteps ? static_cast<double>(at.steps) : at.cpu_hours) >= from;
+  return (from_steps != kNever && static_cast<double>(at.steps) >= from_steps) ||
+         (from_cpu_hours != kNever && at.cpu_hours >= from_cpu_hours);
 }
 
 std::vector<std::string> SplitWords(const std::string& s) {

@@ -12,14 +12,18 @@
 //   train-args = --lr 0.01       on (or [stage from 4.2 cpu-hours]: CPU hours of
 //   run-args = --simulations 200 the loop's process tree), these words go after
 //                                the base ones to the trainer and to the farm
+//   [stage from 255000 steps or 7.25 cpu-hours]   whichever comes first
 //
 // Only run-args and train-args may appear in a stage (everything a stage can
 // change is an option of `zerofarm run` or `zerofarm train`; the later of a
-// repeated option wins). Stages start at increasing points of one clock;
-// before the first, the base options alone apply. The command line's own
-// options come after the recipe's, so they win. Steps are the portable clock
-// (a GPU farm makes CPU hours mean something else); the trainer's step count
-// is read from RUN/train/state.txt, written at each checkpoint.
+// repeated option wins). Every stage of a recipe names the same clocks (steps,
+// CPU hours, or both) and starts later than the one before on each; before the
+// first, the base options alone apply. The command line's own options come
+// after the recipe's, so they win. Steps are the portable clock (a GPU farm
+// makes CPU hours mean something else); the trainer's step count is read from
+// RUN/train/state.txt, written at each checkpoint. Both clocks fit a schedule
+// to the budget on a CPU whose trainer makes fewer steps a CPU hour (the CPU
+// hours come first there) and leave it on steps where the trainer is fast.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -34,12 +38,17 @@ struct RunProgress {
 };
 
 struct RecipeStage {
-  enum class Clock { kSteps, kCpuHours };
-  Clock clock = Clock::kSteps;
-  double from = 0;                      // the point on `clock` it starts at
+  static constexpr double kNever = -1;  // a clock the stage's header does not name
+  // Where it starts, whichever comes first: at `from_steps` trainer steps or at
+  // `from_cpu_hours` CPU hours of the loop's process tree. At least one is >= 0.
+  double from_steps = kNever;
+  double from_cpu_hours = kNever;
   std::vector<std::string> run_args;    // after the loop's run-args, to `zerofarm run`
   std::vector<std::string> train_args;  // after the loop's train-args, to `zerofarm train`
-  std::string Describe() const;         // "from 210000 steps: run-args ...; train-args ..."
+  // "from 210000 steps or 6 CPU hours: run-args ...; train-args ..."
+  std::string Describe() const;
+  // The header's words, normalised: "from 210000 steps or 6 cpu-hours".
+  std::string When() const;
   bool StartedAt(const RunProgress& at) const;
 };
 
@@ -47,7 +56,7 @@ struct Recipe {
   std::string source;                  // the file it was read from
   std::string text;                    // its text, kept with the run (RUN/eval/recipe.txt)
   std::vector<std::string> loop_args;  // "--key", "value" words for `zerofarm loop`'s parser
-  std::vector<RecipeStage> stages;     // on one clock, in increasing `from`; may be empty
+  std::vector<RecipeStage> stages;     // on the same clocks, each later on each; may be empty
   // Its lines without comments or layout ("key = value", "key"), a stage's
   // prefixed with its header: what RecipeDifference compares.
   std::vector<std::string> settings;

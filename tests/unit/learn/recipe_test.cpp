@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <iterator>
+#include <regex>
+#include <sstream>
 #include <string>
 
 #include "test_paths.h"
@@ -44,7 +46,8 @@ TEST_CASE("a recipe's base lines become loop options and its stages child argume
   CHECK(r.loop_args ==
         std::vector<std::string>{"--blocks", "4", "--train-args", "--bf16 --lr 0.02", "--no-status"});
   REQUIRE(r.stages.size() == 2);
-  CHECK(r.stages[0].from == 100);
+  CHECK(r.stages[0].from_steps == 100);
+  CHECK(r.stages[0].from_cpu_hours == learn::RecipeStage::kNever);
   CHECK(r.stages[0].train_args == std::vector<std::string>{"--lr", "0.01"});
   CHECK(r.stages[0].run_args.empty());
   CHECK(r.stages[1].run_args == std::vector<std::string>{"--simulations", "200"});
@@ -91,13 +94,57 @@ TEST_CASE("stages on CPU hours start by the loop's CPU clock", "[learn][recipe]"
   CHECK(learn::StagesStarted(r.stages, at) == 1);
 }
 
+TEST_CASE("a stage on both clocks starts at whichever comes first", "[learn][recipe]") {
+  const std::string text =
+      "[stage from 100 steps or 2 cpu-hours]\ntrain-args = --lr 0.01\n"
+      "[stage from 200 steps or 3.5 cpu-hours]\ntrain-args = --lr 0.005\n";
+  const learn::Recipe r = learn::ParseRecipe(text, "r");
+  REQUIRE(r.stages.size() == 2);
+  CHECK(r.stages[0].from_steps == 100);
+  CHECK(r.stages[0].from_cpu_hours == 2);
+  CHECK(r.stages[1].Describe() == "from 200 steps or 3.5 CPU hours: train-args --lr 0.005");
+  learn::RunProgress at;
+  CHECK(learn::StagesStarted(r.stages, at) == 0);
+  at.cpu_hours = 2;  // a slow trainer: the CPU hours come first
+  at.steps = 40;
+  CHECK(learn::StagesStarted(r.stages, at) == 1);
+  at.cpu_hours = 1;  // a fast one: the steps do
+  at.steps = 250;
+  CHECK(learn::StagesStarted(r.stages, at) == 2);
+  at.steps = 199;
+  at.cpu_hours = 3.49;
+  CHECK(learn::StagesStarted(r.stages, at) == 1);
+
+  // Either order and any blanks in the header are the same setting.
+  std::string swapped = text;
+  swapped.replace(swapped.find("[stage from 100 steps or 2 cpu-hours]"), 37,
+                  "[stage from 2 cpu-hours  or 100 steps ]");
+  const learn::Recipe s = learn::ParseRecipe(swapped, "s");
+  CHECK(learn::RecipeDifference(r, s).empty());
+  CHECK(s.stages[0].Describe() == "from 100 steps or 2 CPU hours: train-args --lr 0.01");
+  // A recipe begun on steps alone and resumed with the hours added is another schedule.
+  CHECK(learn::RecipeDifference(
+            learn::ParseRecipe("[stage from 100 steps]\ntrain-args = --lr 0.01\n", "k"),
+            learn::ParseRecipe("[stage from 100 steps or 2 cpu-hours]\ntrain-args = --lr 0.01\n", "n")) ==
+        "it had [stage from 100 steps] train-args = --lr 0.01, "
+        "this one has [stage from 100 steps or 2 cpu-hours] train-args = --lr 0.01");
+}
+
 TEST_CASE("a bad recipe is one clear error naming its line", "[learn][recipe]") {
   CHECK_THAT(ErrorOf("blocks = 4\n[stage at 3 steps]\n"), Catch::Contains("r line 2: a stage header reads"));
   CHECK_THAT(ErrorOf("[stage from -1 steps]\n"), Catch::Contains("line 1"));
   CHECK_THAT(ErrorOf("[stage from 5 minutes]\n"), Catch::Contains("a stage header reads"));
   CHECK_THAT(ErrorOf("[stage from 5 steps]\n[stage from 5 steps]\n"),
              Catch::Contains("line 2: stages must start"));
-  CHECK_THAT(ErrorOf("[stage from 5 steps]\n[stage from 9 cpu-hours]\n"), Catch::Contains("same clock"));
+  CHECK_THAT(ErrorOf("[stage from 5 steps]\n[stage from 9 cpu-hours]\n"), Catch::Contains("same clocks"));
+  CHECK_THAT(ErrorOf("[stage from 5 steps or 1 cpu-hours]\n[stage from 9 steps]\n"),
+             Catch::Contains("line 2: every stage of a recipe starts on the same clocks"));
+  CHECK_THAT(ErrorOf("[stage from 5 steps or 2 cpu-hours]\n[stage from 9 steps or 2 cpu-hours]\n"),
+             Catch::Contains("line 2: stages must start at increasing points"));
+  for (const char* header : {"[stage from 5 steps or 6 steps]", "[stage from 5 steps and 1 cpu-hours]",
+                             "[stage from 5 steps or]", "[stage from 5 steps or 1 cpu-hours or 2 steps]",
+                             "[stage from 5 steps 1 cpu-hours]", "[stage from 5 steps or -1 cpu-hours]"})
+    CHECK_THAT(ErrorOf(std::string(header) + "\n"), Catch::Contains("line 1: a stage header reads"));
   CHECK_THAT(ErrorOf("[stage from 5 steps]\nblocks = 6\n"),
              Catch::Contains("line 2: a stage sets only run-args and train-args"));
   CHECK_THAT(ErrorOf("--blocks = 4\n"), Catch::Contains("line 1: expected `key = value`"));
@@ -125,7 +172,7 @@ TEST_CASE("the shipped connect4 recipe parses, bounds its CPU hours and lowers t
   CHECK(r.text.find("cpu-hours = 16") != std::string::npos);
   REQUIRE(r.stages.size() >= 2);
   for (const auto& s : r.stages) {
-    CHECK(s.clock == learn::RecipeStage::Clock::kSteps);  // portable between CPU and GPU farms
+    CHECK(s.from_steps >= 0);  // portable between CPU and GPU farms
     CHECK(std::find(s.train_args.begin(), s.train_args.end(), "--lr") != s.train_args.end());
   }
 }
@@ -136,14 +183,55 @@ TEST_CASE("the shipped connect4 recipe parses, bounds its CPU hours and lowers t
 // every start: resuming that state with another recipe and saving it would void
 // this check), its eval/checkpoint-mean.h5 the mean the loop wrote at the end
 // (--final-mean), which is the shipped network. The shipped recipe may differ
-// from the kept one in comments only.
+// from the kept one in comments, and in CPU-hour alternatives of its stages
+// ("or H cpu-hours", added on 2026-11-30) that the kept run's record
+// (eval/stages.csv: the CPU hours at which each stage began) shows it would
+// have reached only after the steps it started on: the same schedule.
+namespace {
+
+// The recipe's text without the stages' CPU-hour alternatives.
+std::string OnStepsAlone(const std::string& text) {
+  return std::regex_replace(text, std::regex(R"( or [0-9.]+ cpu-hours\])"), "]");
+}
+
+// The CPU hours at which the kept run began each of its stages 1..n, by its stages.csv.
+std::vector<double> StageStartHours(const std::string& csv_path, size_t n) {
+  std::ifstream in(csv_path);
+  REQUIRE(in);
+  std::vector<double> hours(n, -1);
+  std::string line;
+  std::getline(in, line);  // hours,cpu_hours,steps,stage,description
+  while (std::getline(in, line)) {
+    std::istringstream row(line);
+    std::string hours_here, cpu_hours, steps, stage;
+    const bool four = std::getline(row, hours_here, ',') && std::getline(row, cpu_hours, ',') &&
+                      std::getline(row, steps, ',') && std::getline(row, stage, ',');
+    REQUIRE(four);
+    const size_t k = std::stoul(stage);
+    if (k >= 1 && k <= n && hours[k - 1] < 0) hours[k - 1] = std::stod(cpu_hours);
+  }
+  return hours;
+}
+
+}  // namespace
+
 TEST_CASE("the shipped connect4 recipe is the one that made the shipped network", "[learn][recipe]") {
   const std::string kept = SourceDir() + "/data/recipe-c4-open8";
   const learn::Recipe shipped = learn::ReadRecipe(learn::RecipePath("connect4", SourceDir() + "/data"));
   const learn::Recipe used = learn::ReadRecipe(kept + "/eval/recipe.txt");
-  CHECK(learn::RecipeDifference(used, shipped) == "");
+  CHECK(learn::RecipeDifference(used, learn::ParseRecipe(OnStepsAlone(shipped.text), "steps")) == "");
   CHECK(shipped.loop_args == used.loop_args);
-  CHECK(shipped.stages.size() == used.stages.size());
+  REQUIRE(shipped.stages.size() == used.stages.size());
+  const std::vector<double> began = StageStartHours(kept + "/eval/stages.csv", used.stages.size());
+  for (size_t k = 0; k < used.stages.size(); ++k) {
+    INFO("stage " << k + 1 << ": began at " << began[k] << " CPU hours, " << used.stages[k].Describe());
+    CHECK(used.stages[k].from_cpu_hours == learn::RecipeStage::kNever);
+    CHECK(shipped.stages[k].from_steps == used.stages[k].from_steps);
+    REQUIRE(began[k] > 0);
+    // Its clocks ran up to 0.07 CPU hours low in pieces 1-4 (docs/results/recipe-c4-open8/README.md).
+    if (shipped.stages[k].from_cpu_hours != learn::RecipeStage::kNever)
+      CHECK(began[k] + 0.1 < shipped.stages[k].from_cpu_hours);
+  }
   const auto bytes = [](const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     REQUIRE(in);
