@@ -84,6 +84,7 @@ void AddToStage(RecipeStage* stage, const std::string& key, const std::string& v
 
 std::string RecipeStage::When() const {
   std::ostringstream out;
+  out.precision(15);  // 1234567 steps, not 1.23457e+06: a change in the 7th digit is a change
   out << "from";
   if (from_steps != kNever) out << ' ' << from_steps << " steps";
   if (from_steps != kNever && from_cpu_hours != kNever) out << " or";

@@ -562,13 +562,15 @@ TEST_CASE("zerofarm loop evaluates every --eval-every seconds across its stages'
   REQUIRE(fs::exists(run + "/models/model-1.h5"));
   // A stage every 0.001 CPU hours (3.6 CPU seconds): the loop reads the clock every 5 s, so
   // each piece is about 5 s long, under --eval-every 10. Before 2026-11-29 each piece restarted
-  // the cadence, and no evaluation ran until a piece had lasted 10 s.
+  // the cadence, and no evaluation ran until a piece had lasted 10 s. Each stage also names
+  // steps the tiny trainer never reaches ("whichever comes first", as the shipped recipe's
+  // stages do): the CPU hours start them.
   std::string text = TinyRecipe();
   text = text.substr(0, text.find("[stage"));
   text.replace(text.find("eval-every = 600"), 16, "eval-every = 10");
   for (int i = 1; i <= 20; ++i)
-    text += "[stage from " + std::to_string(i / 1000.0) + " cpu-hours]\ntrain-args = --lr 0.0" +
-            std::to_string(i % 10 + 1) + "\n";
+    text += "[stage from " + std::to_string(1'000'000'000 + i) + " steps or " + std::to_string(i / 1000.0) +
+            " cpu-hours]\ntrain-args = --lr 0.0" + std::to_string(i % 10 + 1) + "\n";
   io::WriteTextFileAtomically(recipe, text);
   REQUIRE(Run({ZF_BINARY, "loop", "--recipe", recipe, "--out", run, "--hours", "0.012"}, dir / "loop", &out,
               &err, 400) == 0);
@@ -576,6 +578,9 @@ TEST_CASE("zerofarm loop evaluates every --eval-every seconds across its stages'
   const std::vector<double> stages = HoursColumn(run + "/eval/stages.csv");
   const std::vector<double> evaluations = HoursColumn(run + "/eval/curve.csv");
   REQUIRE(stages.size() >= 4);  // pieces of about 5 s, not one long one
+  // Started by their CPU hours: the steps of every row stay far below 1,000,000,001.
+  CHECK_THAT(io::ReadTextFile(run + "/eval/stages.csv"),
+             Catch::Contains("steps or 0.0") && Catch::Contains(" CPU hours: train-args --lr 0.0"));
   REQUIRE(!evaluations.empty());
   // The first evaluation fell inside a piece shorter than --eval-every: the cadence ran on
   // across the pieces. A cadence restarted by each piece cannot measure before a piece's 10th s.

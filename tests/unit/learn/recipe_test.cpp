@@ -122,6 +122,11 @@ TEST_CASE("a stage on both clocks starts at whichever comes first", "[learn][rec
   const learn::Recipe s = learn::ParseRecipe(swapped, "s");
   CHECK(learn::RecipeDifference(r, s).empty());
   CHECK(s.stages[0].Describe() == "from 100 steps or 2 CPU hours: train-args --lr 0.01");
+  // Every digit counts: a stage a step later is another schedule.
+  CHECK(
+      !learn::RecipeDifference(learn::ParseRecipe("[stage from 1234567 steps]\ntrain-args = --lr 0.1\n", "k"),
+                               learn::ParseRecipe("[stage from 1234568 steps]\ntrain-args = --lr 0.1\n", "n"))
+           .empty());
   // A recipe begun on steps alone and resumed with the hours added is another schedule.
   CHECK(learn::RecipeDifference(
             learn::ParseRecipe("[stage from 100 steps]\ntrain-args = --lr 0.01\n", "k"),
