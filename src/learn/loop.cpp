@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -17,6 +18,7 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
@@ -196,18 +198,26 @@ LoopClock::LoopClock(const std::string& run)
   }
 }
 
-// The model version of curve.csv's last row; 0 when there is none (or the
-// row does not read as one). A piece that starts with nothing new to measure
-// (its budget spent) does not measure again what the last piece measured.
+// The model version of curve.csv's last row, by its header's model_version
+// column; 0 when there is none (or the row does not read as one). A piece that
+// starts with nothing new to measure (its budget spent) does not measure again
+// what the last piece measured.
 uint32_t LastCurveVersion(const std::string& csv) {
   std::ifstream in(csv);
-  std::string line, last;
-  std::getline(in, line);  // the header
+  std::string header, line, last;
+  std::getline(in, header);
   while (std::getline(in, line))
     if (!line.empty()) last = line;
-  const size_t a = last.find(','), b = a == std::string::npos ? a : last.find(',', a + 1);
-  if (b == std::string::npos) return 0;
-  const std::string field = last.substr(a + 1, b - a - 1);
+  const auto fields = [](const std::string& row) {
+    std::vector<std::string> out;
+    std::istringstream words(row);
+    for (std::string f; std::getline(words, f, ',');) out.push_back(f);
+    return out;
+  };
+  const std::vector<std::string> names = fields(header), values = fields(last);
+  const size_t column = std::find(names.begin(), names.end(), "model_version") - names.begin();
+  if (column >= values.size()) return 0;
+  const std::string& field = values[column];
   if (field.empty() || field.size() > 9 || field.find_first_not_of("0123456789") != std::string::npos)
     return 0;
   return static_cast<uint32_t>(std::stoul(field));
