@@ -82,22 +82,26 @@ void AddToStage(RecipeStage* stage, const std::string& key, const std::string& v
 
 }  // namespace
 
-std::string RecipeStage::When() const {
+namespace {
+
+// "from 210000 steps or 6 <hours_unit>": the points a stage starts at, every digit.
+std::string StartText(const RecipeStage& s, const char* hours_unit) {
   std::ostringstream out;
   out.precision(15);  // 1234567 steps, not 1.23457e+06: a change in the 7th digit is a change
   out << "from";
-  if (from_steps != kNever) out << ' ' << from_steps << " steps";
-  if (from_steps != kNever && from_cpu_hours != kNever) out << " or";
-  if (from_cpu_hours != kNever) out << ' ' << from_cpu_hours << " cpu-hours";
+  if (s.from_steps != RecipeStage::kNever) out << ' ' << s.from_steps << " steps";
+  if (s.from_steps != RecipeStage::kNever && s.from_cpu_hours != RecipeStage::kNever) out << " or";
+  if (s.from_cpu_hours != RecipeStage::kNever) out << ' ' << s.from_cpu_hours << ' ' << hours_unit;
   return out.str();
 }
 
+}  // namespace
+
+std::string RecipeStage::When() const { return StartText(*this, "cpu-hours"); }
+
 std::string RecipeStage::Describe() const {
-  std::string when = When();
-  const size_t unit = when.find("cpu-hours");
-  if (unit != std::string::npos) when.replace(unit, 9, "CPU hours");
   std::ostringstream out;
-  out << when << ':';
+  out << StartText(*this, "CPU hours") << ':';
   for (const auto& w : run_args) out << (&w == &run_args.front() ? " run-args " : " ") << w;
   if (!run_args.empty() && !train_args.empty()) out << ";";
   for (const auto& w : train_args) out << (&w == &train_args.front() ? " train-args " : " ") << w;
