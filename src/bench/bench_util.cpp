@@ -15,6 +15,7 @@
 #include <iterator>
 
 #include "zerofarm/core/error.h"
+#include "zerofarm/io/files.h"
 #include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/safe_files.h"
 #include "zerofarm/proc/child_process.h"
@@ -48,20 +49,12 @@ double NumberAfter(const std::string& line, const std::string& label) {
   return std::atof(line.c_str() + at + label.size());
 }
 
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep)) out.push_back(cur);
-  return out;
-}
-
 // Steady-state rates from RUN/metrics.csv; false when it has too few rows.
 bool SteadyRates(const std::string& csv_path, FarmProbe* p) {
   std::ifstream in(csv_path);
   std::string header;
   if (!std::getline(in, header)) return false;
-  const std::vector<std::string> names = Split(header, ',');
+  const std::vector<std::string> names = io::SplitFields(header);
   auto col = [&](const std::string& name) {
     return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
   };
@@ -73,7 +66,7 @@ bool SteadyRates(const std::string& csv_path, FarmProbe* p) {
   std::string line;
   while (std::getline(in, line)) {
     std::vector<double> row;
-    for (const auto& f : Split(line, ',')) row.push_back(std::atof(f.c_str()));
+    for (const auto& f : io::SplitFields(line)) row.push_back(std::atof(f.c_str()));
     if (static_cast<int>(row.size()) >= n) rows.push_back(std::move(row));
   }
   size_t first = 0;
@@ -257,7 +250,7 @@ std::string CpuModel() {
 
 std::string LoadAverage() {
   std::string s = Slurp("/proc/loadavg");
-  const auto parts = Split(s, ' ');
+  const auto parts = io::SplitFields(s, ' ');
   return parts.size() >= 3 ? parts[0] + " " + parts[1] + " " + parts[2] : s;
 }
 

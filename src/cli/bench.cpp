@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <sstream>
 
 #include "commands.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/io/files.h"
 #include "zerofarm/proc/roles.h"
 
 namespace zerofarm::cli {
@@ -16,9 +16,7 @@ namespace {
 
 std::vector<int> ParseInts(const std::string& s) {
   std::vector<int> out;
-  std::istringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ','))
+  for (const std::string& item : io::SplitFields(s))
     if (!item.empty()) {
       char* end = nullptr;
       const long v = std::strtol(item.c_str(), &end, 10);

@@ -131,4 +131,15 @@ void AppendCsvRow(const std::string& path, const std::string& header, const std:
   if (!ok) internal::ThrowErrno("cannot append to " + path, err);
 }
 
+std::vector<std::string> SplitFields(const std::string& row, char sep) {
+  std::vector<std::string> fields;
+  size_t from = 0;
+  for (size_t at = row.find(sep); at != std::string::npos; at = row.find(sep, from)) {
+    fields.push_back(row.substr(from, at - from));
+    from = at + 1;
+  }
+  fields.push_back(row.substr(from));
+  return fields;
+}
+
 }  // namespace zerofarm::io

@@ -208,13 +208,7 @@ uint32_t LastCurveVersion(const std::string& csv) {
   std::getline(in, header);
   while (std::getline(in, line))
     if (!line.empty()) last = line;
-  const auto fields = [](const std::string& row) {
-    std::vector<std::string> out;
-    std::istringstream words(row);
-    for (std::string f; std::getline(words, f, ',');) out.push_back(f);
-    return out;
-  };
-  const std::vector<std::string> names = fields(header), values = fields(last);
+  const std::vector<std::string> names = io::SplitFields(header), values = io::SplitFields(last);
   const size_t column = std::find(names.begin(), names.end(), "model_version") - names.begin();
   if (column >= values.size()) return 0;
   const std::string& field = values[column];

@@ -2,9 +2,9 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 
 #include "zerofarm/core/error.h"
+#include "zerofarm/io/files.h"
 
 namespace zerofarm::proc {
 namespace {
@@ -18,9 +18,7 @@ std::optional<std::string> Env(const char* name) {
 // "0,1, 2" -> {"0", "1", "2"}; blanks around entries and empty entries dropped.
 std::vector<std::string> SplitList(const std::string& text) {
   std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
+  for (const std::string& item : io::SplitFields(text)) {
     const size_t a = item.find_first_not_of(" \t");
     if (a == std::string::npos) continue;
     const size_t b = item.find_last_not_of(" \t");

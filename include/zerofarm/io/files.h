@@ -2,6 +2,7 @@
 // Small text files (state, config, epoch) written the same durable way as
 // shards and weights: PATH.tmp, fsync, rename, fsync of the directory.
 #include <string>
+#include <vector>
 
 namespace zerofarm::io {
 
@@ -17,5 +18,10 @@ std::string ReadTextFile(const std::string& path);
 // fields. Throws Error naming the file when it cannot be written, or when its
 // header is not such a prefix (a different file).
 void AppendCsvRow(const std::string& path, const std::string& header, const std::string& row);
+
+// The fields of one row of such a file, as written: count(sep) + 1 of them, an
+// empty field kept wherever two separators meet or the row ends in one ("a,,b,"
+// -> "a", "", "b", ""); no quoting, no trimming. The one splitter of CSV rows.
+std::vector<std::string> SplitFields(const std::string& row, char sep = ',');
 
 }  // namespace zerofarm::io

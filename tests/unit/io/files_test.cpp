@@ -42,6 +42,22 @@ TEST_CASE("CSV rows: the header is written once, and grows when columns are adde
   CHECK(io::ReadTextFile(path) == "hours,error,outcome_error\n0.5,0.3\n1.0,0.2\n1.5,0.1,0.05\n");
 }
 
+TEST_CASE("CSV rows split into every field written, empty ones kept", "[io]") {
+  using V = std::vector<std::string>;
+  CHECK(io::SplitFields("hours,error") == V{"hours", "error"});
+  CHECK(io::SplitFields("1.0,,0.2,") == V{"1.0", "", "0.2", ""});  // getline would drop the last
+  CHECK(io::SplitFields("") == V{""});
+  CHECK(io::SplitFields(",") == V{"", ""});
+  CHECK(io::SplitFields("a b  c", ' ') == V{"a", "b", "", "c"});
+  // A row read back from AppendCsvRow's file has as many fields as its header.
+  testing::ScratchDir dir("zf-files");
+  const std::string path = dir / "curve.csv";
+  io::AppendCsvRow(path, "hours,note,error", "0.5,,0.3");
+  const std::string text = io::ReadTextFile(path);
+  const std::string row = text.substr(text.find('\n') + 1, text.rfind('\n') - text.find('\n') - 1);
+  CHECK(io::SplitFields(row).size() == io::SplitFields(text.substr(0, text.find('\n'))).size());
+}
+
 // ---- issue 21: files of a run never followed through a link -------------------------
 
 TEST_CASE("files of a run are created fresh and never written through a planted link", "[io]") {

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
-#include <sstream>
 #include <string>
 
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
+#include "zerofarm/io/files.h"
 
 using namespace zerofarm;
 using zerofarm::testing::ScratchDir;
@@ -207,13 +207,10 @@ std::vector<double> StageStartHours(const std::string& csv_path, size_t n) {
   std::string line;
   std::getline(in, line);  // hours,cpu_hours,steps,stage,description
   while (std::getline(in, line)) {
-    std::istringstream row(line);
-    std::string hours_here, cpu_hours, steps, stage;
-    const bool four = std::getline(row, hours_here, ',') && std::getline(row, cpu_hours, ',') &&
-                      std::getline(row, steps, ',') && std::getline(row, stage, ',');
-    REQUIRE(four);
-    const size_t k = std::stoul(stage);
-    if (k >= 1 && k <= n && hours[k - 1] < 0) hours[k - 1] = std::stod(cpu_hours);
+    const std::vector<std::string> f = io::SplitFields(line);
+    REQUIRE(f.size() >= 4);
+    const size_t k = std::stoul(f[3]);
+    if (k >= 1 && k <= n && hours[k - 1] < 0) hours[k - 1] = std::stod(f[1]);
   }
   return hours;
 }
