@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -13,19 +14,44 @@
 
 namespace zerofarm::eval {
 
-bool CpuHasBf16() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    std::istringstream words(line);
-    std::string w;
-    while (words >> w)
-      if (w == "avx512_bf16" || w == "amx_bf16") return true;
-    return false;  // every core lists the same flags
-  }
-  return false;
+bool CpuInfo::Has(const std::string& flag) const {
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
 }
+
+CpuInfo ParseCpuInfo(std::istream& in) {
+  CpuInfo cpu;
+  bool have_vendor = false, have_flags = false;
+  std::string line;
+  while ((!have_vendor || !have_flags) && std::getline(in, line)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    std::istringstream value(line.substr(colon + 1));
+    if (key == "vendor_id" && !have_vendor) {
+      value >> cpu.vendor;
+      have_vendor = true;
+    } else if (key == "flags" && !have_flags) {
+      for (std::string w; value >> w;) cpu.flags.push_back(w);
+      have_flags = true;
+    }
+  }
+  return cpu;
+}
+
+CpuInfo ReadCpuInfo() {
+  std::ifstream in("/proc/cpuinfo");
+  return in ? ParseCpuInfo(in) : CpuInfo{};
+}
+
+bool CpuHasBf16(const CpuInfo& cpu) { return cpu.Has("avx512_bf16") || cpu.Has("amx_bf16"); }
+bool CpuHasBf16() { return CpuHasBf16(ReadCpuInfo()); }
+
+bool AutoPrefersBf16(const CpuInfo& cpu) {
+  if (cpu.Has("amx_bf16")) return true;
+  return cpu.Has("avx512_bf16") && cpu.vendor == "AuthenticAMD";
+}
+bool AutoPrefersBf16() { return AutoPrefersBf16(ReadCpuInfo()); }
 
 std::string LoadedBlas() {
   std::ifstream maps("/proc/self/maps");

@@ -37,9 +37,9 @@ eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu) {
   options.cuda = on_gpu;
   options.intra_op_threads = config.eval_threads;
   const std::string precision = config.bf16 ? "bf16" : config.fp16 ? "fp16" : config.precision;
-  // auto: bf16 where the CPU has bf16 units (about 2x fp32 here); a GPU stays
-  // in fp32 unless asked (the GPU path's bf16 is untested on our machines).
-  options.bf16 = precision == "bf16" || (precision == "auto" && !on_gpu && eval::CpuHasBf16());
+  // auto: bf16 on the CPUs where it was measured to pay (eval::AutoPrefersBf16);
+  // a GPU stays in fp32 unless asked (the GPU path's bf16 is untested on our machines).
+  options.bf16 = precision == "bf16" || (precision == "auto" && !on_gpu && eval::AutoPrefersBf16());
   options.fp16 = precision == "fp16";
   options.cuda_graph = on_gpu && config.gpu_graphs;
   options.value_discount = config.search.value_discount;

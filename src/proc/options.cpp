@@ -244,8 +244,8 @@ std::vector<OptionSpec> BuildTable() {
       [] {
         OptionSpec o =
             Row("precision", "precision", "network",
-                "Network precision: fp32, bf16, fp16 (GPU only) or auto (bf16 on CPUs with AVX512-BF16/AMX, "
-                "else fp32)",
+                "Network precision: fp32, bf16, fp16 (GPU only) or auto (bf16 on CPUs with AMX and on AMD CPUs "
+                "with AVX512-BF16, where it was measured to pay; else fp32)",
                 OptionKind::kChoice, kPlay | kEval | kTrain);
         o.choices = {"auto", "fp32", "bf16", "fp16"};
         o.get = [](const FarmConfig& c) { return c.precision; };

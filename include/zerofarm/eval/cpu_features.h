@@ -1,14 +1,39 @@
 #pragma once
 // What this CPU and this process's BLAS can do for the CPU evaluator. No
 // LibTorch here: the supervisor, the bench and tests may ask freely.
+#include <istream>
 #include <string>
+#include <vector>
 
 namespace zerofarm::eval {
 
-// True when /proc/cpuinfo lists avx512_bf16 or amx_bf16: bfloat16 inference
-// then runs on the CPU's own bf16 units (oneDNN) and is about twice as fast
-// as fp32 for zerofarm's nets. False when the file cannot be read.
+// What /proc/cpuinfo says of the first CPU listed (every core lists the same).
+struct CpuInfo {
+  std::string vendor;              // vendor_id: GenuineIntel, AuthenticAMD, ...; "" when absent
+  std::vector<std::string> flags;  // the flags line, word by word
+  bool Has(const std::string& flag) const;
+};
+// Parses /proc/cpuinfo's text; fields it does not find stay empty.
+CpuInfo ParseCpuInfo(std::istream& in);
+// This machine's /proc/cpuinfo; empty when the file cannot be read.
+CpuInfo ReadCpuInfo();
+
+// True when the CPU lists avx512_bf16 or amx_bf16: it has bfloat16 units.
+bool CpuHasBf16(const CpuInfo& cpu);
 bool CpuHasBf16();
+
+// What `--precision auto` takes on a CPU: bf16 where bf16 was measured to pay,
+// or at least not to cost, fp32 elsewhere (docs/benchmarks.md, "Which precision
+// auto picks"):
+//  - amx_bf16 (Intel with AMX): bf16, about 2x fp32 for the farm;
+//  - avx512_bf16 on AMD (Zen 4 and later): bf16, level with fp32 or ahead, and
+//    what the run of the shipped network ran;
+//  - avx512_bf16 on Intel without AMX (or with AMX hidden, as in some VMs):
+//    fp32; there bf16 made 0.62-0.66x fp32's farm positions/s and
+//    0.66-0.69x its trainer positions/s (2026-12-01);
+//  - no bf16 units: fp32 (bf16 is emulated, 2.6x slower).
+bool AutoPrefersBf16(const CpuInfo& cpu);
+bool AutoPrefersBf16();
 
 // The BLAS library mapped into this process (the resolved path from
 // /proc/self/maps of libblas, libopenblas, libmkl or libblis), or "" when none

@@ -73,8 +73,8 @@ struct FarmConfig {
   uint64_t eval_cache = kEvalCacheAuto;
   // ---- performance (issue #6); appended here to keep merges small ------------------
   // Network precision: fp32, bf16, fp16 (GPU only) or auto = bf16 on a CPU
-  // with AVX512-BF16/AMX (CpuHasBf16), fp32 otherwise and on GPUs. --bf16 and
-  // --fp16 (the fields above) override it.
+  // where it pays (eval::AutoPrefersBf16: AMX, or AVX512-BF16 on AMD), fp32
+  // otherwise and on GPUs. --bf16 and --fp16 (the fields above) override it.
   std::string precision = "auto";
   // The evaluator sets its wait for more leaves from the measured arrival
   // rate (proc/batch_policy.h), never past max_wait_us; false: always wait up

@@ -17,10 +17,10 @@ FarmConfig Base() {
   return c;
 }
 
-TEST_CASE("precision: auto is bf16 exactly where the CPU has bf16 units", "[proc]") {
+TEST_CASE("precision: auto is bf16 exactly where AutoPrefersBf16 says it pays", "[proc]") {
   FarmConfig c = Base();
   REQUIRE(c.precision == "auto");
-  CHECK(TorchOptionsFor(c, false).bf16 == eval::CpuHasBf16());
+  CHECK(TorchOptionsFor(c, false).bf16 == eval::AutoPrefersBf16());
   CHECK_FALSE(TorchOptionsFor(c, true).bf16);  // GPUs stay fp32 unless asked
   c.precision = "fp32";
   CHECK_FALSE(TorchOptionsFor(c, false).bf16);
