@@ -242,11 +242,11 @@ std::vector<OptionSpec> BuildTable() {
              "auto: 1, measured best: docs/benchmarks.md; in zerofarm eval every CPU granted)",
              0, 256, kNet | kGtp, eval_threads),
       [] {
-        OptionSpec o =
-            Row("precision", "precision", "network",
-                "Network precision: fp32, bf16, fp16 (GPU only) or auto (bf16 on CPUs with AMX and on AMD CPUs "
-                "with AVX512-BF16, where it was measured to pay; else fp32)",
-                OptionKind::kChoice, kPlay | kEval | kTrain);
+        OptionSpec o = Row(
+            "precision", "precision", "network",
+            "Network precision: fp32, bf16, fp16 (GPU only) or auto (bf16 on CPUs with AMX and on AMD CPUs "
+            "with AVX512-BF16, where it was measured to pay; else fp32)",
+            OptionKind::kChoice, kPlay | kEval | kTrain);
         o.choices = {"auto", "fp32", "bf16", "fp16"};
         o.get = [](const FarmConfig& c) { return c.precision; };
         o.set = [](FarmConfig& c, const std::string& v) { c.precision = v; };
