@@ -100,7 +100,7 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   REQUIRE(Run(train, dir / "train1", &out, &err) == 0);
   INFO(err);
   CHECK_THAT(out, Catch::Contains("12 steps (12 in all)"));
-  // --precision auto (the default), as for the farm's networks: bf16 only where the CPU has bf16 units.
+  // --precision auto (the default), as for the farm's networks: bf16 only where AutoPrefersBf16 says it pays.
   CHECK_THAT(err, Catch::Contains(eval::AutoPrefersBf16() ? "on the CPU in bf16: " : "on the CPU in fp32: "));
   CHECK(fs::exists(run + "/models/model-3.h5"));
   // A tiny net's checkpoints every 5 steps come milliseconds apart: said once.

@@ -30,7 +30,7 @@ bool CpuHasBf16();
 //    what the run of the shipped network ran;
 //  - avx512_bf16 on Intel without AMX (or with AMX hidden, as in some VMs):
 //    fp32; there bf16 made 0.62-0.66x fp32's farm positions/s and
-//    0.66-0.69x its trainer positions/s (2026-12-01);
+//    0.66-0.70x its trainer positions/s (2026-12-01);
 //  - no bf16 units: fp32 (bf16 is emulated, 2.6x slower).
 bool AutoPrefersBf16(const CpuInfo& cpu);
 bool AutoPrefersBf16();
