@@ -29,7 +29,9 @@ struct TrainerOptions {
   double l2 = 1e-4;          // weight decay on every parameter
   int intra_op_threads = 1;  // LibTorch threads for the step
   // Forward pass in bfloat16 (LibTorch CPU autocast; weights, gradients,
-  // momentum and losses stay fp32): for CPUs with AVX512-BF16/AMX.
+  // momentum and losses stay fp32). `--precision auto` sets it where bf16
+  // measured faster than fp32: AMX, or AVX512-BF16 on AMD (AutoPrefersBf16 in
+  // eval/cpu_features.h); on an Intel CPU without AMX it was 0.66-0.70x.
   bool bf16 = false;
   uint64_t seed = 1;  // dropout-free net: seeds only LibTorch's RNG
   // Train on the first CUDA GPU this process sees (weights, momentum and the
