@@ -25,8 +25,9 @@ eval::TrainerOptions OptimiserFrom(const cxxopts::ParseResult& r, const proc::Fa
   if (device != "auto" && device != "cpu" && device != "cuda")
     throw ConfigError("--device must be auto, cpu or cuda, not '" + device + "'");
   o.cuda = device == "cuda" || (device == "auto" && eval::TrainerCudaAvailable());
-  // The farm's rule: auto is bf16 where the CPU has bf16 units, fp32 on other
-  // CPUs (emulated bf16 trains 2.6x slower there) and on a GPU.
+  // The farm's rule (eval::AutoPrefersBf16): auto is bf16 with AMX or on AMD
+  // with AVX512-BF16, fp32 on other CPUs (0.66-0.70x on an Intel one with
+  // AVX512-BF16 but no AMX, 2.6x slower emulated without it) and on a GPU.
   o.bf16 = proc::TorchOptionsFor(shared, o.cuda).bf16;
   // auto: the graph wherever it can run (a GPU, fp32, a CUDA build); it takes
   // the eager step's place at 3.1x its pace for the 6x64 net on an H200
