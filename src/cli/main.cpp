@@ -38,7 +38,7 @@ void Usage(std::ostream& os) {
      << "  gtp        play Go through the Go Text Protocol (GoGui, Sabaki, gnugo twogtp)\n"
      << "  config     print an example config file (--example) or the effective config of one (--show FILE)\n"
      << "  version    print the version\n\n"
-     << "every command but config, export and gtp takes --config FILE (key = value lines; see "
+     << "every command but inspect, export, config and version takes --config FILE (key = value lines; see "
         "docs/config-example.conf)\n";
 }
 

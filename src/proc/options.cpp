@@ -126,7 +126,7 @@ std::vector<OptionSpec> BuildTable() {
       // ---- game and search --------------------------------------------------------------
       [] {
         OptionSpec o = Row("game", "game", "game and search",
-                           "Game to play: " + GameList() + " (eval: the weights' own unless given)",
+                           "Game to play: " + GameList() + " (eval and gtp: the weights' own unless given; gtp without weights: go)",
                            OptionKind::kChoice, kPlay | kEval | kGtp);
         o.choices = game::GameNames();
         o.get = [](const FarmConfig& c) { return c.game; };
