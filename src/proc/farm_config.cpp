@@ -14,9 +14,9 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/proc/gpu_plan.h"
+#include "zerofarm/proc/host_memory.h"
 #include "zerofarm/proc/options.h"
 #include "zerofarm/shm/eval_cache.h"
-#include "zerofarm/shm/segment.h"
 
 namespace zerofarm::proc {
 
@@ -39,10 +39,11 @@ void FarmConfig::ResolveResources() {
   if (host_id.empty()) host_id = DefaultHostId();
   CheckHostId(host_id);
   if (eval_cache == kEvalCacheAuto) {
-    // The cache lives in /dev/shm, which a container often caps at 64 MiB:
-    // at most a quarter of its free space, as well as 1/16 of the memory.
+    // The cache is an anonymous shared mapping, charged to the memory cgroup
+    // (not to /dev/shm's size): MemAvailable, or a container's or job's
+    // limit where that leaves less.
     uint64_t memory = MemAvailableBytes();
-    if (const uint64_t shm_free = shm::ShmFreeBytes()) memory = std::min(memory, shm_free * 4);
+    if (const auto room = CgroupMemoryRoomBytes()) memory = std::min(memory, *room);
     eval_cache =
         AutoEvalCacheEntries(memory, shm::EvalCache::EntryBytes(game::MakeGame(game)->ActionCount()));
   }
@@ -66,16 +67,6 @@ uint64_t AutoEvalCacheEntries(uint64_t mem_available_bytes, size_t entry_bytes) 
   uint64_t entries = 4096;
   while (entries < (uint64_t{1} << 20) && (entries * 2) * entry_bytes <= budget) entries *= 2;
   return entries;
-}
-
-uint64_t MemAvailableBytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return 0;
 }
 
 void FarmConfig::Validate() const {

@@ -68,7 +68,8 @@ struct FarmConfig {
 
   // Entries of the evaluation cache shared by this host's workers (rounded
   // up to a power of two; 0 = no cache; kEvalCacheAuto = sized from the
-  // host's memory by ResolveResources, AutoEvalCacheEntries). docs/search.md.
+  // host's memory, or its cgroup's room where less, by ResolveResources,
+  // AutoEvalCacheEntries). docs/search.md.
   static constexpr uint64_t kEvalCacheAuto = ~uint64_t{0};
   uint64_t eval_cache = kEvalCacheAuto;
   // ---- performance (issue #6); appended here to keep merges small ------------------
@@ -149,8 +150,7 @@ struct FarmConfig {
 // whose table fits in 1/16 of `mem_available_bytes` and in 1 GiB, at most 2^20
 // entries (docs/search.md), at least 4096; `entry_bytes` per entry.
 uint64_t AutoEvalCacheEntries(uint64_t mem_available_bytes, size_t entry_bytes);
-// MemAvailable of /proc/meminfo in bytes (0 when unreadable). ResolveResources
-// passes min(this, 4 x the free space of /dev/shm) to AutoEvalCacheEntries.
-uint64_t MemAvailableBytes();
+// ResolveResources passes it MemAvailable, or the room the process's memory
+// cgroups leave where that is less (proc/host_memory.h).
 
 }  // namespace zerofarm::proc
