@@ -126,7 +126,8 @@ std::vector<OptionSpec> BuildTable() {
       // ---- game and search --------------------------------------------------------------
       [] {
         OptionSpec o = Row("game", "game", "game and search",
-                           "Game to play: " + GameList() + " (eval and gtp: the weights' own unless given; gtp without weights: go)",
+                           "Game to play: " + GameList() +
+                               " (eval and gtp: the weights' own unless given; gtp without weights: go)",
                            OptionKind::kChoice, kPlay | kEval | kGtp);
         o.choices = game::GameNames();
         o.get = [](const FarmConfig& c) { return c.game; };
@@ -211,8 +212,8 @@ std::vector<OptionSpec> BuildTable() {
         OptionSpec o =
             ZF_NUM("eval-cache", "eval_cache", kGame,
                    "Entries of the evaluation cache shared by a host's workers (rounded up to a power of "
-                   "two; 0 = none; auto = from the host's memory: 1/16 of MemAvailable, at most 1 GiB "
-                   "and 2^20 entries, docs/search.md)",
+                   "two; 0 = none; auto = from the host's memory: 1/16 of MemAvailable or of the memory "
+                   "cgroup's room where less, at most 1 GiB and 2^20 entries, docs/search.md)",
                    0, 1 << 28, kPlay, eval_cache);
         o.get = [](const FarmConfig& c) {
           return c.eval_cache == FarmConfig::kEvalCacheAuto ? std::string("auto") : ShowValue(c.eval_cache);
