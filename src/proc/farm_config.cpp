@@ -41,7 +41,8 @@ void FarmConfig::ResolveResources() {
   if (eval_cache == kEvalCacheAuto) {
     // The cache is an anonymous shared mapping, charged to the memory cgroup
     // (not to /dev/shm's size): MemAvailable, or a container's or job's
-    // limit where that leaves less.
+    // limit where that leaves less. Read once, before the evaluators load
+    // LibTorch: the 1/16 leaves the rest of the room to them and the workers.
     uint64_t memory = MemAvailableBytes();
     if (const auto room = CgroupMemoryRoomBytes()) memory = std::min(memory, *room);
     eval_cache =
