@@ -38,17 +38,36 @@ void FarmConfig::ResolveResources() {
   if (workers == 0) workers = std::clamp(cpus, 1, 1024);
   if (host_id.empty()) host_id = DefaultHostId();
   CheckHostId(host_id);
-  if (eval_cache == kEvalCacheAuto) {
-    // The cache is an anonymous shared mapping, charged to the memory cgroup
-    // (not to /dev/shm's size): MemAvailable, or a container's or job's
-    // limit where that leaves less. Read once, before the evaluators load
-    // LibTorch: the 1/16 leaves the rest of the room to them and the workers.
-    uint64_t memory = MemAvailableBytes();
-    if (const auto room = CgroupMemoryRoomBytes()) memory = std::min(memory, *room);
-    eval_cache =
-        AutoEvalCacheEntries(memory, shm::EvalCache::EntryBytes(game::MakeGame(game)->ActionCount()));
-  }
+  ResolveEvalCache();
   ResolveCpuFarm(cpus);
+}
+
+void FarmConfig::ResolveEvalCache() {
+  if (eval_cache == 0) return;
+  // The cache is an anonymous shared mapping, charged to the memory cgroup
+  // (not to /dev/shm's size): MemAvailable, or a container's or job's
+  // limit where that leaves less. Read once, before the evaluators load
+  // LibTorch: auto's 1/16 leaves the rest of the room to them and the workers.
+  uint64_t memory = MemAvailableBytes();
+  if (const auto room = CgroupMemoryRoomBytes()) memory = std::min(memory, *room);
+  const size_t entry_bytes = shm::EvalCache::EntryBytes(game::MakeGame(game)->ActionCount());
+  if (eval_cache == kEvalCacheAuto) {
+    eval_cache = AutoEvalCacheEntries(memory, entry_bytes);
+    return;
+  }
+  // A size given: the supervisor writes the whole table at start, so one that
+  // does not fit would end in the OOM killer, not in an error. Refuse it now.
+  CheckEvalCacheFits(eval_cache, entry_bytes, memory);
+}
+
+void CheckEvalCacheFits(uint64_t entries, size_t entry_bytes, uint64_t memory) {
+  uint64_t rounded = 4;  // as EvalCacheMemory rounds: a power of two, at least 4
+  while (rounded < entries && rounded < (uint64_t{1} << 40)) rounded *= 2;
+  const uint64_t bytes = rounded * entry_bytes;  // <= 2^40 x a few KiB: no overflow
+  if (memory > 0 && (rounded < entries || bytes > memory))
+    throw ConfigError("--eval-cache " + std::to_string(entries) + " needs " + std::to_string(bytes >> 20) +
+                      " MiB, more than the " + std::to_string(memory >> 20) +
+                      " MiB this host or its memory cgroup has available");
 }
 
 void FarmConfig::ResolveCpuFarm(int cpus) {

@@ -224,7 +224,11 @@ int Worker::Run() {
       last_beat_ = now;
     }
     if (map_.StopRequested() != 0) break;
-    bool progressed = BackUpResults();   // 1.
+    bool progressed = BackUpResults();  // 1.
+    if (ring_.Corrupt())                // never trust shared memory: stop before reading a slot on its word
+      throw Error("worker " + std::to_string(worker_) +
+                  ": its leaf ring's counters are impossible (results for leaves never published, or more "
+                  "than a ring's worth in flight): the evaluator is broken or the segment corrupt");
     progressed |= NewLeaves();           // 2.
     progressed |= QueueFinishedGames();  // 3.
     if (!budget_left_ && InFlightGames() == 0 && outbox_.empty()) {

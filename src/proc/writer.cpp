@@ -128,6 +128,7 @@ class ShardLoop {
   io::ShardWriter writer_;
   uint64_t shard_index_;
   std::vector<shm::MessageQueueConsumer> queues_;
+  std::vector<bool> corrupt_logged_;  // per queue: its impossible head was logged
   double shard_started_ = 0;
 };
 
@@ -145,6 +146,7 @@ ShardLoop::ShardLoop(const FarmConfig& config, const shm::SegmentMap& map)
   map.WriterDoorbell().CancelSleep();  // a predecessor killed in its sleep left the flag set
   RemoveIncompleteShards(dir_);
   for (uint32_t w = 0; w < workers_; ++w) queues_.push_back(map.MakeGameConsumer(w));
+  corrupt_logged_.assign(workers_, false);
   SkipGamesOfLastShard();
   shard_started_ = MonotonicSeconds();
 }
@@ -211,12 +213,19 @@ void ShardLoop::ReadQueues(bool* progressed, bool* queue_pressure) {
     while (auto m = queues_[w].ReadNext()) {
       auto record = DecodeGame(m->data, m->size, *game_);
       if (!record) {
+        // relaxed: a counter for the summary and metrics; nothing is published through it.
         stats_.corrupt_messages.fetch_add(1, std::memory_order_relaxed);
-        ZF_LOG(ERROR) << "worker " << w << ": a malformed game message of " << m->size << " bytes; skipped";
+        ZF_LOG(ERROR) << "worker " << w << ": a malformed game message of "
+                      << (m->data ? std::to_string(m->size) + " bytes" : std::string("an impossible length"))
+                      << "; skipped";
       } else {
         writer_.Add(*record);
       }
       *progressed = true;
+    }
+    if (queues_[w].Corrupt() && !corrupt_logged_[w]) {
+      corrupt_logged_[w] = true;
+      ZF_LOG(ERROR) << "worker " << w << ": its game queue's head is impossible (corrupt); read no further";
     }
     if (queues_[w].Pending() * 4 >= queues_[w].Depth() * 3) *queue_pressure = true;
   }

@@ -20,6 +20,12 @@ SeqRange LeafRingProducer::AttachAsProducer() noexcept {
   done_ = ring_->done.load(std::memory_order_acquire);
   // relaxed: we are the only writer of head (our predecessor is dead).
   head_ = ring_->head.load(std::memory_order_relaxed);
+  // Never trust shared memory: done above head, or more than a ring's worth
+  // in flight, is a corrupt ring. Attach to nothing and say so.
+  if (done_ > head_ || head_ - done_ > slots_) {
+    corrupt_ = true;
+    head_ = done_;
+  }
   consumed_ = done_;
   ghosts_ = {done_, head_};
   // relaxed: we are the ring's only sleeper; a predecessor killed in its
@@ -59,8 +65,8 @@ LeafRingConsumer::LeafRingConsumer(LeafRingControl& ring) noexcept : ring_(&ring
   // relaxed: we are the only writer of done (our predecessor is dead).
   done_ = ring.done.load(std::memory_order_relaxed);
   taken_ = done_;
-  // acquire: pairs with the worker's release of head (features visible).
-  head_ = ring.head.load(std::memory_order_acquire);
+  head_ = done_;
+  Available();  // loads head (acquire there), refusing an impossible one
 }
 
 }  // namespace zerofarm::shm

@@ -125,8 +125,13 @@ struct FarmConfig {
   // a Slurm job uses the GPUs it was granted); never initialises CUDA.
   void ResolveGpus();
   // ResolveGpus(), then workers = 0 resolved to CpusGranted(), host_id "" to
-  // DefaultHostId(), eval_cache auto to AutoEvalCacheEntries(), then ResolveCpuFarm().
+  // DefaultHostId(), then ResolveEvalCache() and ResolveCpuFarm().
   void ResolveResources();
+  // eval_cache auto resolved to AutoEvalCacheEntries() of the memory this
+  // process may take (proc/host_memory.h); a size given is checked against
+  // that memory: ConfigError when its table (rounded up to a power of two)
+  // is larger.
+  void ResolveEvalCache();
   // The CPU farm's auto rule (gpus == 0; measured, docs/benchmarks.md):
   // cpu_evaluators = 0 becomes one evaluator per granted core (at most the
   // workers), eval_threads = 0 becomes 1 (GPU farms: 1). ConfigError when
@@ -152,5 +157,9 @@ struct FarmConfig {
 uint64_t AutoEvalCacheEntries(uint64_t mem_available_bytes, size_t entry_bytes);
 // ResolveResources passes it MemAvailable, or the room the process's memory
 // cgroups leave where that is less (proc/host_memory.h).
+// Throws ConfigError (naming --eval-cache) when a cache of `entries`, rounded
+// up to a power of two as it is mapped, needs more than `memory` bytes; a
+// `memory` of 0 (unknown) passes.
+void CheckEvalCacheFits(uint64_t entries, size_t entry_bytes, uint64_t memory);
 
 }  // namespace zerofarm::proc

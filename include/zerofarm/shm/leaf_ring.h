@@ -174,13 +174,23 @@ class LeafRingProducer {
     bell_.Ring();
   }
 
-  // Loads `done`: leaves [Consumed(), returned value) have results.
+  // Loads `done`: leaves [Consumed(), returned value) have results. A done
+  // below the last one or above Head() (results for leaves never published)
+  // is a corrupt ring: Corrupt() turns true and the last good value is kept.
   uint64_t PollCompleted() noexcept {
     // acquire: pairs with the evaluator's release of done; the results of the
     // slots below it are visible.
-    done_ = ring_->done.load(std::memory_order_acquire);
+    const uint64_t done = ring_->done.load(std::memory_order_acquire);
+    if (done < done_ || done > head_) {
+      corrupt_ = true;
+      return done_;
+    }
+    done_ = done;
     return done_;
   }
+  // True once the shared counters were impossible (at attach or a poll): the
+  // evaluator is broken or the segment corrupt; the worker must not go on.
+  bool Corrupt() const noexcept { return corrupt_; }
   uint64_t Completed() const noexcept { return done_; }  // as of the last poll
 
   // The result of leaf `seq`, Consumed() <= seq < Completed().
@@ -229,6 +239,7 @@ class LeafRingProducer {
   uint64_t done_ = 0;      // last acquired value of ring_->done
   uint64_t consumed_ = 0;  // <= done_
   SeqRange ghosts_;
+  bool corrupt_ = false;
 };
 
 // ---- Evaluator side -----------------------------------------------------------

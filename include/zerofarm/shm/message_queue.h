@@ -70,7 +70,7 @@ enum class PushResult { kOk, kFull, kTooLarge };
 struct Message {
   uint64_t seq = 0;
   const uint8_t* data = nullptr;
-  uint32_t size = 0;
+  uint32_t size = 0;  // 0 with data == nullptr: the slot's length was impossible (corrupt)
 };
 
 // ---- Producer (worker) ----------------------------------------------------------
@@ -160,8 +160,8 @@ class MessageQueueConsumer {
     // relaxed: we are the only writer of committed_tail.
     committed_ = q.committed_tail.load(std::memory_order_relaxed);
     read_ = committed_;
-    // acquire: pairs with the producer's release of head.
-    head_ = q.head.load(std::memory_order_acquire);
+    head_ = committed_;
+    Refresh();  // loads head (acquire there), refusing an impossible one
   }
 
   // Messages published and not yet read / not yet committed.
@@ -197,18 +197,30 @@ class MessageQueueConsumer {
   uint64_t ReadCursor() const noexcept { return read_; }
   uint64_t Depth() const noexcept { return q_->depth; }
   uint64_t Committed() const noexcept { return committed_; }
+  // True once head was impossible (below the commit, or more than the queue
+  // ahead of it): the queue is then read no further.
+  bool Corrupt() const noexcept { return corrupt_; }
 
  private:
   uint64_t Refresh() noexcept {
     // acquire: pairs with the producer's release of head (message visible).
-    head_ = q_->head.load(std::memory_order_acquire);
+    const uint64_t head = q_->head.load(std::memory_order_acquire);
+    // Never trust shared memory: a head that would make us read stale or
+    // unwritten slots is a corrupt (or hostile) queue. Keep the last good one.
+    if (head < head_ || head - committed_ > q_->depth) {
+      corrupt_ = true;
+      return head_;
+    }
+    head_ = head;
     return head_;
   }
+  // A message whose length does not fit its slot comes back empty (size 0,
+  // no data) for the caller to count and skip, not to read past the slot.
   Message At(uint64_t seq) const noexcept {
     const uint64_t i = seq % q_->depth;
     const auto* base = reinterpret_cast<const uint8_t*>(q_);
     const uint32_t len = reinterpret_cast<const uint32_t*>(base + q_->lengths_offset)[i];
-    ZF_CHECK(len <= q_->slot_bytes) << "corrupt message length " << len << " at seq " << seq;
+    if (len > q_->slot_bytes) return {seq, nullptr, 0};
     return {seq, base + q_->data_offset + i * q_->slot_stride, len};
   }
 
@@ -216,6 +228,7 @@ class MessageQueueConsumer {
   uint64_t head_ = 0;       // last acquired head
   uint64_t read_ = 0;       // committed_ <= read_ <= head_
   uint64_t committed_ = 0;  // == q_->committed_tail
+  bool corrupt_ = false;
 };
 
 }  // namespace zerofarm::shm

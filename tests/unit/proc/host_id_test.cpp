@@ -214,3 +214,16 @@ TEST_CASE("the evaluation cache is on by default and sized from the host's memor
   CHECK(AutoEvalCacheEntries(uint64_t{256} << 20, 64) == (uint64_t{1} << 18));  // 16 MiB: 1/16 of the memory
   CHECK(AutoEvalCacheEntries(0, 64) == 4096);
 }
+
+TEST_CASE("an evaluation cache size given is refused in one line when its table does not fit in memory",
+          "[proc][cpu_farm]") {
+  CHECK_NOTHROW(CheckEvalCacheFits(uint64_t{1} << 20, 64, uint64_t{64} << 20));  // exactly 64 MiB
+  CHECK_NOTHROW(CheckEvalCacheFits(uint64_t{1} << 28, 384, 0));                  // memory unknown
+  // 2^20 + 1 entries round up to 2^21: 128 MiB.
+  CHECK_THROWS_WITH(
+      CheckEvalCacheFits((uint64_t{1} << 20) + 1, 64, uint64_t{100} << 20),
+      "--eval-cache 1048577 needs 128 MiB, more than the 100 MiB this host or its memory cgroup "
+      "has available");
+  // The option's largest size for Go 9x9: 96 GiB.
+  CHECK_THROWS_AS(CheckEvalCacheFits(uint64_t{1} << 28, 384, uint64_t{64} << 30), ConfigError);
+}

@@ -295,5 +295,44 @@ TEST_CASE("Leaf ring: futex ping-pong between two threads never loses a wake-up"
   CHECK(produced.checksum == consumed.checksum);
 }
 
+TEST_CASE("Leaf ring: impossible counters make either side refuse the ring, never read past it", "[shm]") {
+  LocalSegment seg(RingParams(8));
+  LeafRingControl& ring = seg.map().Ring(0);
+  LeafRingProducer p(ring, Doorbell());
+  Write(p, 3);
+  SECTION("done above head: results for leaves never published") {
+    ring.done.store(5);
+    CHECK(p.PollCompleted() == 0);  // the last good value, not 5
+    CHECK(p.Corrupt());
+  }
+  SECTION("done going backwards") {
+    LeafRingConsumer c(ring);
+    Answer(c.Take(3).runs[0], 3);
+    c.CompleteAllTaken();
+    CHECK(p.PollCompleted() == 3);
+    ring.done.store(1);
+    CHECK(p.PollCompleted() == 3);
+    CHECK(p.Corrupt());
+  }
+  SECTION("a producer attaching to more than a ring's worth in flight") {
+    ring.head.store(100);
+    LeafRingProducer q(ring, Doorbell());
+    CHECK(q.Corrupt());
+    CHECK(q.InFlight() == 0);  // attached to nothing: no slot is read on the ring's word
+  }
+  SECTION("an evaluator attaching to a head more than a ring ahead of done") {
+    ring.head.store(100);
+    LeafRingConsumer c(ring);
+    CHECK(c.Corrupt());
+    CHECK(c.Take(8).total == 0);
+  }
+  SECTION("sound counters are not corrupt") {
+    LeafRingConsumer c(ring);
+    CHECK_FALSE(c.Corrupt());
+    CHECK(p.PollCompleted() == 0);
+    CHECK_FALSE(p.Corrupt());
+  }
+}
+
 }  // namespace
 }  // namespace zerofarm::shm

@@ -168,5 +168,35 @@ TEST_CASE("Message queue: two-thread fuzz with a checksum", "[shm]") {
   CHECK(produced.checksum == consumed.checksum);
 }
 
+TEST_CASE("Message queue: an impossible head or length is refused, never read past", "[shm]") {
+  LocalSegment seg(QueueParams(4, 100));
+  MessageQueueControl& q = seg.map().GameQueue(0);
+  MessageQueueProducer p(q, Doorbell());
+  CHECK(Push(p, "one") == PushResult::kOk);
+  SECTION("a head more than the queue ahead of the commit") {
+    q.head.store(1000);
+    MessageQueueConsumer c(q);
+    CHECK(c.Corrupt());
+    CHECK_FALSE(c.ReadNext().has_value());
+  }
+  SECTION("a head that goes backwards after attach") {
+    MessageQueueConsumer c(q);
+    CHECK(c.Unread() == 1);
+    q.head.store(0);
+    CHECK(c.Unread() == 1);  // the last good head
+    CHECK(c.Corrupt());
+  }
+  SECTION("a length larger than the slot comes back empty, for the caller to count and skip") {
+    auto* lengths = reinterpret_cast<uint32_t*>(reinterpret_cast<uint8_t*>(&q) + q.lengths_offset);
+    lengths[0] = 1u << 30;
+    MessageQueueConsumer c(q);
+    const auto m = c.ReadNext();
+    REQUIRE(m.has_value());
+    CHECK(m->data == nullptr);
+    CHECK(m->size == 0);
+    CHECK_FALSE(c.Corrupt());
+  }
+}
+
 }  // namespace
 }  // namespace zerofarm::shm
