@@ -35,7 +35,7 @@
 #                             (docs/config-example.conf) that a change of help
 #                             text alone makes stale
 #   tools/test.sh --long      only the hidden long tests instead: the chaos
-#                             test.s 100 SIGKILLs and SIGSTOPs in 10 minutes and the first
+#                             test's 100 SIGKILLs and SIGSTOPs in 10 minutes and the first
 #                             40 Begin-Hard solver lines, 10 GTP games
 #                             against GNU Go (about 20 minutes)
 #   tools/test.sh --long-all  those and all 1000 Begin-Hard lines (hours)
