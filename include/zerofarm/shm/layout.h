@@ -121,6 +121,8 @@ struct ProcessSlot {
   }
 };
 static_assert(sizeof(ProcessSlot) == 64);
+static_assert(std::is_standard_layout_v<ProcessSlot>);
+static_assert(std::is_trivially_destructible_v<ProcessSlot>);
 
 // One per evaluator.
 struct EvaluatorBlock {
@@ -209,6 +211,7 @@ struct WriterBlock {
   }
 };
 static_assert(std::is_standard_layout_v<WriterBlock>);
+static_assert(std::is_trivially_destructible_v<WriterBlock>);
 
 // Records one batch of `size` leaves (> 0) that took busy_ns. Evaluator only.
 void RecordBatch(EvaluatorBlock& block, uint64_t size, uint64_t busy_ns) noexcept;
