@@ -116,6 +116,7 @@ class RingServer {
   ModelWatcher models_;
   shm::Doorbell bell_;
   std::vector<shm::LeafRingConsumer> rings_;
+  std::vector<uint32_t> ring_workers_;  // the worker of rings_[i]
   const uint64_t max_batch_;
   const uint64_t max_wait_ns_;
   const pid_t supervisor_;
@@ -164,7 +165,10 @@ RingServer::RingServer(const FarmConfig& config, const shm::SegmentMap& map, con
   // relaxed: read by the status line only.
   block_.model_version.store(net_->ModelVersion(), std::memory_order_relaxed);
   bell_.CancelSleep();  // a predecessor killed in its sleep left the flag set
-  for (uint32_t w : map.WorkersOf(index)) rings_.push_back(map.MakeLeafConsumer(w));
+  for (uint32_t w : map.WorkersOf(index)) {
+    rings_.push_back(map.MakeLeafConsumer(w));
+    ring_workers_.push_back(w);
+  }
 }
 
 void RingServer::LogStart() const {
@@ -237,9 +241,10 @@ void RingServer::Gather() {
 bool RingServer::DropCorruptRing() {
   for (size_t i = 0; i < rings_.size(); ++i)
     if (rings_[i].Corrupt()) {
-      ZF_LOG(ERROR) << "the ring of worker " << map_.WorkersOf(index_)[i]
+      ZF_LOG(ERROR) << "the ring of worker " << ring_workers_[i]
                     << " has impossible counters; no longer serving it";
       rings_.erase(rings_.begin() + static_cast<long>(i));
+      ring_workers_.erase(ring_workers_.begin() + static_cast<long>(i));
       return !rings_.empty();
     }
   return true;
