@@ -376,24 +376,29 @@ TEST_CASE("a run resumed without its shards trains on the new ones at the replay
   fs::create_directories(dir / "eval");
   { std::ofstream(dir / "eval/loop-seconds.txt") << "1234.5\n"; }
   const std::string script = testing::SourceDir() + "/tools/learn-state.sh";
-  REQUIRE(std::system(
-              ("bash " + script + " save " + dir.path() + " " + (dir / "kept") + " >/dev/null").c_str()) ==
-          0);
-  CHECK_FALSE(fs::exists(dir / "kept/shards"));
-  CHECK(fs::exists(dir / ("kept/models/model-" + std::to_string(used.version) + ".h5")));
-  CHECK_FALSE(fs::exists(dir / ("kept/models/model-" + std::to_string(used.version - 1) + ".h5")));
-  CHECK(ReadAll(dir / "kept/eval/loop-seconds.txt") == "1234.5\n");
-  REQUIRE(std::system(("bash " + script + " restore " + (dir / "kept") + " " + (dir / "next") + " >/dev/null")
-                          .c_str()) == 0);
+  testing::ScratchDir keep("zf-train-keep");  // beside the run: a kept state inside it is refused
+  const auto state = [&](const std::string& args) {
+    return std::system(("bash " + script + " " + args + " >/dev/null 2>&1").c_str());
+  };
+  CHECK(state("save " + dir.path() + " " + (dir / "kept")) != 0);  // into the run itself
+  CHECK_FALSE(fs::exists(dir / "kept"));
+  { std::ofstream(keep / "precious") << "not a kept state\n"; }
+  CHECK(state("save " + dir.path() + " " + keep.path()) != 0);  // over a directory that is not a kept state
+  CHECK(fs::exists(keep / "precious"));
+  REQUIRE(state("save " + dir.path() + " " + (keep / "kept")) == 0);
+  CHECK_FALSE(fs::exists(keep / "kept/shards"));
+  CHECK(fs::exists(keep / ("kept/models/model-" + std::to_string(used.version) + ".h5")));
+  CHECK_FALSE(fs::exists(keep / ("kept/models/model-" + std::to_string(used.version - 1) + ".h5")));
+  CHECK(ReadAll(keep / "kept/eval/loop-seconds.txt") == "1234.5\n");
+  REQUIRE(state("restore " + (keep / "kept") + " " + (keep / "next")) == 0);
   // Restoring over a run that has a trainer state is refused.
-  CHECK(std::system(("bash " + script + " restore " + (dir / "kept") + " " + (dir / "next") + " 2>/dev/null")
-                        .c_str()) != 0);
+  CHECK(state("restore " + (keep / "kept") + " " + (keep / "next")) != 0);
 
-  c.run = dir / "next";
+  c.run = keep / "next";
   const int64_t fresh = WriteShards(c.run, "", 1, 20, 99);
   REQUIRE(fresh < used.samples);
   REQUIRE(learn::RunTrainer(c) == 0);
-  const auto resumed = learn::TrainState::FromText(ReadAll(dir / "next/train/state.txt"));
+  const auto resumed = learn::TrainState::FromText(ReadAll(keep / "next/train/state.txt"));
   CHECK(resumed.step == used.step + fresh / c.batch);
   CHECK(resumed.samples == used.samples + (fresh / c.batch) * c.batch);
   CHECK(resumed.version == used.version + 1);  // one checkpoint at the end
@@ -404,11 +409,11 @@ TEST_CASE("a run resumed without its shards trains on the new ones at the replay
   // paced_from was kept, this invocation started the pace over once more and
   // drew the same positions a second time.
   REQUIRE(learn::RunTrainer(c) == 0);
-  CHECK(learn::TrainState::FromText(ReadAll(dir / "next/train/state.txt")).step == resumed.step);
+  CHECK(learn::TrainState::FromText(ReadAll(keep / "next/train/state.txt")).step == resumed.step);
   // One more shard: it trains that shard's worth, and no more.
   const int64_t more = WriteShards(c.run, "b", 1, 20, 7);
   REQUIRE(learn::RunTrainer(c) == 0);
-  const auto after = learn::TrainState::FromText(ReadAll(dir / "next/train/state.txt"));
+  const auto after = learn::TrainState::FromText(ReadAll(keep / "next/train/state.txt"));
   CHECK(after.step == resumed.step + (fresh + more) / c.batch - fresh / c.batch);
   CHECK(after.paced_from == used.samples);
 }
@@ -523,8 +528,9 @@ TEST_CASE("train with an ownership head keeps it beside its checkpoints and resu
   CHECK(io::ReadWeights(dir / "train/heads.h5").version == 5);
   // tools/learn-state.sh keeps it with the state.
   const std::string script = testing::SourceDir() + "/tools/learn-state.sh";
+  testing::ScratchDir keep("zf-train-keep");
   REQUIRE(std::system(
-              ("bash " + script + " save " + dir.path() + " " + (dir / "kept") + " >/dev/null").c_str()) ==
+              ("bash " + script + " save " + dir.path() + " " + (keep / "kept") + " >/dev/null").c_str()) ==
           0);
-  CHECK(io::ReadWeights(dir / "kept/train/heads.h5").version == 5);
+  CHECK(io::ReadWeights(keep / "kept/train/heads.h5").version == 5);
 }
