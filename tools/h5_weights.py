@@ -21,6 +21,7 @@ CLI: h5_weights.py --show FILE   (attributes and tensor shapes)
 import argparse
 import os
 import sys
+import tempfile
 
 import h5py
 import numpy as np
@@ -37,15 +38,28 @@ def _to_numpy(t):
     return a.astype(np.int64) if a.dtype.kind in "iub" else a.astype(np.float32)
 
 
+def fresh_tmp(path):
+    """A new temporary file beside `path`, made exclusively (O_EXCL: never a
+    file or link someone planted at a guessable name), with the mode a new
+    file gets under this umask, for writing and then renaming over `path`."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                               prefix=os.path.basename(path) + ".", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)
+    os.close(fd)
+    return tmp
+
+
 def save_weights(path, state_dict, config, version):
     """Writes `state_dict` (name -> tensor or array) with `config` (a dict with
     CONFIG_KEYS, score_plies > 0 for a score head, value_channels > 1 for a
     value head of that many channels) and model `version`,
-    atomically: PATH.tmp, fsync, rename."""
+    atomically: a fresh PATH.*.tmp (fresh_tmp), fsync, rename."""
     missing = [k for k in CONFIG_KEYS if k not in config]
     if missing:
         raise ValueError(f"config lacks {', '.join(missing)}")
-    tmp = path + ".tmp"
+    tmp = fresh_tmp(path)
     try:
         with h5py.File(tmp, "w", track_order=True) as f:
             f.attrs["format"] = FORMAT

@@ -348,7 +348,7 @@ def save_zerofarm_weights(net, path, game=None, version=None):
     """Writes `net` (a ZeroNet, possibly wrapped by DataParallel or
     torch.compile, on any device and dtype) as a zerofarm weights file that
     `zerofarm run --weights` reads: float32 / int64 tensors under their
-    state_dict names, the attributes of docs/schema.md; atomically (PATH.tmp,
+    state_dict names, the attributes of docs/schema.md; atomically (a fresh PATH.*.tmp,
     fsync, rename). `game` defaults to net.config["game"], `version` to
     net.version. Returns the config written."""
     require_torch()
@@ -425,7 +425,7 @@ def _state_from_file(obj, path):
 
 
 def _atomic_torch_save(obj, path):
-    tmp = path + ".tmp"
+    tmp = h5_weights.fresh_tmp(path)
     try:
         torch.save(obj, tmp)
         os.replace(tmp, path)

@@ -52,6 +52,22 @@ class LayoutTest(unittest.TestCase):
         self.assertEqual(shapes["value_head.fc2.bias"], (1,))
         self.assertNotIn("blocks.2.conv1.weight", shapes)
 
+    def test_save_never_writes_through_a_planted_tmp_link(self):
+        # A shared models directory where someone planted PATH.tmp -> a file of
+        # theirs (or root's): the save goes to a fresh name and the victim stays.
+        with tempfile.TemporaryDirectory() as d:
+            victim = os.path.join(d, "victim")
+            with open(victim, "w") as f:
+                f.write("untouched\n")
+            path = os.path.join(d, "w.h5")
+            os.symlink(victim, path + ".tmp")
+            h5_weights.save_weights(path, sensitive_weights(C4, seed=3), C4, version=2)
+            with open(victim) as f:
+                self.assertEqual(f.read(), "untouched\n")
+            self.assertFalse(os.path.islink(path))
+            self.assertEqual(h5_weights.load_weights(path)[2], 2)
+            self.assertEqual(sorted(os.listdir(d)), ["victim", "w.h5", "w.h5.tmp"])  # no tmp of ours left
+
     def test_value_head_of_several_channels(self):
         cfg = dict(C4, value_channels=4)
         shapes = zw.state_dict_shapes(cfg)
