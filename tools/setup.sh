@@ -43,5 +43,5 @@ if [ $known -eq 0 ]; then
   $sudo apt-get update -qq
 fi
 echo "setup: installing ${#missing[@]} missing package(s): ${missing[*]}"
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "setup: done"

@@ -65,7 +65,6 @@ CLI::
 """
 
 import argparse
-import glob
 import os
 import sys
 
@@ -117,6 +116,11 @@ def _meta(f, path):
     if "schema_version" not in f.attrs:
         raise ValueError(f"{path} is not a zerofarm shard (missing attribute schema_version)")
     meta = {k: _attr(v) for k, v in f.attrs.items()}
+    if not isinstance(meta["schema_version"], (int, np.integer)):
+        raise ValueError(f"{path} is not a zerofarm shard (schema_version is not a number)")
+    missing = [k for k in ("game", "planes", "height", "width", "positions", "games") if k not in meta]
+    if missing:
+        raise ValueError(f"{path} is not a zerofarm shard (missing attribute {', '.join(missing)})")
     if meta["schema_version"] > SCHEMA_VERSION:
         raise ValueError(f"{path} has shard schema version {meta['schema_version']}; "
                          f"this reader reads up to {SCHEMA_VERSION}")
@@ -163,7 +167,7 @@ def run_id_of(run_or_dir):
         path = os.path.join(d, "run_id")
         if os.path.isfile(path):
             with open(path) as fh:
-                text = fh.read().strip()
+                text = fh.read(4096).strip()  # an id is a line; a planted huge file is not read whole
             if text:
                 return text
         d = os.path.dirname(d)
@@ -181,6 +185,16 @@ def _shard_attrs(path):
         return None
 
 
+def _h5_files(top):
+    """Every *.h5 file under `top`, found without following a link: a link
+    planted in a run directory (shards/x -> /) is not walked, nor read."""
+    for root, dirs, files in os.walk(top, followlinks=False):
+        for name in files:
+            path = os.path.join(root, name)
+            if name.endswith(".h5") and not os.path.islink(path):
+                yield path
+
+
 def iter_shards(run_or_dir):
     """Sorted paths of the complete shards (*.h5, never *.h5.tmp) under a run
     directory or any directory, searched recursively: a run's hosts write into
@@ -194,9 +208,11 @@ def iter_shards(run_or_dir):
     copied in from another run)."""
     if os.path.isfile(run_or_dir):
         return [run_or_dir]
+    if not os.path.isdir(run_or_dir):
+        raise ValueError(f"{run_or_dir}: no such file or directory")
     run_id = run_id_of(run_or_dir)
     paths = []
-    for path in sorted(glob.glob(os.path.join(glob.escape(run_or_dir), "**", "*.h5"), recursive=True)):
+    for path in sorted(_h5_files(run_or_dir)):
         attrs = _shard_attrs(path)
         if attrs is not None:
             shard_run, host = attrs

@@ -207,6 +207,20 @@ class HostsTest(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("comes from another run", p.stderr)
 
+    def test_links_are_not_followed_and_a_missing_directory_is_an_error(self):
+        self.add_host("0", 1)
+        elsewhere = os.path.join(self.tmp.name, "elsewhere")
+        os.makedirs(elsewhere)
+        zftest.write_synthetic_shard(os.path.join(elsewhere, "shard-000009.h5"), games=3)
+        os.symlink(elsewhere, os.path.join(self.run_dir, "shards", "planted"))
+        os.symlink(os.path.join(elsewhere, "shard-000009.h5"),
+                   os.path.join(self.run_dir, "shards", "0", "shard-000010.h5"))
+        self.assertEqual(len(zf_shards.iter_shards(self.run_dir)), 1)  # neither link is read
+        p = subprocess.run([sys.executable, os.path.join(zftest.TOOLS, "zf_shards.py"), "--summary",
+                            os.path.join(self.tmp.name, "missing")], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no such file or directory", p.stderr)
+
     def test_shards_from_before_hosts_are_still_read(self):
         # RUN/shards/*.h5 with no host_id next to the new layout: no run id check.
         zftest.write_synthetic_shard(os.path.join(self.run_dir, "shards", "shard-000000.h5"), games=4)
