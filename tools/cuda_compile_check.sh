@@ -133,7 +133,9 @@ EOF
   flags=$(sed -n 2p <<<"$cmd")
   obj=$out/$(basename "$unit" .cpp).o
   # -idirafter: a real cuda_cmake_macros.h (a CUDA LibTorch) wins over the stand-in.
-  if ! (eval "cd $dir && $flags -DZF_WITH_CUDA=1 -isystem $headers/usr/include -idirafter $standin -c $src_root/$unit -o $obj"); then
+  # $dir and $flags come shell-quoted (shlex.quote above); the paths of this script are quoted here.
+  if ! (eval "cd $dir && $flags -DZF_WITH_CUDA=1 -isystem $(printf %q "$headers/usr/include") \
+        -idirafter $(printf %q "$standin") -c $(printf %q "$src_root/$unit") -o $(printf %q "$obj")"); then
     fail "$unit does not compile with ZF_WITH_CUDA=1 against $(cat "$headers/PACKAGE")"
   fi
   say "compiled $unit with ZF_WITH_CUDA=1 ($(du -k "$obj" | cut -f1) KB object)"
