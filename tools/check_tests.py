@@ -42,7 +42,8 @@ def allowed_skip(name, labels, reason, run=""):
     JUnit file's name (asan-unit.xml, ...)."""
     if any(label == "gpu" or label.endswith("-gpu") for label in labels):
         return "needs a GPU"
-    if name == "slurm" and "no cgroup filesystem" in reason and not os.listdir("/sys/fs/cgroup"):
+    no_cgroup = not os.path.isdir("/sys/fs/cgroup") or not os.listdir("/sys/fs/cgroup")
+    if name == "slurm" and "no cgroup filesystem" in reason and no_cgroup:
         return "no cgroup filesystem here"
     if "another PID namespace" in name and "unshare" in reason and not unshare_works():
         return "unshare --pid --mount-proc cannot run here (a chroot, or not root)"
@@ -146,6 +147,9 @@ def check_discovery(build):
 def check_skips(build, junit_files):
     labels = {t["name"]: t["labels"] for t in ctest_tests(build)}
     skipped, problems = [], []
+    missing = [p for p in junit_files if not os.path.isfile(p)]
+    if missing:  # e.g. the shell's literal *.xml when no test run wrote one: nothing was checked
+        return [f"no JUnit file {p}: the test runs wrote no results to check" for p in missing]
     for path in junit_files:
         for case in ET.parse(path).getroot().iter("testcase"):
             if case.get("status") not in ("notrun", "skipped") and case.find("skipped") is None:
