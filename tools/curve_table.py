@@ -12,6 +12,7 @@ only, so the docs' tables can be remade from the committed CSV anywhere.
 """
 import argparse
 import csv
+import sys
 
 
 def pct(x):
@@ -47,4 +48,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except OSError as e:  # a file missing or unreadable: one line, not a traceback
+        sys.exit(f"curve_table.py: {e.filename}: {e.strerror}")
+    except (KeyError, ValueError) as e:  # a file of another kind (a column missing, a bad line)
+        sys.exit(f"curve_table.py: not the file this tool reads ({type(e).__name__}: {e})")

@@ -71,4 +71,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except OSError as e:  # a file missing or unreadable: one line, not a traceback
+        sys.exit(f"plot_runs.py: {e.filename}: {e.strerror}")
+    except (KeyError, ValueError) as e:  # a file of another kind (a column missing, a bad line)
+        sys.exit(f"plot_runs.py: not the file this tool reads ({type(e).__name__}: {e})")

@@ -60,4 +60,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    try:
+        main(sys.argv)
+    except OSError as e:  # a file missing or unreadable: one line, not a traceback
+        sys.exit(f"pons_set_stats.py: {e.filename}: {e.strerror}")
+    except (KeyError, ValueError) as e:  # a file of another kind (a column missing, a bad line)
+        sys.exit(f"pons_set_stats.py: not the file this tool reads ({type(e).__name__}: {e})")

@@ -93,4 +93,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except OSError as e:  # a file missing or unreadable: one line, not a traceback
+        sys.exit(f"sets_curve.py: {e.filename}: {e.strerror}")
+    except (KeyError, ValueError) as e:  # a file of another kind (a column missing, a bad line)
+        sys.exit(f"sets_curve.py: not the file this tool reads ({type(e).__name__}: {e})")
