@@ -124,6 +124,11 @@ def _meta(f, path):
     if meta["schema_version"] > SCHEMA_VERSION:
         raise ValueError(f"{path} has shard schema version {meta['schema_version']}; "
                          f"this reader reads up to {SCHEMA_VERSION}")
+    # The counts size what readers allocate: they must be what the datasets hold.
+    rows = f["positions/features"].shape[0] if "positions/features" in f else None
+    if not isinstance(meta["positions"], (int, np.integer)) or meta["positions"] != rows:
+        raise ValueError(f"{path}: the positions attribute ({meta['positions']}) is not the "
+                         f"{rows} rows of /positions/features")
     meta["worker_commit"] = f["worker_commit"][()] if "worker_commit" in f else np.zeros(0, np.uint64)
     return meta
 

@@ -134,6 +134,13 @@ class LoadRunTest(unittest.TestCase):
                                      game="tictactoe")
         with self.assertRaisesRegex(ValueError, "tictactoe 3x3x3 with 9 actions"):
             zf_shards.load_run(self.run_dir)
+        # A positions attribute that is not the datasets' rows (a huge one would size the arrays).
+        huge = os.path.join(self.tmp.name, "huge.h5")
+        zftest.write_synthetic_shard(huge, games=2)
+        with h5py.File(huge, "r+") as f:
+            f.attrs["positions"] = np.int64(10**12)
+        with self.assertRaisesRegex(ValueError, "is not the .* rows of /positions/features"):
+            zf_shards.load_run(huge)
 
     def test_module_and_cli_work_without_torch(self):
         code = ("import sys; sys.modules['torch'] = None; sys.path.insert(0, %r); import zf_shards; "
