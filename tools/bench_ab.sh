@@ -8,8 +8,10 @@
 #   tools/bench_ab.sh --summarize OUTDIR ROUNDS   only (re)makes the table from the JSON lines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage() { sed -n '6,8s/^# //p' "$0" >&2; exit 2; }
 summarize_only=0
-if [ "$1" = --summarize ]; then summarize_only=1; set -- - - "$2" "$3"; fi
+if [ "${1:-}" = --summarize ]; then [ $# -eq 3 ] || usage; summarize_only=1; set -- - - "$2" "$3"; fi
+[ $# -ge 4 ] || usage
 a=$1 b=$2 out=$3 rounds=$4
 shift 4
 mkdir -p "$out"
@@ -24,7 +26,11 @@ for r in $(seq "$rounds"); do
   for side in a b; do
     dir=$a
     [ "$side" = b ] && dir=$b
-    "$dir/zerofarm" bench "$@" 2>/dev/null | grep '^{' > "$out/$side-$r.jsonl" || true
+    # A failed bench stops the comparison (its stderr in OUTDIR/SIDE-ROUND.err), not a silent gap.
+    rc=0
+    "$dir/zerofarm" bench "$@" 2>"$out/$side-$r.err" | grep '^{' > "$out/$side-$r.jsonl" || rc=$?
+    [ "$rc" = 0 ] || { echo "bench_ab: $dir/zerofarm bench failed (round $r, side $side): $out/$side-$r.err" >&2; exit 1; }
+    rm -f "$out/$side-$r.err"
   done
 done
 echo "# end $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/summary.txt"

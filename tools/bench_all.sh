@@ -62,6 +62,7 @@ meta_json() {  # key (meta | meta_after), step
   printf '{"%s":"%s","commit":"%s","cpu":"%s","cores":%s,"memory":"%s","date":"%s","loadavg":"%s"}\n' \
     "$1" "$2" "$commit" "$cpu" "$cores" "$mem" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(cat /proc/loadavg)"
 }
+failed=()  # steps whose command exited non-zero: the script then exits 1
 run() {  # step, command...: STEP.log (+ STEP.jsonl for JSON output), STEP.err
   local step=$1
   shift
@@ -71,7 +72,7 @@ run() {  # step, command...: STEP.log (+ STEP.jsonl for JSON output), STEP.err
   local rc=0
   "$@" >>"$out/$step.log" 2>"$out/$step.err" || rc=$?
   footer >>"$out/$step.log"
-  [ "$rc" = 0 ] || echo "# exit code: $rc" | tee -a "$out/$step.log"
+  [ "$rc" = 0 ] || { echo "# exit code: $rc" | tee -a "$out/$step.log"; failed+=("$step"); }
   if grep -q '^{' "$out/$step.log"; then
     grep '^{' "$out/$step.log" >>"$out/$step.jsonl"
     meta_json meta_after "$step" >>"$out/$step.jsonl"
@@ -247,3 +248,7 @@ wants chaos-long && run chaos-long chaos_long
 echo "loadavg after: $(cat /proc/loadavg)" | tee -a "$out/machine.txt"
 echo "date end: $(date -u +%Y-%m-%dT%H:%M:%SZ)" | tee -a "$out/machine.txt"
 echo "results in $out"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "bench_all: failed steps: ${failed[*]} (their logs end with their exit codes)" >&2
+  exit 1
+fi
