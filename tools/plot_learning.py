@@ -71,6 +71,8 @@ def main(argv):
     p.add_argument("--files", help="the Pons files to draw, comma-separated (default: all)")
     p.add_argument("--title", default="")
     a = p.parse_args(argv[1:])
+    if not a.out.lower().endswith(".png"):  # a forgotten OUT would overwrite the last curve
+        p.error(f"OUT must be a .png file, not {a.out!r}")
     rows, sims = read_curve(a.curve, a.simulations)
     files = sorted({r["file"] for r in rows})
     if a.files:
