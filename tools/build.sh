@@ -13,6 +13,7 @@
 # Torch_DIR in the environment works as ZF_TORCH=DIR. With a CUDA LibTorch the GPU evaluator
 # is built (nvcc must be on PATH); -DZF_REQUIRE_CUDA=ON makes a LibTorch without CUDA an error.
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 build=${ZF_BUILD_DIR:-build}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
@@ -39,7 +40,7 @@ esac
 
 # ZF_CONFIGURE_LOG=FILE keeps the configure step's output, appended (tools/gpu_check.sh does).
 # ZF_TARGETS="T1 T2" builds only those targets (default: all).
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${ZF_BUILD_TYPE:-RelWithDebInfo} "${torch_args[@]}" "$@" \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${ZF_BUILD_TYPE:-RelWithDebInfo}" "${torch_args[@]}" "$@" \
   >>"${ZF_CONFIGURE_LOG:-/dev/null}"
 # shellcheck disable=SC2086  # ZF_TARGETS is a list
 cmake --build "$build" -j"${ZF_JOBS:-$(nproc)}" ${ZF_TARGETS:+--target $ZF_TARGETS}
