@@ -158,7 +158,15 @@ int LoopCommand(int argc_in, char** argv_in) {
   learn::LoopConfig loop = LoopConfigFrom(r);
   // A run goes on with the recipe it was begun with: another is refused (exit 2) unless
   // --recipe-changed, and then recorded in RUN/eval/stages.csv.
-  if (!recipe.text.empty()) {
+  if (recipe.text.empty()) {
+    // A run begun with a recipe, resumed without one, would drop its stages, budget and
+    // mean without a word: refused (exit 2).
+    struct stat st {};
+    const std::string kept = io::RunDir(loop.farm.out).LoopRecipeCopy();
+    if (::lstat(kept.c_str(), &st) == 0)
+      throw ConfigError("the run " + loop.farm.out + " was begun with a recipe (" + kept +
+                        "): resume it with the same --recipe");
+  } else {
     const std::string difference = KeptRecipeDifference(loop.farm.out, recipe);
     if (!difference.empty() && !r.count("recipe-changed"))
       throw ConfigError("the run " + loop.farm.out + " was begun with another recipe (" + difference +

@@ -447,6 +447,11 @@ TEST_CASE("zerofarm loop --recipe: base options from the file and a stage restar
                       Catch::Contains("--recipe-changed"));
   CHECK(std::count(err.begin(), err.end(), '\n') == 1);
   CHECK(io::ReadTextFile(run + "/eval/recipe.txt") == io::ReadTextFile(recipe));
+  // Resumed without --recipe (its stages, budget and mean would be dropped): one line, exit 2.
+  CHECK(Run({ZF_BINARY, "loop", "--out", run, "--blocks", "1", "--filters", "8"}, dir / "norecipe", &out,
+            &err) == kExitUsage);
+  CHECK_THAT(err, Catch::Contains("was begun with a recipe") && Catch::Contains("--recipe"));
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
   CHECK(Run({ZF_BINARY, "loop", "--recipe", dir / "changed.recipe", "--recipe-changed", "--out", run,
              "--pons", dir / "no-such-file"},
             dir / "changed2", &out, &err) == kExitUsage);
