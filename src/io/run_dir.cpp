@@ -52,6 +52,7 @@ std::string RunDir::EvalDir() const { return out_ + "/eval"; }
 std::string RunDir::EvalCsv() const { return EvalDir() + "/eval.csv"; }
 std::string RunDir::CurveCsv() const { return EvalDir() + "/curve.csv"; }
 std::string RunDir::LoopFarmConfig() const { return EvalDir() + "/farm-config.txt"; }
+std::string RunDir::LoopLockFile() const { return EvalDir() + "/.loop.lock"; }
 std::string RunDir::LoopSecondsFile() const { return EvalDir() + "/loop-seconds.txt"; }
 std::string RunDir::LoopCpuSecondsFile() const { return EvalDir() + "/loop-cpu-seconds.txt"; }
 std::string RunDir::LoopRecipeCopy() const { return EvalDir() + "/recipe.txt"; }
@@ -162,8 +163,12 @@ RunDir::HostLock::~HostLock() {
   if (fd_ >= 0) close(fd_);
 }
 
-RunDir::HostLock RunDir::LockHostDir() const {
-  const std::string path = LockFile();
+namespace {
+
+// An exclusive flock on `path` (made if missing, never through a link), with
+// this process's pid written in it; ConfigError "another zerofarm run (pid
+// P) <busy>" when a live process holds it.
+int LockExclusively(const std::string& path, const std::string& busy) {
   const int fd = OpenRunFile(path, O_RDWR | O_CREAT);  // issue 21: never through a planted link
   if (fd < 0 && (errno == ELOOP || errno == EINVAL))
     throw ConfigError(path + " is a link or not a regular file; refusing to use it");
@@ -173,14 +178,25 @@ RunDir::HostLock RunDir::LockHostDir() const {
     ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
     (void)n;
     close(fd);
-    throw ConfigError("another zerofarm run (pid " + std::string(pid) + ") is writing into " + HostDir() +
-                      " (two hosts with one --host-id?)");
+    throw ConfigError("another zerofarm run (pid " + std::string(pid) + ") " + busy);
   }
   // The pid is only a hint for the message above: a failed write is harmless.
   const std::string me = std::to_string(getpid());
   if (ftruncate(fd, 0) != 0 || pwrite(fd, me.data(), me.size(), 0) < 0) {
   }
-  return HostLock(fd);
+  return fd;
+}
+
+}  // namespace
+
+RunDir::HostLock RunDir::LockHostDir() const {
+  return HostLock(
+      LockExclusively(LockFile(), "is writing into " + HostDir() + " (two hosts with one --host-id?)"));
+}
+
+RunDir::HostLock RunDir::LockLoop() const {
+  return HostLock(LockExclusively(
+      LoopLockFile(), "is a zerofarm loop of " + out_ + " (one still stopping? wait for it to exit)"));
 }
 
 std::string RunDir::ReadOrMakeRunId(uint64_t random) const {

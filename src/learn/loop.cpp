@@ -515,6 +515,7 @@ int RunLoop(const LoopConfig& config) {
   CheckRunNet(config);
 
   fs::create_directories(io::RunDir(run).EvalDir());
+  const io::RunDir::HostLock lock = io::RunDir(run).LockLoop();  // for the loop's life
   if (!config.recipe_text.empty())
     io::WriteTextFileAtomically(io::RunDir(run).LoopRecipeCopy(), config.recipe_text);
   Ratings ratings(&sets, config);

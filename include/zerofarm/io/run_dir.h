@@ -60,6 +60,7 @@ class RunDir {
   std::string LoopSecondsFile() const;                  // OUT/eval/loop-seconds.txt
   std::string LoopCpuSecondsFile() const;               // OUT/eval/loop-cpu-seconds.txt
   std::string LoopRecipeCopy() const;                   // OUT/eval/recipe.txt (the recipe it ran)
+  std::string LoopLockFile() const;                     // OUT/eval/.loop.lock
   std::string LoopStagesCsv() const;                    // OUT/eval/stages.csv (when each stage started)
   std::string CheckpointMean() const;     // OUT/eval/checkpoint-mean.h5 (the loop's --final-mean)
   std::string CheckpointMeanCsv() const;  // OUT/eval/mean.csv (that mean's measurements)
@@ -109,6 +110,10 @@ class RunDir {
   // live run holds it (two hosts with one --host-id?) or the lock file is a
   // link or not a regular file; Error when it cannot be opened.
   HostLock LockHostDir() const;
+  // The same for the run's loop (flock on LoopLockFile(); EvalDir() must
+  // exist), so two `zerofarm loop`s never drive one run (a resume started
+  // while the last piece still stops). ConfigError naming the holder's pid.
+  HostLock LockLoop() const;
 
   // The run's id (RunIdFile(), shared by all its hosts). The first host to
   // start makes it from `random` (16 hex digits; a private temporary file,
@@ -132,8 +137,9 @@ class RunDir {
   std::string out_, host_id_, models_;
 };
 
-// The flock of a host directory (RunDir::LockHostDir): move-only; released
-// (closed) when destroyed; a moved-from lock releases nothing.
+// The flock of a host directory (RunDir::LockHostDir) or of a run's loop
+// (RunDir::LockLoop): move-only; released (closed) when destroyed; a
+// moved-from lock releases nothing.
 class RunDir::HostLock {
  public:
   HostLock(HostLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}

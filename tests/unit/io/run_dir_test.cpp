@@ -107,6 +107,14 @@ TEST_CASE("run directory: on disk", "[io]") {
       CHECK(io::ReadTextFile(a.LockFile()) == std::to_string(getpid()));
     }
     const io::RunDir::HostLock again = a.LockHostDir();  // released with its owner
+    {  // the loop's own lock, in OUT/eval: one loop a run, whatever its hosts
+      std::filesystem::create_directories(a.EvalDir());
+      const io::RunDir::HostLock loop = a.LockLoop();
+      CHECK_THROWS_WITH(b.LockLoop(),
+                        Catch::Contains("is a zerofarm loop of") && Catch::Contains("still stopping"));
+      CHECK(io::ReadTextFile(a.LoopLockFile()) == std::to_string(getpid()));
+    }
+    CHECK_NOTHROW(a.LockLoop());  // released with its owner
     // One run id for all hosts: the first makes it, the others read it.
     const std::string id = a.ReadOrMakeRunId(0x1234);
     CHECK(id == "0000000000001234");
