@@ -14,6 +14,8 @@ import argparse
 import csv
 import sys
 
+import tool_errors  # tools/tool_errors.py: one line on a bad input file
+
 
 def pct(x):
     return f"{100 * float(x):.1f} %"
@@ -48,9 +50,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except OSError as e:  # a file missing or unreadable: one line, not a traceback
-        sys.exit(f"curve_table.py: {e.filename}: {e.strerror}")
-    except (KeyError, ValueError) as e:  # a file of another kind (a column missing, a bad line)
-        sys.exit(f"curve_table.py: not the file this tool reads ({type(e).__name__}: {e})")
+    tool_errors.run(main)

@@ -17,6 +17,8 @@ import argparse
 import csv
 import sys
 
+import tool_errors  # tools/tool_errors.py: one line on a bad input file
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -71,9 +73,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv))
-    except OSError as e:  # a file missing or unreadable: one line, not a traceback
-        sys.exit(f"plot_runs.py: {e.filename}: {e.strerror}")
-    except (KeyError, ValueError) as e:  # a file of another kind (a column missing, a bad line)
-        sys.exit(f"plot_runs.py: not the file this tool reads ({type(e).__name__}: {e})")
+    sys.exit(tool_errors.run(main, sys.argv))

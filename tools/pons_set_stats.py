@@ -13,6 +13,8 @@ with its k-th stone; negative when it loses; 0 for a draw.
 import statistics
 import sys
 
+import tool_errors  # tools/tool_errors.py: one line on a bad input file
+
 
 def plies_left(stones, score):
     """Plies from a position of `stones` stones and Pons score `score` to the
@@ -60,9 +62,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        main(sys.argv)
-    except OSError as e:  # a file missing or unreadable: one line, not a traceback
-        sys.exit(f"pons_set_stats.py: {e.filename}: {e.strerror}")
-    except (KeyError, ValueError) as e:  # a file of another kind (a column missing, a bad line)
-        sys.exit(f"pons_set_stats.py: not the file this tool reads ({type(e).__name__}: {e})")
+    tool_errors.run(main, sys.argv)

@@ -19,6 +19,8 @@ import csv
 import json
 import sys
 
+import tool_errors  # tools/tool_errors.py: one line on a bad input file
+
 from positions_compare import read_rows
 
 COLUMNS = ["hours", "model_version", "file", "positions", "simulations", "net_error", "mcts_error",
@@ -93,9 +95,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv))
-    except OSError as e:  # a file missing or unreadable: one line, not a traceback
-        sys.exit(f"sets_curve.py: {e.filename}: {e.strerror}")
-    except (KeyError, ValueError) as e:  # a file of another kind (a column missing, a bad line)
-        sys.exit(f"sets_curve.py: not the file this tool reads ({type(e).__name__}: {e})")
+    sys.exit(tool_errors.run(main, sys.argv))
