@@ -54,6 +54,15 @@ int ChildFailureCode(int status) {
   return kExitFailure;
 }
 
+// A child stopped at the end of a piece exits 0 once its last checkpoint or
+// games are written; any other end (killed after its grace, a full disk) is
+// the loop's failure too: its code, and no checkpoint mean written.
+void CheckStopped(const char* what, int status, int* code) {
+  if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == kExitOk)) return;
+  ZF_LOG(ERROR) << "loop: the " << what << " did not stop cleanly: " << proc::DescribeWaitStatus(status);
+  if (*code == kExitOk) *code = ChildFailureCode(status);
+}
+
 // The stage in force (nullptr: none, or none started yet).
 const RecipeStage* StageIn(const LoopConfig& c, size_t started) {
   return started == 0 ? nullptr : &c.stages[started - 1];
@@ -483,8 +492,8 @@ Watched RunPiece(const LoopConfig& c, const LoopClock& clock, Evaluation& evalua
   proc::ChildProcess trainer = proc::ChildProcess::Exec("trainer", exe, TrainerArgv(c, exe, stage), {});
   const Watched why = WatchChildren(c, farm, trainer, clock, evaluation, started, code);
   // The farm flushes its finished games and the trainer writes a checkpoint on SIGTERM.
-  if (trainer.running()) trainer.Stop(60'000);
-  if (farm.running()) farm.Stop(120'000);
+  if (trainer.running()) CheckStopped("trainer", trainer.Stop(60'000), code);
+  if (farm.running()) CheckStopped("farm", farm.Stop(120'000), code);
   return why;
 }
 
