@@ -90,6 +90,11 @@ def save_weights(path, state_dict, config, version):
         os.close(dir_fd)
 
 
+# The most tensor bytes a weights file may hold: 10x a 20-block x 256-filter net
+# (94.7 MB), so that a hostile file's shapes cannot size an allocation.
+MAX_WEIGHTS_BYTES = 1 << 30
+
+
 def load_weights(path, torch=False):
     """Returns (state_dict, config, version); tensors are numpy arrays, or
     torch tensors with torch=True. Raises ValueError for a non-weights file."""
@@ -110,7 +115,12 @@ def load_weights(path, torch=False):
         if isinstance(config["game"], bytes):
             config["game"] = config["game"].decode()
         version = int(f.attrs["version"])
-        state = {name: f[name][()] for name, obj in f.items() if isinstance(obj, h5py.Dataset)}
+        datasets = {name: obj for name, obj in f.items() if isinstance(obj, h5py.Dataset)}
+        size = sum(d.size * d.dtype.itemsize for d in datasets.values())
+        if size > MAX_WEIGHTS_BYTES:  # sized from the shapes before anything is read
+            raise ValueError(f"{path}: its tensors hold {size} bytes, more than any net here "
+                             f"({MAX_WEIGHTS_BYTES}); not read")
+        state = {name: d[()] for name, d in datasets.items()}
     if torch:
         import torch as _torch
         state = {k: _torch.from_numpy(np.array(v)) for k, v in state.items()}

@@ -68,6 +68,15 @@ class LayoutTest(unittest.TestCase):
             self.assertEqual(h5_weights.load_weights(path)[2], 2)
             self.assertEqual(sorted(os.listdir(d)), ["victim", "w.h5", "w.h5.tmp"])  # no tmp of ours left
 
+    def test_a_tensor_too_large_for_any_net_is_refused_before_it_is_read(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "w.h5")
+            h5_weights.save_weights(path, sensitive_weights(C4, seed=3), C4, version=2)
+            with h5py.File(path, "r+") as f:  # 8 GiB by its shape, a few KB on disk
+                f.create_dataset("huge", shape=(2**31,), dtype="f4", chunks=(2**20,), compression="gzip")
+            with self.assertRaisesRegex(ValueError, "more than any net here"):
+                h5_weights.load_weights(path)
+
     def test_value_head_of_several_channels(self):
         cfg = dict(C4, value_channels=4)
         shapes = zw.state_dict_shapes(cfg)
