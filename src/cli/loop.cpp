@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -122,16 +123,15 @@ learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
   return loop;
 }
 
-// How the recipe kept by a run resumed with --recipe (RUN/eval/recipe.txt, rewritten at each
-// start) differs from `now` (RecipeDifference); empty when the same, or when the run was begun
-// without a recipe (it keeps none). ConfigError for a kept copy that is a link.
-std::string KeptRecipeDifference(const std::string& run, const learn::Recipe& now) {
+// The recipe a run keeps (RUN/eval/recipe.txt, rewritten at each start of a run begun with
+// --recipe); nullopt when it keeps none. ConfigError for a kept copy that is a link.
+std::optional<learn::Recipe> KeptRecipe(const std::string& run) {
   const std::string kept = io::RunDir(run).LoopRecipeCopy();
   struct stat st {};
-  if (::lstat(kept.c_str(), &st) != 0) return "";
+  if (::lstat(kept.c_str(), &st) != 0) return std::nullopt;
   if (S_ISLNK(st.st_mode))
     throw ConfigError(kept + " is a symbolic link, which zerofarm never writes: not read");
-  return learn::RecipeDifference(learn::ReadRecipe(kept), now);
+  return learn::ReadRecipe(kept);
 }
 
 }  // namespace
@@ -158,16 +158,15 @@ int LoopCommand(int argc_in, char** argv_in) {
   learn::LoopConfig loop = LoopConfigFrom(r);
   // A run goes on with the recipe it was begun with: another is refused (exit 2) unless
   // --recipe-changed, and then recorded in RUN/eval/stages.csv.
+  const std::optional<learn::Recipe> kept = KeptRecipe(loop.farm.out);
   if (recipe.text.empty()) {
     // A run begun with a recipe, resumed without one, would drop its stages, budget and
     // mean without a word: refused (exit 2).
-    struct stat st {};
-    const std::string kept = io::RunDir(loop.farm.out).LoopRecipeCopy();
-    if (::lstat(kept.c_str(), &st) == 0)
-      throw ConfigError("the run " + loop.farm.out + " was begun with a recipe (" + kept +
-                        "): resume it with the same --recipe");
+    if (kept)
+      throw ConfigError("the run " + loop.farm.out + " was begun with a recipe (" +
+                        io::RunDir(loop.farm.out).LoopRecipeCopy() + "): resume it with the same --recipe");
   } else {
-    const std::string difference = KeptRecipeDifference(loop.farm.out, recipe);
+    const std::string difference = kept ? learn::RecipeDifference(*kept, recipe) : "";
     if (!difference.empty() && !r.count("recipe-changed"))
       throw ConfigError("the run " + loop.farm.out + " was begun with another recipe (" + difference +
                         "): give --recipe-changed to go on with this one");
