@@ -268,16 +268,28 @@ bench_cpu() {
 # share_flag K: --share-gpus where K evaluators are more than the one GPU.
 share_flag() { [ "$1" -gt 1 ] && echo --share-gpus; }
 
+# A directory of this script's under /tmp: made here with mode 700, or one this
+# user made before (--loop-keep, a warm machine's prefix); never a link or
+# another user's, whose content the steps would trust (a shared /tmp).
+own_dir() {
+  [ -e "$1" ] || [ -L "$1" ] || mkdir -m 700 "$1" || return 1
+  if [ -L "$1" ] || [ ! -d "$1" ] || [ ! -O "$1" ]; then
+    echo "gpu_check: $1 is not a directory of this user's (a link, or another user's): refusing it" >&2
+    return 1
+  fi
+}
+
 # The kept run's farm (its config.txt, less what names that run, and its newest
 # model) with K evaluators on the one GPU for --layout-seconds, for each K, in
 # two rounds (the second reversed, so drift favours no layout); each farm's own
 # summary line says its positions/s and leaf evals/s.
 farm_layouts() {
   local cfg model layout k batch games flags more round order=$layouts
+  own_dir /tmp/zf-gpu || return 1
   cfg=$(ls "$loop_state"/shards/*/config.txt | head -1)
   model=$(ls "$loop_state"/models/model-*.h5 | sort -V | tail -1)
   grep -vE '^(out|host_id|host_index|run_id|epoch|duration|weights|models|gpus|share_gpus|workers)=' "$cfg" \
-    >/tmp/zf-layout.conf || return 1
+    >/tmp/zf-gpu/layout.conf || return 1
   echo "farm: $cfg, less what names that run; model $model; $workers workers; $layout_seconds s each"
   for round in 1 2; do
     for layout in $order; do
@@ -285,16 +297,16 @@ farm_layouts() {
       local sizes=()
       [ -n "$batch" ] && sizes=(--max-batch "$batch" --games-per-worker "$games")
       [ -n "$flags" ] && IFS=, read -r -a more <<<"$flags" && sizes+=("${more[@]}")
-      rm -rf /tmp/zf-layout-run
+      rm -rf /tmp/zf-gpu/layout-run
       echo "== round $round: $k evaluator(s) on the GPU ${sizes[*]}"
       # shellcheck disable=SC2046  # share_flag is empty or one word
-      timeout $(( layout_seconds + 90 )) "$build/zerofarm" run --config /tmp/zf-layout.conf --weights "$model" \
+      timeout $(( layout_seconds + 90 )) "$build/zerofarm" run --config /tmp/zf-gpu/layout.conf --weights "$model" \
         --workers "$workers" --gpus "$k" $(share_flag "$k") "${sizes[@]}" --duration "$layout_seconds" \
-        --no-status --out /tmp/zf-layout-run 2>&1 | grep -E '^zerofarm run: |eval cache' || return 1
+        --no-status --out /tmp/zf-gpu/layout-run 2>&1 | grep -E '^zerofarm run: |eval cache' || return 1
     done
     order=$(echo "$layouts" | tr ' ' '\n' | tac | tr '\n' ' ')
   done
-  rm -rf /tmp/zf-layout-run
+  rm -rf /tmp/zf-gpu/layout-run
 }
 
 # For each BxF of --net-sizes: the recipe's farm (its search, data/recipes/connect4.recipe)
@@ -304,7 +316,8 @@ farm_layouts() {
 # Alone, each has the machine to itself, so both are upper bounds for the loop,
 # where they share it.
 net_sizes_step() {
-  local size blocks filters farm=/tmp/zf-netsize
+  local size blocks filters farm=/tmp/zf-gpu/netsize
+  own_dir /tmp/zf-gpu || return 1
   source tools/recipe_options.sh
   for size in $net_sizes; do
     blocks=${size%x*} filters=${size#*x}
@@ -330,9 +343,10 @@ net_sizes_step() {
 loop_gpu() {
   local run=/tmp/zf-gpu-loop/run rc
   if [ $loop_keep = 1 ]; then
+    own_dir /tmp/zf-gpu-loop || return 1
     [ -f "$run/train/state.txt" ] || { echo "gpu_check: --loop-keep: no run in $run on this machine" >&2; return 1; }
   else
-    rm -rf /tmp/zf-gpu-loop && mkdir -p /tmp/zf-gpu-loop
+    rm -rf /tmp/zf-gpu-loop && own_dir /tmp/zf-gpu-loop || return 1
     if [ -n "$loop_state" ] && [ -f "$loop_state/train/state.txt" ]; then
       bash tools/learn-state.sh restore "$loop_state" "$run" || return 1
     fi
@@ -352,7 +366,10 @@ loop_gpu() {
 machine >"$results/machine.txt" 2>&1
 cat "$results/machine.txt"
 if [ -n "$debs" ] || [ -n "$prefix" ]; then
-  prefix=${prefix:-/tmp/zf-gpu-prefix}
+  if [ -z "$prefix" ]; then
+    prefix=/tmp/zf-gpu-prefix
+    own_dir "$prefix" || exit 1
+  fi
   mkdir -p "$prefix" && prefix=$(cd "$prefix" && pwd)
   if [ -n "$debs" ]; then step "prefix: unpack $(ls "$debs"/*.deb | wc -l) .debs into $prefix" "$results/build.log" unpack; fi
   use_prefix

@@ -10,12 +10,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -158,35 +160,39 @@ class Ratings {
 };
 
 // The curve's clocks: hours and CPU hours, earlier pieces of the run included.
+// Kept for the next piece by a thread of their own, every kSaveSeconds, and by
+// Save: the loop's thread spends minutes at a time in an evaluation, and a
+// loop killed there (SIGKILL, a lost machine) would otherwise lose that span of
+// its CPU hours, and its budget and stage boundaries overshoot by it.
 class LoopClock {
  public:
   explicit LoopClock(const std::string& run);
+  ~LoopClock();
+  LoopClock(const LoopClock&) = delete;
+  LoopClock& operator=(const LoopClock&) = delete;
   double Hours() const { return (earlier_ + MonotonicSeconds() - t0_) / 3600.0; }
   double CpuHours() const { return (earlier_cpu_ + proc::TreeCpuSeconds(getpid())) / 3600.0; }
   double SecondsHere() const { return MonotonicSeconds() - t0_; }
-  // Keeps both for the next piece: at every evaluation, every kClockSaveSeconds
-  // (SaveIfDue) and when the loop ends. The CPU file goes first: whoever finds a
-  // new seconds file (the next piece, a test) finds a CPU file at least as new,
-  // even if the loop was killed between the two writes.
-  void Save(double cpu_hours) const {
-    io::WriteTextFileAtomically(cpu_file_, std::to_string(cpu_hours * 3600.0) + "\n");
-    io::WriteTextFileAtomically(seconds_file_, std::to_string(earlier_ + MonotonicSeconds() - t0_) + "\n");
-    next_save_ = MonotonicSeconds() + kClockSaveSeconds;
-  }
-  // Save, if kClockSaveSeconds have passed since the last one. The cadence is
-  // the loop's, not a stage's: a stage restarts the farm and the trainer, not it.
-  void SaveIfDue() const {
-    if (MonotonicSeconds() >= next_save_) Save(CpuHours());
-  }
+  // Writes both now: at every evaluation and when the loop ends. The CPU file
+  // goes first: whoever finds a new seconds file (the next piece, a test) finds
+  // a CPU file at least as new, even if the loop was killed between the two.
+  // Both are read under the lock, so a later write never holds less.
+  void Save() const;
 
  private:
-  // How often the clocks are written between evaluations: a loop killed without
-  // a chance to save (SIGKILL, a lost machine) loses at most this much of its
-  // hours and CPU hours, not all since the last evaluation.
-  static constexpr double kClockSaveSeconds = 10;
-  std::string seconds_file_, cpu_file_;
-  double earlier_, earlier_cpu_, t0_;
-  mutable double next_save_;  // MonotonicSeconds() of the next SaveIfDue; bookkeeping of Save, not state
+  // How often the thread writes them: a loop killed without a chance to save
+  // loses at most this much of its hours and CPU hours.
+  static constexpr auto kSaveSeconds = std::chrono::seconds(10);
+  void SaveEvery();  // the thread's body, until the destructor
+
+  const std::string seconds_file_, cpu_file_;
+  double earlier_, earlier_cpu_;
+  const double t0_;
+  mutable std::mutex save_;  // one Save at a time: both threads write the same files
+  std::mutex stop_mutex_;    // guards stop_
+  std::condition_variable stop_changed_;
+  bool stop_ = false;  // set by the destructor; the thread then ends
+  std::thread saver_;  // last: starts once every member above is made
 };
 
 LoopClock::LoopClock(const std::string& run)
@@ -194,8 +200,7 @@ LoopClock::LoopClock(const std::string& run)
       cpu_file_(io::RunDir(run).LoopCpuSecondsFile()),
       earlier_(ReadSeconds(seconds_file_)),
       earlier_cpu_(ReadSeconds(cpu_file_)),
-      t0_(MonotonicSeconds()),
-      next_save_(t0_ + kClockSaveSeconds) {
+      t0_(MonotonicSeconds()) {
   ZF_LOG(INFO) << "loop on " << run << ": " << earlier_ / 3600.0 << " h of earlier pieces";
   // CPU time of the loop's whole process tree (farm, trainer, evaluations), the
   // fair clock on a shared machine. Pieces from before this was kept count as
@@ -204,6 +209,36 @@ LoopClock::LoopClock(const std::string& run)
     earlier_cpu_ = earlier_ * proc::CpusGranted();
     ZF_LOG(INFO) << "earlier pieces kept no CPU time: counting them as " << proc::CpusGranted()
                  << " CPUs busy, " << earlier_cpu_ / 3600.0 << " CPU hours";
+  }
+  saver_ = std::thread([this] { SaveEvery(); });
+}
+
+LoopClock::~LoopClock() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mutex_);
+    stop_ = true;
+  }
+  stop_changed_.notify_one();
+  saver_.join();
+}
+
+void LoopClock::Save() const {
+  std::lock_guard<std::mutex> lock(save_);
+  io::WriteTextFileAtomically(cpu_file_, std::to_string(CpuHours() * 3600.0) + "\n");
+  io::WriteTextFileAtomically(seconds_file_, std::to_string(earlier_ + MonotonicSeconds() - t0_) + "\n");
+}
+
+void LoopClock::SaveEvery() {
+  sigset_t all;  // signals go to the loop's thread, which acts on them
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  std::unique_lock<std::mutex> lock(stop_mutex_);
+  while (!stop_changed_.wait_for(lock, kSaveSeconds, [this] { return stop_; })) {
+    try {
+      Save();
+    } catch (const std::exception& e) {  // a full disk: the loop goes on, and says so
+      ZF_LOG(WARN) << "the loop's clocks were not saved: " << e.what();
+    }
   }
 }
 
@@ -299,7 +334,7 @@ void Evaluation::Run() {
 void Evaluation::Measure() {
   const auto [best, model] = io::RunDir(c_.farm.out).NewestModel();
   if (model.empty() || static_cast<uint32_t>(best) == last_evaluated_) {
-    clock_.Save(clock_.CpuHours());
+    clock_.Save();
     return;
   }
   last_evaluated_ = static_cast<uint32_t>(best);
@@ -317,7 +352,7 @@ void Evaluation::MeasureMean(const std::string& path, size_t count, int64_t firs
 void Evaluation::MeasureModel(const std::string& model, const char* label, const Rows& rows,
                               std::chrono::seconds wait) {
   const double cpu_hours = clock_.CpuHours();
-  clock_.Save(cpu_hours);
+  clock_.Save();
   const auto game = game::MakeGame(c_.farm.game);
   eval::TorchOptions topt;
   // On the GPU when the farm uses one (this process is no supervisor: it may
@@ -438,7 +473,6 @@ Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::Child
         return Watched::kChildFailed;
       }
     if (evaluation.Due()) evaluation.Run();
-    clock.SaveIfDue();
     if (watch_progress && MonotonicSeconds() >= next_clock) {  // /proc and state.txt reads, every 5 s
       const RunProgress at = Progress(c, clock);
       if (c.cpu_hours > 0 && at.cpu_hours >= c.cpu_hours) return Watched::kCpuBudget;
@@ -547,7 +581,7 @@ int RunLoop(const LoopConfig& config) {
   if (config.final_mean > 0 && exit_code == kExitOk && g_loop_stop == 0)
     WriteCheckpointMean(config, evaluation);
   ratings.Abandon();
-  clock.Save(clock.CpuHours());  // the last evaluation's CPU time counts too
+  clock.Save();  // the last evaluation's CPU time counts too
   return exit_code;
 }
 

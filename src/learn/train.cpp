@@ -462,6 +462,9 @@ struct StartPoint {
   eval::WeightSet weights;
   std::string described;
   bool resumed = false;
+  // The highest version a model file in RUN/models has already; new
+  // checkpoints number after it, so that no version ever names two networks.
+  uint32_t taken = 0;
 };
 
 StartPoint ChooseStart(const TrainConfig& config, const Paths& paths, const game::Game& game) {
@@ -471,6 +474,14 @@ StartPoint ChooseStart(const TrainConfig& config, const Paths& paths, const game
     s.weights = proc::LoadWeightsFor(game, paths.Model(s.state.version));
     s.described = "resumed at step " + std::to_string(s.state.step) + " from " + paths.Model(s.state.version);
     s.resumed = true;
+    if (auto [n, path] = paths.dir.NewestModel(); n > s.state.version) {
+      // A checkpoint cut short between its model and its state: that model
+      // may already have been served, so its number is never used again.
+      s.taken = static_cast<uint32_t>(n);
+      ZF_LOG(WARN) << path << " is newer than the trainer's state (version " << s.state.version
+                   << "): a checkpoint was cut short; resuming from version " << s.state.version
+                   << ", the next checkpoint is version " << n + 1;
+    }
   } else if (auto [n, path] = paths.dir.NewestModel(); n >= 0) {
     s.weights = proc::LoadWeightsFor(game, path);
     s.state.version = static_cast<uint32_t>(std::max<int64_t>(n, s.weights.version));
@@ -513,6 +524,7 @@ class TrainSession {
   const game::Game& game_;
   ShardWindow& window_;
   TrainState state_;
+  const uint32_t taken_;  // StartPoint::taken
   eval::Trainer trainer_;
   // One batch of samples, reused every step.
   int fb_, na_, nsym_;
@@ -542,6 +554,7 @@ TrainSession::TrainSession(const TrainConfig& config, const Paths& paths, const 
       game_(game),
       window_(window),
       state_(start.state),
+      taken_(start.taken),
       trainer_(start.weights, OptionsFor(config, start)),
       fb_(game.Shape().FeatureBytes()),
       na_(game.ActionCount()),
@@ -712,14 +725,17 @@ void TrainSession::WarnIfFrequent() {
                << "every process that writes to this disk; a higher --checkpoint-steps avoids it";
 }
 
+// The model first, then what resuming from it needs, then the state that
+// names it: a kill between two writes leaves the state naming the previous
+// version with its own momentum and heads (ChooseStart skips the new model's
+// number), or, after the momentum, momentum a resume sees does not match.
 void TrainSession::Checkpoint() {
-  ++state_.version;
-  eval::WeightSet w = trainer_.Export(state_.version);
+  state_.version = std::max(state_.version, taken_) + 1;
+  io::WriteWeights(paths_.Model(state_.version), trainer_.Export(state_.version));
   eval::WeightSet m = trainer_.ExportMomentum();
   m.version = state_.version;
   io::WriteWeights(paths_.momentum, m);
   if (trainer_.HasOwnershipHead()) io::WriteWeights(paths_.heads, trainer_.ExportHeads(state_.version));
-  io::WriteWeights(paths_.Model(state_.version), w);
   io::WriteTextFileAtomically(paths_.state, state_.ToText());
 }
 

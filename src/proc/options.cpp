@@ -335,9 +335,8 @@ std::vector<OptionSpec> BuildTable() {
       ZF_NUM("duration", "duration", kOutput, "Stop after this many seconds (0 = no limit)", 0, 1e9,
              kRun | kTrain, duration),
       ZF_FLAG("no-status", "status_line", kOutput,
-              "No live status line: a progress line every --progress-every seconds instead (the summary is "
-              "always "
-              "printed; --quiet is an old name)",
+              "No live status line (the summary is always printed; --quiet is an old name): zerofarm run "
+              "logs a progress line every --progress-every seconds instead; train and eval print none",
               "0", kRun | kTrain | kEval, status_line),
       ZF_NUM(
           "progress-every", "progress_every", kOutput,

@@ -552,6 +552,51 @@ TEST_CASE("zerofarm loop killed by SIGKILL between evaluations keeps its clocks 
   CHECK(saved(cpu_file) > cpu);
 }
 
+TEST_CASE("zerofarm loop killed by SIGKILL during an evaluation keeps its clocks to within seconds",
+          "[multiprocess][loop][slow]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-loop-killed-eval");
+  const std::string run = dir / "run", recipe = dir / "long-eval.recipe";
+  // A model of the recipe's net before the loop starts: the evaluation due 10 s
+  // in has one to measure, and at MCTS-20000 on 1000 openings it lasts minutes (4000 lasted over 30 s
+  // on the 2-core VM).
+  eval::NetConfig net;
+  net.game = "connect4";
+  net.planes = 3;
+  net.height = 6;
+  net.width = 7;
+  net.actions = 7;
+  net.blocks = 1;
+  net.filters = 8;
+  fs::create_directories(run + "/models");
+  io::WriteWeights(run + "/models/model-1.h5", eval::RandomWeights(net, 1));
+  std::string text = TinyRecipe();
+  text.replace(text.find("eval-every = 600"), 16, "eval-every = 10");
+  text.replace(text.find("eval-positions = 20"), 19, "eval-positions = 1000");
+  text.replace(text.find("eval-simulations = 4"), 20, "eval-simulations = 20000");
+  // Openings (their verdicts shipped in data/connect4): an end game's tree runs out of moves.
+  const std::string endgames = ReferenceFile("connect4/Test_L3_R1");
+  text.replace(text.find(endgames), endgames.size(), ReferenceFile("connect4/Test_L1_R1"));
+  io::WriteTextFileAtomically(recipe, text);
+  Spawned loop({ZF_BINARY, "loop", "--recipe", recipe, "--out", run, "--hours", "0.1"}, dir / "loop");
+  const std::string seconds_file = run + "/eval/loop-seconds.txt", curve = run + "/eval/curve.csv";
+  const auto saved = [&] {
+    return fs::exists(seconds_file) ? std::stod(io::ReadTextFile(seconds_file)) : 0.0;
+  };
+  // The evaluation begins at 10 s and saves the clocks; saves at 40 s and on
+  // come from the clock's own thread while the loop's thread measures.
+  REQUIRE(WaitFor([&] { return saved() >= 40; }, 150));
+  // Still in the first evaluation: no row, no curve printed (an evaluation
+  // that found the set unrated would have printed one at once).
+  const bool evaluating =
+      !fs::exists(curve) && loop.Stdout().find("zerofarm loop: move error") == std::string::npos;
+  loop.Signal(SIGKILL);
+  REQUIRE(loop.Wait(30) == -SIGKILL);
+  INFO(loop.Stderr());
+  CHECK(evaluating);
+  CHECK(std::stod(io::ReadTextFile(run + "/eval/loop-cpu-seconds.txt")) > 20);
+}
+
 TEST_CASE("zerofarm loop evaluates every --eval-every seconds across its stages' pieces",
           "[multiprocess][loop][recipe][slow]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");

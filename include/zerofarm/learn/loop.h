@@ -9,8 +9,9 @@
 // (new epoch), the trainer resumes from RUN/train/state.txt, and the curve's
 // hours continue from RUN/eval/loop-seconds.txt (farm time of earlier pieces)
 // and its CPU hours (the whole process tree's) from RUN/eval/loop-cpu-seconds.txt.
-// The loop writes both every 10 s, at every evaluation and when it ends, so a
-// loop killed by SIGKILL or with its machine loses at most 10 s of each.
+// The loop writes both every 10 s (from a thread of their own, evaluations
+// included), at every evaluation and when it ends, so a loop killed by SIGKILL
+// or with its machine loses at most 10 s of each.
 //
 // A recipe's stages (learn/recipe.h) change the children's options at given
 // trainer steps or CPU hours of the run: the loop stops farm and trainer (the trainer writes a

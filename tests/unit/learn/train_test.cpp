@@ -360,6 +360,34 @@ TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
   CHECK(learn::TrainState::FromText(ReadAll(dir / "train/state.txt")).step == 15);
 }
 
+TEST_CASE("a checkpoint cut short before its state never gives its version to another network", "[train]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  testing::ScratchDir dir("zf-train-cut");
+  WriteShards(dir.path(), "", 2, 20, 3);
+  learn::TrainConfig c = TinyTrainer(dir.path());
+  c.replay = 0;
+  c.steps = 8;
+  c.checkpoint_steps = 4;
+  REQUIRE(learn::RunTrainer(c) == 0);
+  const std::string state_text = ReadAll(dir / "train/state.txt");
+  REQUIRE(learn::TrainState::FromText(state_text).version == 2);
+  // Killed after writing model 3 and before its state: the state and the
+  // momentum still name version 2 (Checkpoint writes the model first). Model
+  // 3 here is another network (model 1's weights), as it may have been served.
+  eval::WeightSet other = io::ReadWeights(dir / "models/model-1.h5");
+  other.version = 3;
+  io::WriteWeights(dir / "models/model-3.h5", other);
+  const std::string model3 = ReadAll(dir / "models/model-3.h5");
+
+  c.steps = 4;
+  REQUIRE(learn::RunTrainer(c) == 0);
+  CHECK(ReadAll(dir / "models/model-3.h5") == model3);  // the served model 3 is untouched
+  const auto state = learn::TrainState::FromText(ReadAll(dir / "train/state.txt"));
+  CHECK(state.step == 12);    // resumed at the state's step 8
+  CHECK(state.version == 4);  // the next number after model 3
+  CHECK(io::ReadWeights(dir / "models/model-4.h5").version == 4);
+}
+
 TEST_CASE("a run resumed without its shards trains on the new ones at the replay pace", "[train]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   testing::ScratchDir dir("zf-train-kept");
