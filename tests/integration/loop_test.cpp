@@ -17,6 +17,7 @@
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/eval/cpu_features.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/game/game.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/weights_file.h"
@@ -560,16 +561,9 @@ TEST_CASE("zerofarm loop killed by SIGKILL during an evaluation keeps its clocks
   // A model of the recipe's net before the loop starts: the evaluation due 10 s
   // in has one to measure, and at MCTS-20000 on 1000 openings it lasts minutes (4000 lasted over 30 s
   // on the 2-core VM).
-  eval::NetConfig net;
-  net.game = "connect4";
-  net.planes = 3;
-  net.height = 6;
-  net.width = 7;
-  net.actions = 7;
-  net.blocks = 1;
-  net.filters = 8;
   fs::create_directories(run + "/models");
-  io::WriteWeights(run + "/models/model-1.h5", eval::RandomWeights(net, 1));
+  io::WriteWeights(run + "/models/model-1.h5",
+                   eval::RandomWeights(eval::GameNetConfig(*game::MakeGame("connect4"), 1, 8), 1));
   std::string text = TinyRecipe();
   text.replace(text.find("eval-every = 600"), 16, "eval-every = 10");
   text.replace(text.find("eval-positions = 20"), 19, "eval-positions = 1000");
