@@ -143,11 +143,14 @@ void KillHungChildren(std::vector<Child>& children, const shm::SegmentMap& map, 
 }
 
 // A dead worker's games in flight are lost: count them, and give them back to
-// the --games budget so the run still reaches it. relaxed: the worker is
-// reaped, so its last stores are visible (waitpid).
+// the --games budget so the run still reaches it. Games it pushed after its
+// last count are in the queue, not lost (shm::OwedGames). relaxed: the worker
+// is reaped, so its last stores are visible (waitpid).
 uint64_t AccountLostGames(uint32_t worker, const shm::SegmentMap& map, const FarmConfig& config) {
   shm::WorkerBlock& wb = map.Worker(worker);
-  const uint64_t lost = wb.games_in_flight.exchange(0, std::memory_order_relaxed);
+  const uint64_t head = map.GameQueue(worker).head.load(std::memory_order_relaxed);
+  const uint64_t owed = wb.games_owed.exchange(shm::OwedGames::Pack(0, head), std::memory_order_relaxed);
+  const uint64_t lost = shm::OwedGames::Lost(owed, head);
   wb.games_dropped.fetch_add(lost, std::memory_order_relaxed);
   if (config.games > 0) map.header().games_claimed.fetch_sub(lost, std::memory_order_relaxed);
   return lost;

@@ -16,10 +16,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "zerofarm/core/clock.h"
@@ -71,6 +73,34 @@ bool FiniteResult(const shm::LeafResult& r, uint32_t actions) {
 // game for this long: the same model would answer the same, and a new model
 // is picked up by the evaluator within a second. Never a spin.
 constexpr uint64_t kNonFinitePauseNs = 1'000'000'000;
+
+// Test hook of the fault tests: ZF_FAULT_WORKER_DIE=claim:N (or push:N) makes
+// worker 0's first incarnation SIGKILL itself right after its N-th claim from
+// the --games budget, before the game is in place (or right after its N-th
+// push into the game queue, before it stores what it still holds): the two
+// instants where a kill once gave the run a game too few or too many.
+struct DieHook {
+  enum Point { kNone, kClaim, kPush } point = kNone;
+  int at = 0;    // the N-th event
+  int seen = 0;  // events so far
+};
+DieHook ReadDieHook(uint32_t worker, const shm::ProcessSlot& me) {
+  DieHook hook;
+  const char* env = std::getenv("ZF_FAULT_WORKER_DIE");
+  // relaxed: a counter, read once at start.
+  if (!env || worker != 0 || me.restarts.load(std::memory_order_relaxed) != 0) return hook;
+  const std::string spec(env);
+  if (spec.rfind("claim:", 0) == 0) hook.point = DieHook::kClaim;
+  if (spec.rfind("push:", 0) == 0) hook.point = DieHook::kPush;
+  if (hook.point != DieHook::kNone) hook.at = std::atoi(spec.c_str() + spec.find(':') + 1);
+  return hook;
+}
+void MaybeDie(DieHook& hook, DieHook::Point point) {
+  if (hook.point != point || ++hook.seen != hook.at) return;
+  ZF_LOG(WARN) << "ZF_FAULT_WORKER_DIE: dying after " << (point == DieHook::kClaim ? "claim" : "push") << " "
+               << hook.at << " on purpose";
+  raise(SIGKILL);
+}
 
 // One worker's state: its K games, its ring and queue, and what the loop's
 // steps share. Lives in the worker process; single-threaded.
@@ -132,6 +162,10 @@ class Worker {
   std::vector<mcts::LeafRequest> leaves_;
   std::vector<uint8_t> message_;
   bool budget_left_ = true;
+  // A game claimed from the --games budget and not yet in games_: counted as
+  // held (InFlightGames) from before the claim, so a kill cannot hide it.
+  bool reserved_ = false;
+  DieHook die_hook_;
   uint64_t last_beat_ = 0;
   uint64_t paused_until_ = 0;  // no new games before (see kNonFinitePauseNs)
 };
@@ -158,7 +192,8 @@ Worker::Worker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wo
       oriented_logits_(cached_logits_.size()),
       games_(k_),
       owners_(ring_.Slots()),
-      published_ns_(ring_.Slots()) {
+      published_ns_(ring_.Slots()),
+      die_hook_(ReadDieHook(worker, me_)) {
   ZF_CHECK(ring_.FeatureBytes() == static_cast<uint32_t>(game_->Shape().FeatureBytes()));
   PublishThreshold();
   if (cache_memory) cache_.emplace(*cache_memory);
@@ -176,15 +211,24 @@ void Worker::PublishThreshold() {
 }
 
 // Claims one game of the run's budget (--games); false once it is spent.
+// The game is published as held before the claim, so that a worker killed
+// around it can only give back a claim it never made (the run plays one game
+// more), never hold one the supervisor does not see (the run one game short).
 bool Worker::ClaimGame() {
   if (!budget_left_ || MonotonicNs() < paused_until_) return false;
   if (config_.games == 0) return true;
+  reserved_ = true;
+  PublishInFlight();
   // Claims only below the budget, so a game given back (a dropped one) can
   // be claimed again. relaxed: a counter; no data is published through it.
   uint64_t claimed = header_.games_claimed.load(std::memory_order_relaxed);
   while (claimed < static_cast<uint64_t>(config_.games))
-    if (header_.games_claimed.compare_exchange_weak(claimed, claimed + 1, std::memory_order_relaxed))
-      return true;
+    if (header_.games_claimed.compare_exchange_weak(claimed, claimed + 1, std::memory_order_relaxed)) {
+      MaybeDie(die_hook_, DieHook::kClaim);
+      return true;  // reserved_ until StartGame puts the game in place
+    }
+  reserved_ = false;
+  PublishInFlight();
   budget_left_ = false;
   return false;
 }
@@ -193,15 +237,17 @@ bool Worker::ClaimGame() {
 // not yet in the queue. Kept exact, so the supervisor can count a dead
 // worker's losses and return them to the budget.
 uint64_t Worker::InFlightGames() const {
-  uint64_t n = outbox_.size();
+  uint64_t n = outbox_.size() + reserved_;
   for (const auto& g : games_) n += g != nullptr;
   return n;
 }
 
 void Worker::PublishInFlight() {
-  // relaxed: a statistic; the supervisor reads it after this process died
-  // (waitpid orders it) or for the status line.
-  stats_.games_in_flight.store(InFlightGames(), std::memory_order_relaxed);
+  const uint64_t held = InFlightGames();
+  ZF_CHECK(held < (uint64_t{1} << shm::OwedGames::kHeldBits)) << held << " games held";
+  // relaxed: the supervisor reads it only after this process died (waitpid
+  // orders it), with the queue's head, which only this process moved.
+  stats_.games_owed.store(shm::OwedGames::Pack(held, queue_.Pushed()), std::memory_order_relaxed);
 }
 
 // A game whose leaf came back NaN or Inf: dropped, counted, given back to
@@ -303,16 +349,16 @@ bool Worker::NewLeaves() {
 
 // Starts a game in the empty place g when the budget allows; false when not.
 bool Worker::StartGame(int g) {
-  if (!ClaimGame()) return false;
   const uint64_t sequence = queue_.NextSequence();
-  if (sequence >= kMaxGameSequence) {  // the id's sequence field is spent: stop as if the budget were
+  if (sequence >= kMaxGameSequence && budget_left_) {  // the id's sequence field is spent: stop as if
     ZF_LOG(WARN) << "worker " << worker_ << " played " << kMaxGameSequence << " games this epoch; it stops";
-    budget_left_ = false;
-    return false;
+    budget_left_ = false;  // the budget were, before claiming a game it could not play
   }
+  if (!ClaimGame()) return false;
   const uint64_t id = MakeGameId(config_.host_index, config_.epoch, worker_, sequence);
   games_[g] = std::make_unique<mcts::SelfPlayGame>(*game_, search_, id, MixSeed(config_.seed, id),
                                                    static_cast<int>(worker_));
+  reserved_ = false;  // the reservation is now the game: still held, the count unchanged
   PublishInFlight();
   return true;
 }
@@ -405,6 +451,7 @@ bool Worker::QueueFinishedGames() {
     if (pr == shm::PushResult::kFull) break;
     CountQueued(outbox_.front());
     outbox_.pop_front();
+    MaybeDie(die_hook_, DieHook::kPush);
     PublishInFlight();
     progressed = true;
   }
@@ -448,7 +495,7 @@ int Worker::StopAndDrop() {
   outbox_.clear();
   // relaxed: statistics only; the supervisor reads them after reaping us.
   stats_.games_dropped.fetch_add(dropped, std::memory_order_relaxed);
-  stats_.games_in_flight.store(0, std::memory_order_relaxed);
+  stats_.games_owed.store(shm::OwedGames::Pack(0, queue_.Pushed()), std::memory_order_relaxed);
   ZF_LOG(INFO) << "stopped; dropped " << dropped << " games in flight";
   return kExitOk;
 }

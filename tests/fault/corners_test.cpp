@@ -150,3 +150,39 @@ TEST_CASE(
   CHECK_THAT(err, Catch::Contains("removing the incomplete " + half));
   CHECK_FALSE(std::filesystem::exists(half));
 }
+
+// A worker killed in the instant after a claim from the --games budget (the
+// game not yet in place) or after a push into its game queue (before it
+// counted what it still holds): the supervisor gives back exactly the games
+// the worker held, so the run makes exactly --games games. Before the fix the
+// first kill lost the claim (the run ended one game short, "every worker
+// finished") and the second gave back a game already queued.
+TEST_CASE("a worker killed right after a claim or a push gives back exactly the games it held",
+          "[multiprocess][fault][corners]") {
+  struct Case {
+    const char* hook;
+    const char* said;  // its log line
+    int lost;          // what worker-0 held then: the claimed game, or nothing (its finished game queued)
+  };
+  for (const Case& c : {Case{"claim:3", "dying after claim 3 on purpose", 1},
+                        Case{"push:2", "dying after push 2 on purpose", 0}}) {
+    DYNAMIC_SECTION(c.hook) {
+      ScratchDir dir("zf-owed");
+      const std::string out = dir / "run";
+      setenv("ZF_FAULT_WORKER_DIE", c.hook, 1);  // worker 0's first incarnation
+      // One game per worker, so what it holds at the kill is known.
+      Spawned farm(FarmArgs(out, {"--games", "12", "--games-per-worker", "1"}), dir / "farm");
+      unsetenv("ZF_FAULT_WORKER_DIE");
+      const int code = farm.Wait(300);
+      const std::string err = farm.Stderr(), summary = farm.Stdout();
+      INFO(summary);
+      INFO(err.substr(err.size() > 5000 ? err.size() - 5000 : 0));
+      REQUIRE(code == 0);
+      CHECK_THAT(err, Catch::Contains(c.said));
+      CHECK_THAT(err, Catch::Contains("worker-0 lost " + std::to_string(c.lost) + " games in flight"));
+      CHECK_THAT(summary, Catch::Contains("game budget reached"));
+      CHECK(NumberBefore(summary, " written in ") == 12);
+      CHECK(OnDisk(HostDir(out)).games == 12);
+    }
+  }
+}

@@ -37,7 +37,7 @@ class ShmSegment;
 // "ZFSHM001" as the bytes of a little-endian uint64.
 inline constexpr uint64_t kSegmentMagic = 0x313030'4D48'53'46'5AULL;
 inline constexpr uint32_t kLayoutVersion =
-    3;  // 2: WorkerBlock search counters; 3: hangs, non-finite counts, writer totals
+    4;  // 2: WorkerBlock search counters; 3: hangs, non-finite counts, writer totals; 4: games_owed
 inline constexpr uint64_t kRegionAlign = 64;            // every region and array
 inline constexpr uint64_t kRingAlign = 4096;            // each leaf ring (page) and the whole segment
 inline constexpr uint32_t kBatchHistogramBuckets = 16;  // bucket b: batch sizes in [2^b, 2^(b+1))
@@ -151,7 +151,7 @@ struct WorkerBlock {
   alignas(64) std::atomic<uint64_t> games_finished{0};    // games played to the end
   std::atomic<uint64_t> positions{0};                     // positions of those games
   std::atomic<uint64_t> games_dropped{0};                 // in flight at a stop or crash
-  std::atomic<uint64_t> games_in_flight{0};               // playing, or finished and not yet queued
+  std::atomic<uint64_t> games_owed{0};                    // OwedGames::Pack: games held, queue head then
   std::atomic<uint64_t> latency_hist[kLatencyBuckets]{};  // leaves by latency bucket
   // Search quality (docs/search.md), counted when a game enters the queue.
   std::atomic<uint64_t> full_positions{0};      // positions searched with the full budget
@@ -168,6 +168,33 @@ struct WorkerBlock {
 };
 static_assert(std::is_standard_layout_v<WorkerBlock>);
 static_assert(std::is_trivially_destructible_v<WorkerBlock>);
+
+// WorkerBlock::games_owed: the games a worker would lose if it died now, and
+// its game queue's head (games pushed by this worker slot, every incarnation)
+// when it counted them, in one word, so that the supervisor reads a pair that
+// belongs together. Held: claimed from the --games budget and not yet in the
+// queue (about to start, playing, or finished and waiting for room). A game
+// pushed after the word was stored is in the queue, not lost, so a dead
+// worker lost Held() - (head now - Head()): exact across a kill between a
+// push and the next store of the word. Written by the worker (after each
+// change), exchanged by the supervisor once the worker is reaped.
+struct OwedGames {
+  static constexpr int kHeldBits = 24;  // 16.7 million games held: far above any K plus a backlog
+  static constexpr uint64_t kHeadMask = (uint64_t{1} << (64 - kHeldBits)) - 1;
+  // held must be below 2^kHeldBits (ZF_CHECKed by the worker); the head is
+  // kept modulo 2^40, which Lost() allows for.
+  static constexpr uint64_t Pack(uint64_t held, uint64_t queue_head) noexcept {
+    return held << (64 - kHeldBits) | (queue_head & kHeadMask);
+  }
+  static constexpr uint64_t Held(uint64_t word) noexcept { return word >> (64 - kHeldBits); }
+  static constexpr uint64_t Head(uint64_t word) noexcept { return word & kHeadMask; }
+  // Games lost by a worker that died with `word` stored, its queue's head now
+  // being `queue_head_now`: those held then and not pushed since.
+  static constexpr uint64_t Lost(uint64_t word, uint64_t queue_head_now) noexcept {
+    const uint64_t pushed_since = (queue_head_now - Head(word)) & kHeadMask;
+    return Held(word) > pushed_since ? Held(word) - pushed_since : 0;
+  }
+};
 
 // What the writers of this supervisor start have renamed into place, summed
 // over the shards (one consistent copy: see WriterBlock).

@@ -91,6 +91,8 @@ class MessageQueueProducer {
 
   uint32_t MaxMessageBytes() const noexcept { return q_->slot_bytes; }
   uint64_t Depth() const noexcept { return q_->depth; }
+  // Messages pushed into this queue so far, by every producer it had (its head).
+  uint64_t Pushed() const noexcept { return head_; }
 
   // Copies the message into the next slot and publishes it.
   [[nodiscard]] PushResult TryPush(const void* data, uint32_t len) noexcept {

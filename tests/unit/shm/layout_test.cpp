@@ -217,6 +217,24 @@ TEST_CASE("A real segment initialized by its creator validates in a view", "[shm
   CHECK_THROWS_AS(SegmentMap(small.data(), small.size()), Error);  // zeros: bad magic
 }
 
+TEST_CASE("OwedGames: a dead worker lost the games it held, less those it pushed after counting them",
+          "[shm]") {
+  using O = OwedGames;
+  const uint64_t word = O::Pack(5, 1000);
+  CHECK(O::Held(word) == 5);
+  CHECK(O::Head(word) == 1000);
+  CHECK(O::Lost(word, 1000) == 5);  // nothing pushed since: all five lost
+  CHECK(O::Lost(word, 1001) == 4);  // killed between a push and its next count
+  CHECK(O::Lost(word, 1005) == 0);
+  CHECK(O::Lost(word, 2000) == 0);  // a stale word (exchanged) never gives back more than it held
+  CHECK(O::Lost(O::Pack(0, 7), 7) == 0);
+  // The head is kept modulo 2^40: a count across the wrap still subtracts right.
+  const uint64_t wrap = O::kHeadMask;  // 2^40 - 1
+  CHECK(O::Lost(O::Pack(3, wrap), wrap + 2) == 1);
+  CHECK(O::Held(O::Pack((uint64_t{1} << O::kHeldBits) - 1, wrap)) == (uint64_t{1} << O::kHeldBits) - 1);
+  CHECK(O::Head(O::Pack((uint64_t{1} << O::kHeldBits) - 1, wrap)) == wrap);
+}
+
 }  // namespace
 }  // namespace zerofarm::shm
 
