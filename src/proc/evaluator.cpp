@@ -242,7 +242,8 @@ bool RingServer::DropCorruptRing() {
   for (size_t i = 0; i < rings_.size(); ++i)
     if (rings_[i].Corrupt()) {
       ZF_LOG(ERROR) << "the ring of worker " << ring_workers_[i]
-                    << " has impossible counters; no longer serving it";
+                    << " has impossible counters; no longer serving it (its worker stops the run)";
+      rings_[i].Refuse();
       rings_.erase(rings_.begin() + static_cast<long>(i));
       ring_workers_.erase(ring_workers_.begin() + static_cast<long>(i));
       return !rings_.empty();

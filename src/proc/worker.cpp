@@ -126,6 +126,7 @@ class Worker {
   bool QueueFinishedGames();
   void CountQueued(const mcts::GameRecord& r);
   void WaitForWork();
+  int StopRefused();
   int StopAndDrop();
 
   const FarmConfig& config_;
@@ -275,6 +276,7 @@ int Worker::Run() {
       throw Error("worker " + std::to_string(worker_) +
                   ": its leaf ring's counters are impossible (results for leaves never published, or more "
                   "than a ring's worth in flight): the evaluator is broken or the segment corrupt");
+    if (ring_.Refused()) return StopRefused();
     progressed |= NewLeaves();           // 2.
     progressed |= QueueFinishedGames();  // 3.
     if (!budget_left_ && InFlightGames() == 0 && outbox_.empty()) {
@@ -472,6 +474,17 @@ void Worker::WaitForWork() {
     // games are paused after a non-finite answer.
     usleep(MonotonicNs() < paused_until_ ? 20000 : 1000);
   }
+}
+
+// The evaluator stopped serving this ring (its counters were impossible): no
+// leaf of it will be answered, so waiting would stall this worker for good
+// while its heartbeat hides it. Queue what finished and stop the run.
+int Worker::StopRefused() {
+  ZF_LOG(ERROR) << "worker " << worker_
+                << ": the evaluator no longer serves this worker's ring (its counters were impossible); "
+                   "stopping the run rather than waiting for answers that will never come";
+  StopAndDrop();
+  return kExitFailure;
 }
 
 // Stopped: push what finished, drop what is in flight, and say how many.

@@ -1,8 +1,9 @@
 // A ring whose counters are impossible (a worker gone wrong, or a hostile
 // process with access to the segment) is refused by the evaluator at run time:
-// it logs it once, stops serving that ring and goes on serving the others.
-// The test plays the hostile process: it maps the farm's own segment, stops
-// worker 0 and writes a head more than a ring's worth ahead of done.
+// it logs it once, stops serving that ring and goes on serving the others,
+// and marks the ring refused, so that its worker stops the run (exit 1) rather
+// than wait, still beating, for answers that never come. The test plays the hostile process: it maps the
+// farm's own segment, stops worker 0 and writes a head more than a ring's worth ahead of done.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
@@ -16,8 +17,10 @@
 using namespace zerofarm;
 using namespace zerofarm::testing;
 
-TEST_CASE("the evaluator refuses a ring with impossible counters at run time and serves the others",
-          "[fault][ring]") {
+TEST_CASE(
+    "the evaluator refuses a ring with impossible counters at run time, serves the others, and its worker "
+    "stops the run",
+    "[fault][ring]") {
   ScratchDir dir("zf-corrupt");
   const std::string out = dir / "run";
   Spawned farm(FarmArgs(out, {}), dir / "farm");
@@ -54,12 +57,15 @@ TEST_CASE("the evaluator refuses a ring with impossible counters at run time and
   CHECK(ring0.done.load() == done0);
   CHECK(ProcessAlive(ChildNamed(farm.pid(), "zf-eval-0")));
 
-  kill(worker0, SIGKILL);
-  farm.Signal(SIGINT);
+  // Let worker 0 go on: it must not wait for answers that never come (it kept
+  // beating, so nothing else would ever notice) but stop the run, exit 1.
+  REQUIRE(kill(worker0, SIGCONT) == 0);
   const int code = farm.Wait(120);
   INFO(farm.Stdout());
-  INFO(Slurp(dir / "farm.err").substr(0, 4000));
-  CHECK(code == 0);
+  INFO(Slurp(dir / "farm.err").substr(0, 6000));
+  CHECK(code == 1);
+  CHECK_THAT(Slurp(dir / "farm.err"), Catch::Contains("the evaluator no longer serves this worker's ring"));
+  CHECK_THAT(Slurp(dir / "farm.err"), Catch::Contains("worker-0 failed"));
   const ShardCheck shards = CheckShards(HostDir(out));  // every position replays
   CHECK(shards.duplicate_ids == 0);
 }

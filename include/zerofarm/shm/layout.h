@@ -36,8 +36,9 @@ class ShmSegment;
 
 // "ZFSHM001" as the bytes of a little-endian uint64.
 inline constexpr uint64_t kSegmentMagic = 0x313030'4D48'53'46'5AULL;
-inline constexpr uint32_t kLayoutVersion =
-    4;  // 2: WorkerBlock search counters; 3: hangs, non-finite counts, writer totals; 4: games_owed
+// The layout's version. 2: WorkerBlock search counters; 3: hangs, non-finite
+// counts, writer totals; 4: games_owed; 5: LeafRingControl::refused.
+inline constexpr uint32_t kLayoutVersion = 5;
 inline constexpr uint64_t kRegionAlign = 64;            // every region and array
 inline constexpr uint64_t kRingAlign = 4096;            // each leaf ring (page) and the whole segment
 inline constexpr uint32_t kBatchHistogramBuckets = 16;  // bucket b: batch sizes in [2^b, 2^(b+1))

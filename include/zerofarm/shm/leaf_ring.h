@@ -76,6 +76,11 @@ struct LeafRingControl {
   // Statistics, written by the worker only (relaxed), read by anyone.
   alignas(64) std::atomic<uint64_t> worker_waits{0};  // WaitForResults calls that slept
   std::atomic<uint64_t> worker_full_waits{0};         // ... of which with a full ring
+  // Set once, 0 -> 1, by the evaluator that stops serving this ring for its
+  // impossible counters (Refuse); read by the worker in its loop (Refused),
+  // which then stops the run instead of waiting for answers that never come.
+  // Never cleared: the segment lives as long as the run.
+  std::atomic<uint32_t> refused{0};
 };
 static_assert(std::is_standard_layout_v<LeafRingControl>);
 static_assert(std::is_trivially_destructible_v<LeafRingControl>);
@@ -191,6 +196,11 @@ class LeafRingProducer {
   // True once the shared counters were impossible (at attach or a poll): the
   // evaluator is broken or the segment corrupt; the worker must not go on.
   bool Corrupt() const noexcept { return corrupt_; }
+  // True once the evaluator has stopped serving this ring (LeafRingConsumer::Refuse).
+  bool Refused() const noexcept {
+    // relaxed: a flag; no data is published through it.
+    return ring_->refused.load(std::memory_order_relaxed) != 0;
+  }
   uint64_t Completed() const noexcept { return done_; }  // as of the last poll
 
   // The result of leaf `seq`, Consumed() <= seq < Completed().
@@ -308,6 +318,12 @@ class LeafRingConsumer {
   uint64_t Taken() const noexcept { return taken_; }
   // True once Available() saw an impossible head; the ring is then ignored.
   bool Corrupt() const noexcept { return corrupt_; }
+  // Says to the worker that this ring is no longer served, and wakes it.
+  void Refuse() noexcept {
+    // relaxed: a flag; no data is published through it (the doorbell wakes the worker).
+    ring_->refused.store(1, std::memory_order_relaxed);
+    Doorbell(&ring_->worker_wake).Ring();
+  }
   uint64_t Done() const noexcept { return done_; }
 
  private:

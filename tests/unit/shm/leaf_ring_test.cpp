@@ -331,6 +331,15 @@ TEST_CASE("Leaf ring: impossible counters make either side refuse the ring, neve
     CHECK_FALSE(c.Corrupt());
     CHECK(p.PollCompleted() == 0);
     CHECK_FALSE(p.Corrupt());
+    CHECK_FALSE(p.Refused());
+  }
+  SECTION("an evaluator that stops serving the ring says so to its worker") {
+    LeafRingConsumer c(ring);
+    CHECK_FALSE(p.Refused());
+    c.Refuse();
+    CHECK(p.Refused());
+    LeafRingProducer successor(ring, Doorbell());  // a restarted worker sees it too
+    CHECK(successor.Refused());
   }
 }
 
