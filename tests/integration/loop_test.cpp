@@ -623,9 +623,10 @@ TEST_CASE("zerofarm loop evaluates every --eval-every seconds across its stages'
     text += "[stage from " + std::to_string(1'000'000'000 + i) + " steps or " + std::to_string(i / 1000.0) +
             " cpu-hours]\ntrain-args = --lr 0.0" + std::to_string(i % 10 + 1) + "\n";
   io::WriteTextFileAtomically(recipe, text);
-  REQUIRE(Run({ZF_BINARY, "loop", "--recipe", recipe, "--out", run, "--hours", "0.012"}, dir / "loop", &out,
-              &err, 400) == 0);
+  const int code = Run({ZF_BINARY, "loop", "--recipe", recipe, "--out", run, "--hours", "0.012"},
+                       dir / "loop", &out, &err, 400);
   INFO(err.substr(err.size() > 4000 ? err.size() - 4000 : 0));
+  REQUIRE(code == 0);
   const std::vector<double> stages = HoursColumn(run + "/eval/stages.csv");
   const std::vector<double> evaluations = HoursColumn(run + "/eval/curve.csv");
   REQUIRE(stages.size() >= 4);  // pieces of about 5 s, not one long one
