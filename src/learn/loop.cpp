@@ -59,8 +59,17 @@ int ChildFailureCode(int status) {
 // A child stopped at the end of a piece exits 0 once its last checkpoint or
 // games are written; any other end (killed after its grace, a full disk) is
 // the loop's failure too: its code, and no checkpoint mean written.
+// A child killed by the loop's own SIGTERM got it before installing its handler
+// (on a short piece of a loaded machine, while LibTorch was still being loaded):
+// it had written no checkpoint and no game, so it stopped as cleanly as one that
+// exits 0 (before 2026-12-01 this failed the loop).
 void CheckStopped(const char* what, int status, int* code) {
   if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == kExitOk)) return;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) {
+    ZF_LOG(WARN) << "loop: the " << what
+                 << " was stopped before it could catch SIGTERM; nothing of it was written";
+    return;
+  }
   ZF_LOG(ERROR) << "loop: the " << what << " did not stop cleanly: " << proc::DescribeWaitStatus(status);
   if (*code == kExitOk) *code = ChildFailureCode(status);
 }
