@@ -67,7 +67,7 @@ void CheckStopped(const char* what, int status, int* code) {
   if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == kExitOk)) return;
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) {
     ZF_LOG(WARN) << "loop: the " << what
-                 << " was stopped before it could catch SIGTERM; nothing of it was written";
+                 << " was stopped before it could catch SIGTERM, before writing a checkpoint or a game";
     return;
   }
   ZF_LOG(ERROR) << "loop: the " << what << " did not stop cleanly: " << proc::DescribeWaitStatus(status);
