@@ -146,13 +146,13 @@ learn_target() {
   done
   for seed in 1 2 3; do x "$bin" eval "${random[@]}" --seed "$seed" "${l2[@]}" --simulations 200; done
 }
-# docs/learning.md: the shipped net (the recipe's checkpoint mean, recipe-c4-open8)
-# against the one shipped before it (recipe-c4's v1337, data/connect4-4x32.h5 at
-# commit 306fb93, taken from git).
+# docs/learning.md: the shipped net (the recipe's third whole run's checkpoint mean,
+# recipe-c4-lw500-base) against the one shipped before it (the first whole run's,
+# recipe-c4-open8: data/connect4-4x32.h5 at commit 54fbf25, taken from git).
 learn_arena() {
   local old
-  old=$(mktemp /tmp/zf-v1337-XXXXXX.h5)
-  git show 306fb93:data/connect4-4x32.h5 >"$old"
+  old=$(mktemp /tmp/zf-open8-XXXXXX.h5)
+  git show 54fbf25:data/connect4-4x32.h5 >"$old"
   x "$bin" eval --weights data/connect4-4x32.h5 --against "$old" --games 200 --simulations 64 --seed 3 \
     --value-discount 0.98
   rm -f "$old"
