@@ -312,9 +312,17 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
   for (const auto& file : PonsFiles(r)) {
     auto positions = learn::ReadPonsFile(file, r["limit"].as<int>());
     const std::string cache = ec ? std::string() : cache_dir + "/" + CacheName(file);
+    bool announced = false;
     learn::RatePositions(
         &positions, cache, ShippedRatings(),
         [&](int done, int total) {
+          if (!announced && done < total) {  // even with --no-status: it may take hours, and says why
+            announced = true;
+            ZF_LOG(INFO) << "rating " << total - done << " of " << total << " positions of " << file
+                         << " with the exact solver: they are in no rated file of " << DataDir()
+                         << "/connect4 ($ZF_DATA_DIR) nor in " << (cache.empty() ? "a cache" : cache)
+                         << " (the hard sets take seconds a position)";
+          }
           if (!quiet && done < total)
             std::fprintf(stderr, "\rrating %s with the solver: %d/%d", file.c_str(), done, total);
           if (!quiet && done == total && total >= 25) std::fprintf(stderr, "\r\033[K");

@@ -105,6 +105,7 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
   }
   const int total = static_cast<int>(positions->size());
   int done = total - static_cast<int>(unrated.size()), fresh = 0;
+  if (progress && done < total) progress(done, total);  // before the solver starts: the caller may say so
   double last_save = MonotonicSeconds();
   std::mutex mu;  // guards cache, done, fresh, last_save, the cache file, progress and `failure`
   std::string failure;

@@ -46,8 +46,10 @@ std::string RatingLine(const std::string& moves, int score, const std::string& r
 // Fills `rating` of every position with the solver, using (and updating)
 // `cache_path` ("moves score rating" lines; written atomically) when not
 // empty, and reading verdicts from `known` files of the same format too (the
-// ones shipped in data/connect4). `progress(done, total)` is called now and
-// then (from one thread at a time). `threads` solvers (64 MiB each) rate the
+// ones shipped in data/connect4). `progress(done, total)` is called once
+// before the solver starts when some position is in none of them, then now
+// and then, the last time with done == total; only that once when every
+// position was found (from one thread at a time). `threads` solvers (64 MiB each) rate the
 // positions not found in parallel. Throws Error if the solver disagrees with a
 // line's score (a corrupt file); the verdicts made before are kept in the cache.
 void RatePositions(std::vector<PonsPosition>* positions, const std::string& cache_path,

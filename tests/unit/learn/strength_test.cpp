@@ -196,11 +196,11 @@ TEST_CASE("rating on several threads gives one thread's verdicts, and a wrong li
   auto one = learn::ReadPonsFile(file, 40);
   learn::RatePositions(&one, dir / "one.rated");
   auto four = learn::ReadPonsFile(file, 40);
-  int calls = 0, last_done = 0;
+  int calls = 0, last_done = -1;
   learn::RatePositions(
       &four, dir / "four.rated", {},
       [&](int done, int total) {
-        ++calls;
+        if (calls++ == 0) CHECK(done == 0);  // once before the solver starts: `zerofarm eval` says so
         CHECK(total == 40);
         CHECK(done > last_done);
         last_done = done;
@@ -209,8 +209,14 @@ TEST_CASE("rating on several threads gives one thread's verdicts, and a wrong li
   for (size_t i = 0; i < one.size(); ++i) CHECK(four[i].rating == one[i].rating);
   CHECK(io::ReadTextFile(dir / "four.rated") ==
         io::ReadTextFile(dir / "one.rated"));  // the same cache, in the same order
-  CHECK(calls >= 2);                           // at 25 and at 40
+  CHECK(calls >= 3);                           // at 0, 25 and 40
   CHECK(last_done == 40);
+  // Every verdict cached: nothing to rate, nothing to announce; one call, at the end.
+  auto again = learn::ReadPonsFile(file, 40);
+  std::vector<int> seen;
+  learn::RatePositions(
+      &again, dir / "four.rated", {}, [&](int done, int) { seen.push_back(done); }, 2);
+  CHECK(seen == std::vector<int>{40});
 
   // A line whose score is wrong, among good ones: an error, and the good verdicts made are kept.
   {
