@@ -509,9 +509,9 @@ std::vector<double> NumberColumn(const std::string& path, int column) {
   std::string line;
   std::getline(in, line);
   while (std::getline(in, line)) {
-    size_t from = 0;
-    for (int c = 0; c < column; ++c) from = line.find(',', from) + 1;
-    numbers.push_back(std::stod(line.substr(from, line.find(',', from) - from)));
+    const std::vector<std::string> fields = io::SplitFields(line);
+    REQUIRE(fields.size() > static_cast<size_t>(column));
+    numbers.push_back(std::stod(fields[column]));
   }
   return numbers;
 }

@@ -213,9 +213,9 @@ std::vector<StageRow> ReadStageRows(const std::string& csv_path) {
   std::getline(in, line);  // hours,cpu_hours,steps,stage,description
   while (std::getline(in, line)) {
     const std::vector<std::string> f = io::SplitFields(line);
-    REQUIRE(f.size() >= 5);
-    // The description is the rest of the row, quoted, with commas of its own.
-    std::string text = line.substr(f[0].size() + f[1].size() + f[2].size() + f[3].size() + 4);
+    // The loop writes the description quoted, its commas and quotes made blanks (AppendStageRow).
+    REQUIRE(f.size() == 5);
+    std::string text = f[4];
     if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
     rows.push_back({std::stod(f[1]), std::stod(f[2]), std::stoul(f[3]), text});
   }
