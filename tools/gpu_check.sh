@@ -60,9 +60,10 @@
 #   --loop-recipe R   the loop's --recipe (default connect4; a file for a branch of a kept run,
 #                     whose loop-args then need --recipe-changed)
 #   --loop-state DIR  go on with the run kept in DIR (tools/learn-state.sh's layout, e.g.
-#                     data/recipe-gpu) when it holds one; either way the run's state is kept
+#                     runs/gpu-state) when it holds one; either way the run's state is kept
 #                     afterwards as RESULTS/loop-state.tgz (a lent machine keeps nothing), to
-#                     be unpacked into DIR and committed for the next session
+#                     be unpacked into DIR for the next session (outside git: data/ keeps no
+#                     experiment states)
 #   --loop-keep       go on with the run an earlier call left in /tmp/zf-gpu-loop on this same
 #                     (warm) machine, shards and all, in place of starting or restoring one
 #   --loop-gpus K     K evaluators on the one GPU for the loop's farm (K > 1 adds --share-gpus;

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <iomanip>
 #include <iterator>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -185,16 +188,16 @@ TEST_CASE("the shipped connect4 recipe parses, bounds its CPU hours and lowers t
 }
 
 // Issue 25 points 1 and 6: the shipped network is the shipped recipe's result.
-// data/recipe-c4-lw500-base/ is the kept state of the run that made
-// data/connect4-4x32.h5 (since 2026-12-02): its eval/recipe.txt the recipe of
-// that run's last piece (the loop writes it at every start: resuming that state
-// with another recipe and saving it would void this check), its
-// eval/checkpoint-mean.h5 the mean the loop wrote at its 16 CPU hours
-// (final-mean), which is the shipped network. The run began with a candidate
-// recipe that differed from the shipped one in its last stage only, and took
-// the shipped one with --recipe-changed at 13.98 CPU hours, before that stage
-// began (docs/results/recipe-c4-lw500/): its eval/stages.csv records that
-// change, which must touch only stages the run had not reached.
+// tests/data/shipped-run/ holds what this check needs of the run that made
+// data/connect4-4x32.h5 (recipe-c4-lw500-base, since 2026-12-02; its whole
+// state is at 117d650:data/recipe-c4-lw500-base/): recipe.txt, the recipe of
+// that run's last piece (the loop writes it at every start); stages.csv, its
+// stage log; and checkpoint-mean.fnv1a64, the FNV-1a hash and size of the
+// checkpoint mean the loop wrote at its 16 CPU hours (final-mean). The run
+// began with a candidate recipe that differed from the shipped one in its
+// last stage only, and took the shipped one with --recipe-changed at 13.98
+// CPU hours, before that stage began: stages.csv records that change, which
+// must touch only stages the run had not reached.
 namespace {
 
 // One row of a kept run's eval/stages.csv.
@@ -243,14 +246,14 @@ bool ChangesOnlyStagesNotReached(const StageRow& row) {
 }  // namespace
 
 TEST_CASE("the shipped connect4 recipe is the one that made the shipped network", "[learn][recipe]") {
-  const std::string kept = SourceDir() + "/data/recipe-c4-lw500-base";
+  const std::string kept = SourceDir() + "/tests/data/shipped-run";
   const learn::Recipe shipped = learn::ReadRecipe(learn::RecipePath("connect4", SourceDir() + "/data"));
-  const learn::Recipe used = learn::ReadRecipe(kept + "/eval/recipe.txt");
+  const learn::Recipe used = learn::ReadRecipe(kept + "/recipe.txt");
   CHECK(learn::RecipeDifference(used, shipped) == "");
   CHECK(shipped.loop_args == used.loop_args);
   REQUIRE(shipped.stages.size() == used.stages.size());
 
-  const std::vector<StageRow> rows = ReadStageRows(kept + "/eval/stages.csv");
+  const std::vector<StageRow> rows = ReadStageRows(kept + "/stages.csv");
   std::vector<bool> began(used.stages.size() + 1, false);
   int changes = 0;
   for (const StageRow& row : rows) {
@@ -271,14 +274,16 @@ TEST_CASE("the shipped connect4 recipe is the one that made the shipped network"
   CHECK(changes == 1);
   for (size_t k = 1; k <= used.stages.size(); ++k) CHECK(began[k]);
 
-  const auto bytes = [](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    REQUIRE(in);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  const std::string network = bytes(SourceDir() + "/data/connect4-4x32.h5");
+  std::ifstream in(SourceDir() + "/data/connect4-4x32.h5", std::ios::binary);
+  REQUIRE(in);
+  const std::string network{std::istreambuf_iterator<char>(in), {}};
   CHECK(network.size() > 10'000);
-  CHECK(network == bytes(kept + "/eval/checkpoint-mean.h5"));
+  uint64_t hash = 0xcbf29ce484222325u;  // FNV-1a, 64 bits
+  for (const char c : network) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3u;
+  std::ostringstream shipped_mean;
+  shipped_mean << std::hex << std::setw(16) << std::setfill('0') << hash << " " << std::dec << network.size()
+               << "\n";
+  CHECK(shipped_mean.str() == io::ReadTextFile(kept + "/checkpoint-mean.fnv1a64"));
 }
 
 TEST_CASE("RecipeDifference names what a recipe dropped and added, and ignores comments", "[learn][recipe]") {
