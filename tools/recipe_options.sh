@@ -1,5 +1,5 @@
 # Sourced by the benchmarks that run the connect4 recipe's farm and trainer
-# outside `zerofarm loop` (tools/bench_netsize.sh, tools/gpu_check.sh --net-sizes):
+# outside `zerofarm loop` (tools/gpu_check.sh --net-sizes):
 # the recipe's search and trainer options (data/recipes/connect4.recipe), the
 # net size aside, in one place. Keep in step with that recipe.
 # shellcheck shell=bash disable=SC2034  # the arrays are read by the sourcing script

@@ -31,7 +31,7 @@ eval::TrainerOptions OptimiserFrom(const cxxopts::ParseResult& r, const proc::Fa
   o.bf16 = proc::TorchOptionsFor(shared, o.cuda).bf16;
   // auto: the graph wherever it can run (a GPU, fp32, a CUDA build); it takes
   // the eager step's place at 3.1x its pace for the 6x64 net on an H200
-  // (docs/results/gpu-loop-6x64-lr01-2026-11-27).
+  // (117d650:docs/results/gpu-loop-6x64-lr01-2026-11-27).
   const std::string graph = r["cuda-graph"].as<std::string>();
   if (graph != "auto" && graph != "on" && graph != "off")
     throw ConfigError("--cuda-graph must be auto, on or off, not '" + PrintableText(graph) + "'");

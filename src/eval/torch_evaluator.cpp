@@ -404,7 +404,7 @@ class CudaTorchEvaluator final : public Evaluator {
     // CUDA runtime itself: a LibTorch copy_ per chunk (a tensor made,
     // dispatched, checked) costs microseconds of CPU, some 40 a batch, and the
     // GPU evaluator is bound by its CPU, not its GPU
-    // (docs/results/gpu-loop-6x64-2026-11-27).
+    // (117d650:docs/results/gpu-loop-6x64-2026-11-27).
     const NetConfig& c = net_->config();
     const size_t feature_bytes = static_cast<size_t>(c.planes) * c.height * c.width;
     auto* in = static_cast<uint8_t*>(input.data_ptr());

@@ -153,7 +153,7 @@ struct Trainer::Impl {
 //   g = grad + l2 * w;   m = momentum * m + g;   w -= lr * m.
 // Multi-tensor (_foreach) kernels: a handful of launches for the whole net
 // where one loop over the parameters launched six per parameter, which bound
-// the GPU trainer's pace for small nets (docs/results/gpu-loop-2026-11-26).
+// the GPU trainer's pace for small nets (117d650:docs/results/gpu-loop-2026-11-26).
 // A parameter without a gradient (not in the loss) is left alone.
 void Trainer::Impl::SgdUpdate() {
   torch::NoGradGuard no_grad;

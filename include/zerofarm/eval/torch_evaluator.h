@@ -24,7 +24,7 @@ struct TorchOptions {
   // run eagerly), the leaves copied into its fixed input and its outputs
   // copied out. The same forward pass in a few launches where an eager one
   // makes some fifty, each microseconds of CPU, which bound the GPU evaluator
-  // (docs/results/gpu-loop-6x64-lr01-2026-11-27). Ignored without cuda.
+  // (117d650:docs/results/gpu-loop-6x64-lr01-2026-11-27). Ignored without cuda.
   bool cuda_graph = false;
   // A score head's value: its distribution weighed by this^(plies to the end - 1)
   // (eval/weights.h); the search's value_discount. Ignored by a scalar head.

@@ -50,7 +50,7 @@ struct TrainerOptions {
   // fixed input tensors. The same step (the [gpu] test compares them) in one
   // launch where eager mode launches a few hundred kernels, each a few
   // microseconds of CPU, which bound the GPU trainer of small nets
-  // (docs/results/gpu-loop-6x64-2026-11-27). A batch of another size or mask
+  // (117d650:docs/results/gpu-loop-6x64-2026-11-27). A batch of another size or mask
   // falls back to an eager step; SetLearningRate captures again. ConfigError
   // at construction without cuda, with bf16, or in a build without CUDA.
   bool cuda_graph = false;
