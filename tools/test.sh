@@ -2,7 +2,8 @@
 # Runs every test of zerofarm:
 #   0. tools/check_shape.py: every C++ file clang-formatted, no function in
 #      src/ over 80 lines without a reason above it, every source path the
-#      docs cite exists; tools/check_tests.py discovery: every Catch test has
+#      docs cite exists; tools/check_threads.sh: clang's thread-safety
+#      analysis over every mutex; tools/check_tests.py discovery: every Catch test has
 #      exactly one CTest entry that selects it (no vacuous entries), every
 #      hidden test a home;
 #   1. the build in ./build (or $ZF_BUILD_DIR): unit tests in parallel, then
@@ -69,6 +70,7 @@ step() {
 
 rm -rf "$results" && mkdir -p "$results"
 step "shape check" /usr/bin/python3 tools/check_shape.py
+step "thread-safety check" bash tools/check_threads.sh
 step "test discovery" /usr/bin/python3 tools/check_tests.py discovery "$build"
 step "unit tests" ctest --test-dir "$build" --output-on-failure -j"$jobs" -LE multiprocess \
   --output-junit "$results/unit.xml"

@@ -60,12 +60,6 @@ proc::FarmConfig ReadTableOptions(const cxxopts::ParseResult& r, proc::OptionCom
 // FarmConfig::Validate, which checks them all).
 void CheckTableOptions(const proc::FarmConfig& c, proc::OptionCommand command);
 
-// *field = the option's value if it was given on the command line.
-template <typename T>
-void Override(const cxxopts::ParseResult& r, const std::string& name, T* field) {
-  if (r.count(name)) *field = r[name].as<T>();
-}
-
 // Parses argv; on --help prints the help and returns false with *exit_code 0.
 // Bad options and stray arguments throw ConfigError.
 bool ParseArgs(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult* result,

@@ -26,6 +26,7 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/core/log.h"
+#include "zerofarm/core/thread_annotations.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/run_dir.h"
@@ -197,11 +198,11 @@ class LoopClock {
   const std::string seconds_file_, cpu_file_;
   double earlier_, earlier_cpu_;
   const double t0_;
-  mutable std::mutex save_;  // one Save at a time: both threads write the same files
-  std::mutex stop_mutex_;    // guards stop_
-  std::condition_variable stop_changed_;
-  bool stop_ = false;  // set by the destructor; the thread then ends
-  std::thread saver_;  // last: starts once every member above is made
+  mutable Mutex save_;  // one Save at a time: both threads write the same files
+  Mutex stop_mutex_;
+  std::condition_variable_any stop_changed_;
+  bool stop_ ZF_GUARDED_BY(stop_mutex_) = false;  // set by the destructor; the thread then ends
+  std::thread saver_;                             // last: starts once every member above is made
 };
 
 LoopClock::LoopClock(const std::string& run)
@@ -224,7 +225,7 @@ LoopClock::LoopClock(const std::string& run)
 
 LoopClock::~LoopClock() {
   {
-    std::lock_guard<std::mutex> lock(stop_mutex_);
+    const MutexLock lock(stop_mutex_);
     stop_ = true;
   }
   stop_changed_.notify_one();
@@ -232,7 +233,7 @@ LoopClock::~LoopClock() {
 }
 
 void LoopClock::Save() const {
-  std::lock_guard<std::mutex> lock(save_);
+  const MutexLock lock(save_);
   io::WriteTextFileAtomically(cpu_file_, std::to_string(CpuHours() * 3600.0) + "\n");
   io::WriteTextFileAtomically(seconds_file_, std::to_string(earlier_ + MonotonicSeconds() - t0_) + "\n");
 }
@@ -241,8 +242,10 @@ void LoopClock::SaveEvery() {
   sigset_t all;  // signals go to the loop's thread, which acts on them
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
-  std::unique_lock<std::mutex> lock(stop_mutex_);
-  while (!stop_changed_.wait_for(lock, kSaveSeconds, [this] { return stop_; })) {
+  const MutexLock lock(stop_mutex_);
+  while (!stop_) {
+    // Woken (or spuriously) before the period: look at stop_ again.
+    if (stop_changed_.wait_for(stop_mutex_, kSaveSeconds) == std::cv_status::no_timeout || stop_) continue;
     try {
       Save();
     } catch (const std::exception& e) {  // a full disk: the loop goes on, and says so

@@ -14,6 +14,7 @@
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/rng.h"
+#include "zerofarm/core/thread_annotations.h"
 #include "zerofarm/game/connect4.h"
 #include "zerofarm/game/connect4_solver.h"
 #include "zerofarm/io/files.h"
@@ -231,39 +232,43 @@ namespace {
 void SolveBatch(const PonsSetRequest& r, const std::vector<std::string>& fresh,
                 std::map<std::string, Solved>* solved, int kept,
                 const std::function<void(int, int)>& progress) {
-  std::mutex mu;  // guards `solved`, `last_save`, `failure`, the work file and `progress`
-  double last_save = MonotonicSeconds();
+  struct Shared {
+    Mutex mu;  // also orders the work file's writes and the calls of `progress`
+    std::map<std::string, Solved>* solved ZF_PT_GUARDED_BY(mu);
+    double last_save ZF_GUARDED_BY(mu);
+    std::string failure ZF_GUARDED_BY(mu);
+  } shared{{}, solved, MonotonicSeconds(), {}};
   std::atomic<size_t> ticket{0};
-  std::string failure;
   auto work = [&] {  // no exception leaves a thread: the first is rethrown after the joins
     try {
       game::Connect4Solver solver(r.tt_log2);
-      // relaxed: a ticket; `mu` orders what the threads share.
+      // relaxed: a ticket; `shared.mu` orders what the threads share.
       for (size_t i; (i = ticket.fetch_add(1, std::memory_order_relaxed)) < fresh.size();) {
         {
-          const std::lock_guard<std::mutex> lock(mu);
-          if (solved->count(fresh[i])) continue;
+          const MutexLock lock(shared.mu);
+          if (shared.solved->count(fresh[i])) continue;
         }
         const Solved s = SolveCandidate(r.kind, solver, fresh[i]);
-        const std::lock_guard<std::mutex> lock(mu);
-        (*solved)[fresh[i]] = s;
-        if (MonotonicSeconds() - last_save > 30) {
-          WriteWork(r.work_file, *solved);
-          last_save = MonotonicSeconds();
+        const MutexLock lock(shared.mu);
+        (*shared.solved)[fresh[i]] = s;
+        if (MonotonicSeconds() - shared.last_save > 30) {
+          WriteWork(r.work_file, *shared.solved);
+          shared.last_save = MonotonicSeconds();
         }
-        if (progress) progress(kept, static_cast<int>(solved->size()));
+        if (progress) progress(kept, static_cast<int>(shared.solved->size()));
       }
     } catch (const std::exception& e) {
-      const std::lock_guard<std::mutex> lock(mu);
-      if (failure.empty()) failure = e.what();
+      const MutexLock lock(shared.mu);
+      if (shared.failure.empty()) shared.failure = e.what();
     }
   };
   std::vector<std::thread> pool;
   for (int t = 1; t < std::min<int>(r.threads, static_cast<int>(fresh.size())); ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
-  WriteWork(r.work_file, *solved);
-  if (!failure.empty()) throw Error(failure);
+  const MutexLock lock(shared.mu);
+  WriteWork(r.work_file, *shared.solved);
+  if (!shared.failure.empty()) throw Error(shared.failure);
 }
 
 }  // namespace

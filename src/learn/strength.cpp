@@ -16,6 +16,7 @@
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/rng.h"
+#include "zerofarm/core/thread_annotations.h"
 #include "zerofarm/eval/batched_search.h"
 #include "zerofarm/game/connect4.h"
 #include "zerofarm/game/connect4_solver.h"
@@ -104,17 +105,22 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
       unrated.push_back(&p);
   }
   const int total = static_cast<int>(positions->size());
-  int done = total - static_cast<int>(unrated.size()), fresh = 0;
+  const int done = total - static_cast<int>(unrated.size());
   if (progress && done < total) progress(done, total);  // before the solver starts: the caller may say so
-  double last_save = MonotonicSeconds();
-  std::mutex mu;  // guards cache, done, fresh, last_save, the cache file, progress and `failure`
-  std::string failure;
-  auto save = [&] {  // with mu held
-    if (cache_path.empty() || fresh == 0) return;
+  struct Shared {
+    Mutex mu;  // also orders the cache file's writes and the calls of `progress`
+    RatingCache* cache ZF_PT_GUARDED_BY(mu);
+    int done ZF_GUARDED_BY(mu);
+    int fresh ZF_GUARDED_BY(mu);
+    double last_save ZF_GUARDED_BY(mu);
+    std::string failure ZF_GUARDED_BY(mu);
+  } shared{{}, &cache, done, 0, MonotonicSeconds(), {}};
+  auto save = [&]() ZF_REQUIRES(shared.mu) {
+    if (cache_path.empty() || shared.fresh == 0) return;
     std::string text;
-    for (const auto& [moves, entry] : cache) text += RatingLine(moves, entry.first, entry.second);
+    for (const auto& [moves, entry] : *shared.cache) text += RatingLine(moves, entry.first, entry.second);
     io::WriteTextFileAtomically(cache_path, text);  // issue 21: .tmp created fresh, never through a link
-    fresh = 0;
+    shared.fresh = 0;
   };
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};  // a position's score was wrong: the others stop early
@@ -126,24 +132,24 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
       if (i >= unrated.size()) return;
       PonsPosition& p = *unrated[i];
       const std::string rating = RateOne(game, solver, p);
-      const std::lock_guard<std::mutex> lock(mu);
+      const MutexLock lock(shared.mu);
       p.rating = rating;
-      cache[p.moves] = {p.score, rating};
-      ++fresh;
-      ++done;
-      if (MonotonicSeconds() - last_save > 30) {
+      (*shared.cache)[p.moves] = {p.score, rating};
+      ++shared.fresh;
+      ++shared.done;
+      if (MonotonicSeconds() - shared.last_save > 30) {
         save();
-        last_save = MonotonicSeconds();
+        shared.last_save = MonotonicSeconds();
       }
-      if (progress && (done % 25 == 0 || done == total)) progress(done, total);
+      if (progress && (shared.done % 25 == 0 || shared.done == total)) progress(shared.done, total);
     }
   };
   auto work = [&] {  // no exception leaves a thread: the first is rethrown after the joins
     try {
       rate();
     } catch (const std::exception& e) {
-      const std::lock_guard<std::mutex> lock(mu);
-      if (failure.empty()) failure = e.what();
+      const MutexLock lock(shared.mu);
+      if (shared.failure.empty()) shared.failure = e.what();
       stop.store(true, std::memory_order_relaxed);  // relaxed: a hint; `failure` is read after the joins
     }
   };
@@ -152,10 +158,10 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
   for (int t = 1; t < n; ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
-  const std::lock_guard<std::mutex> lock(mu);
+  const MutexLock lock(shared.mu);
   save();  // what was rated is kept, even when a line was wrong
-  if (!failure.empty()) throw Error(failure);
-  if (progress && unrated.empty()) progress(done, total);
+  if (!shared.failure.empty()) throw Error(shared.failure);
+  if (progress && unrated.empty()) progress(shared.done, total);
 }
 
 MoveErrorResult MoveError(const game::Game& game, eval::Evaluator& net,

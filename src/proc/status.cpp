@@ -113,7 +113,7 @@ bool TerminalRelay::Pump(bool flush) {
   while (end > 0 && buf[end - 1] != '\n') --end;
   if (flush || full) end = pending_size_;
   if (end == 0) return full;  // no complete line yet
-  std::lock_guard<std::mutex> lock(mu_);
+  const MutexLock lock(mu_);
   // Clear the status line, the log lines, then the status line again below them.
   iovec parts[] = {Part("\r\033[K", 4), Part(buf, end), Part("\n", buf[end - 1] != '\n' ? 1 : 0),
                    Part("\r", 1),       Part(status_),  Part("\033[K", 3)};
@@ -125,7 +125,7 @@ bool TerminalRelay::Pump(bool flush) {
 
 void TerminalRelay::SetStatus(const std::string& text) {
   if (!active()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  const MutexLock lock(mu_);
   status_ = FitToTerminal(tty_fd_, text);
   iovec parts[] = {Part("\r", 1), Part(status_), Part("\033[K", 3)};
   WriteAll(tty_fd_, parts, 3);

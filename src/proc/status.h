@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "zerofarm/core/thread_annotations.h"
 #include "zerofarm/proc/farm_config.h"
 #include "zerofarm/shm/layout.h"
 
@@ -112,8 +113,8 @@ class TerminalRelay {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};  // set by the relay thread once its start-up is over
-  std::mutex mu_;
-  std::string status_;  // guarded by mu_
+  Mutex mu_;                          // one write to the terminal at a time
+  std::string status_ ZF_GUARDED_BY(mu_);
 };
 
 // The text the status line and the progress log line share: what is done of

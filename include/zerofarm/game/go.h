@@ -118,8 +118,6 @@ class GoState : public State {
   // only that colour) and black_area - white_area - komi.
   void Areas(int* black, int* white) const;
   double Score() const;
-  // The Zobrist hash of the board alone (what the superko check compares).
-  uint64_t BoardHash() const { return board_hash_; }
 
   // Builds a position from per-cell stones ('X', 'O' or '.', size * size of
   // them, top row first). Throws zerofarm::Error for a bad length or

@@ -103,8 +103,6 @@ class H5Handle {
   void CloseChecked(const std::string& what) {
     if (id_ >= 0 && Close(std::exchange(id_, -1)) < 0) ThrowHdf5Error(what);
   }
-  // Gives up ownership without closing.
-  hid_t Release() noexcept { return std::exchange(id_, -1); }
 
  private:
   hid_t id_ = -1;

@@ -34,8 +34,7 @@ class RunDir {
   explicit RunDir(std::string out, std::string host_id = "", std::string models = "");
 
   // ---- paths (pure string work, nothing is touched) ----
-  const std::string& Root() const { return out_; }  // OUT
-  const std::string& HostId() const { return host_id_; }
+  const std::string& Root() const { return out_; }      // OUT
   std::string ShardsDir() const;                        // OUT/shards (every host's directory)
   std::string HostDir() const;                          // OUT/shards/HOST
   std::string ConfigFile() const;                       // HOST/config.txt (the effective config)

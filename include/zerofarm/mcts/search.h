@@ -70,7 +70,6 @@ class Search {
   // SetRoot/Advance, before the move's first SelectLeaves; Advance and
   // SetRoot restore (config.simulations, noise on).
   void SetMoveBudget(int simulations, bool root_noise);
-  int MoveBudget() const { return budget_; }
 
   // The budget is spent and no leaf is in flight.
   bool Done() const;

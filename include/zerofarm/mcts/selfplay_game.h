@@ -42,7 +42,6 @@ class SelfPlayGame {
   bool Finished() const { return finished_; }
   int InFlight() const { return search_.InFlight(); }
   int Ply() const { return static_cast<int>(record_.moves.size()); }
-  const game::State& CurrentState() const { return search_.RootState(); }
   uint64_t game_id() const { return record_.game_id; }
   // The finished game's record. Precondition: Finished(). Leaves *this empty.
   GameRecord TakeRecord();
