@@ -22,7 +22,7 @@
 namespace zerofarm::shm {
 
 // The default spin budget: 20 us. Measured with `zerofarm bench --parts
-// handoff --handoff-spins-us ...` (docs/benchmarks.md, 117d650:docs/results/handoff-2026-11-25/):
+// handoff --handoff-spins-us ...` (docs/benchmarks.md, docs/results/handoff-2026-11-25/):
 // a round trip of 64..256 leaves needs each side to wait 1..10 us, so 20 us
 // catches it with room for a loaded machine; a longer budget gained nothing.
 inline constexpr uint64_t kDefaultSpinBudgetNs = 20'000;
