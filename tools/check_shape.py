@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the shape of the source tree (issue 26); a step of tools/test.sh.
 
-  tools/check_shape.py [format|length|paths|all]   (default: all)
+  tools/check_shape.py [format|length|paths|prose|all]   (default: all)
 
   format  every C++ file under src/, include/, tests/ and tools/ is as
           clang-format (.clang-format, Debian 12's clang-format 14) writes it;
@@ -15,6 +15,14 @@
           exists: as written from the repository root, or under
           include/zerofarm/, include/, src/ or tests/. Other projects'
           headers (LibTorch, Boost, ...) are not checked.
+  prose   README.md and docs/*.md read as the current state, in short
+          sentences: no sentence over MAX_WORDS words (code blocks aside;
+          each table cell, heading and list item counts on its own); every
+          docs/*.md opens with a summary of at most SUMMARY_LINES lines (its
+          text before the first "## " heading); all of docs/*.md together
+          under MAX_DOC_WORDS words; and every number that docs/evidence.md
+          states beside a raw file under docs/results/ (in one table row,
+          paragraph or list item) appears in that file, dates and code aside.
 
 Prints one line per finding and exits 1 when there is any, 0 otherwise; 2 when
 a tool it needs (clang-format, ctags) is missing.
@@ -27,6 +35,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_LINES = 80
+MAX_WORDS = 40  # words a sentence of the docs may have
+SUMMARY_LINES = 10  # lines a docs page's opening summary may have
+MAX_DOC_WORDS = 25_000  # words of all of docs/*.md
 CXX_DIRS = ("src", "include", "tests", "tools")
 CXX_EXT = (".cpp", ".h", ".cu", ".cuh")
 # Headers of other projects that the docs cite.
@@ -119,11 +130,129 @@ def check_paths():
     return bad
 
 
+def prose_units(text):
+    """(line, text) of each unit of prose in a Markdown text: a paragraph, a
+    list item, a heading or a table cell; code blocks and HTML comments left out."""
+    units, para, start, fenced = [], [], 0, False
+
+    def flush():
+        if para:
+            units.append((start, " ".join(para)))
+        para.clear()
+
+    lines = text.split("\n")
+    for n, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            flush()
+            fenced = not fenced
+            continue
+        if fenced or line.startswith("    ") and not para or not stripped:
+            flush()
+            continue
+        if stripped.startswith("|"):
+            flush()
+            units += [(n, cell) for cell in stripped.strip("|").split("|")]
+            continue
+        if re.match(r"(#+ |[-*] |\d+\. )", stripped):
+            flush()
+        if not para:
+            start = n
+        para.append(stripped)
+    flush()
+    return units
+
+
+def sentences(unit):
+    unit = re.sub(r"\]\([^)]*\)", "]", unit)  # a link's target is no words
+    return re.split(r"(?<=[.!?])[\"')*`]*\s+(?=[A-Z`*(\[\"0-9])", unit)
+
+
+def doc_pages():
+    docs = os.path.join(ROOT, "docs")
+    return sorted(os.path.join(docs, n) for n in os.listdir(docs) if n.endswith(".md"))
+
+
+def check_prose():
+    bad, total = [], 0
+    for d in [os.path.join(ROOT, "README.md")] + doc_pages():
+        rel = os.path.relpath(d, ROOT)
+        with open(d, encoding="utf-8") as f:
+            text = f.read()
+        for n, unit in prose_units(text):
+            for s in sentences(unit):
+                words = len(s.split())
+                if words > MAX_WORDS:
+                    bad.append(f"prose: {rel}:{n} has a sentence of {words} words (over {MAX_WORDS}): "
+                               f"{s[:60]}...")
+        if rel.startswith("docs"):
+            total += len(text.split())
+            opening = text.split("\n## ", 1)[0].strip().split("\n")[1:]
+            summary = [line for line in opening if line.strip()]
+            if not summary or len(summary) > SUMMARY_LINES:
+                bad.append(f"prose: {rel} opens with {len(summary)} lines before its first '## ' heading "
+                           f"(a summary of 1 to {SUMMARY_LINES} lines)")
+    if total >= MAX_DOC_WORDS:
+        bad.append(f"prose: docs/*.md hold {total} words (at most {MAX_DOC_WORDS - 1})")
+    return bad + check_evidence()
+
+
+RESULT_RE = re.compile(r"docs/results/[\w./+-]*[\w/]")
+NUMBER_RE = re.compile(r"(?<![\w.,-])\d[\d,]*(?:\.\d+)?")
+
+
+def evidence_units(text):
+    """(line, text) of each table row, paragraph and list item of a Markdown text."""
+    units = prose_units(text)
+    rows = [(n, line) for n, line in enumerate(text.split("\n"), 1) if line.lstrip().startswith("|")]
+    return [u for u in units if not u[1].lstrip().startswith("|")] + rows
+
+
+def raw_text(unit):
+    """The text of every raw file under docs/results/ that a unit cites; bare
+    file names after the first citation are read from its folder."""
+    cited = [c for c in RESULT_RE.findall(unit) if not re.search(r"[0-9a-f]{7}:" + re.escape(c), unit)]
+    cited = [c for c in cited if os.path.exists(os.path.join(ROOT, c))]
+    if not cited:
+        return None
+    folder = cited[0] if os.path.isdir(os.path.join(ROOT, cited[0])) else os.path.dirname(cited[0])
+    cited += [os.path.join(folder, name) for name in re.findall(r"`([\w.-]+\.(?:log|txt|csv|jsonl|md))`", unit)]
+    text = ""
+    for c in cited:
+        path = os.path.join(ROOT, c)
+        paths = [path] if os.path.isfile(path) else [os.path.join(b, n) for b, _, ns in os.walk(path) for n in ns]
+        for f in paths:
+            if os.path.isfile(f):
+                with open(f, encoding="utf-8", errors="replace") as h:
+                    text += h.read() + "\n"
+    return re.sub(r"(?<=\d),(?=\d{3})", "", text)
+
+
+def check_evidence():
+    """Every number docs/evidence.md states beside a raw file appears in it."""
+    path = os.path.join(ROOT, "docs", "evidence.md")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    bad = []
+    for n, unit in evidence_units(text):
+        raw = raw_text(unit)
+        if raw is None:
+            continue
+        prose = re.sub(r"`[^`]*`", " ", unit)
+        prose = re.sub(r"\d{4}-\d\d-\d\d|#\d+", " ", prose)
+        for number in NUMBER_RE.findall(prose):
+            number = number.rstrip(",").replace(",", "")
+            tail = r"(?!\d)" if "." not in number else ""
+            if not re.search(r"(?<![\d.])" + re.escape(number) + tail, raw):
+                bad.append(f"prose: docs/evidence.md:{n} states {number}, which the raw file it cites does not hold")
+    return bad
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
-    checks = {"format": check_format, "length": check_length, "paths": check_paths}
+    checks = {"format": check_format, "length": check_length, "paths": check_paths, "prose": check_prose}
     if what != "all" and what not in checks:
-        print("usage: tools/check_shape.py [format|length|paths|all]", file=sys.stderr)
+        print("usage: tools/check_shape.py [format|length|paths|prose|all]", file=sys.stderr)
         return 2
     bad = []
     for name, check in checks.items():

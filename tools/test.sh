@@ -2,7 +2,9 @@
 # Runs every test of zerofarm:
 #   0. tools/check_shape.py: every C++ file clang-formatted, no function in
 #      src/ over 80 lines without a reason above it, every source path the
-#      docs cite exists; tools/check_threads.sh: clang's thread-safety
+#      docs cite exists, the docs' sentences short, their openings short,
+#      their total under 25,000 words, and evidence.md's numbers in the raw
+#      files it cites; tools/check_threads.sh: clang's thread-safety
 #      analysis over every mutex; tools/check_tests.py discovery: every Catch test has
 #      exactly one CTest entry that selects it (no vacuous entries), every
 #      hidden test a home;
