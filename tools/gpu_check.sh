@@ -16,7 +16,9 @@
 #   5. unit      the eval and io unit tests (network, trainer, weights; CPU)
 #                against this LibTorch, time-boxed
 #   6. bench     zerofarm bench with the farm on the GPU, then the same farm on
-#                the CPU for comparison
+#                the CPU for comparison: each with the search alone (the farm with
+#                --random-evaluator), the farm's efficiency against the smaller bound,
+#                and the evaluator alone by precision (part sweep)
 #   7. layouts   (with --farm-layouts "K[:B:G[:FLAGS]] ...") the loop's farm, from the kept run's
 #                config and newest model, with K evaluators sharing the one GPU (and, given B and G,
 #                --max-batch B and --games-per-worker G; given FLAGS, those farm options, comma-
@@ -361,11 +363,11 @@ unit_tests() {
 
 bench_gpu() {
   timeout 300 "$build/zerofarm" bench --gpus 1 --runs 1 --workers "$workers" --games-per-worker 64 \
-    --simulations 100 --farm-seconds 10 --parts bound,farm,scaling,handoff
+    --simulations 100 --farm-seconds 10 --parts bound,search,farm,scaling,handoff,sweep
 }
 bench_cpu() {
-  timeout 120 "$build/zerofarm" bench --gpus 0 --runs 1 --workers "$workers" --games-per-worker 64 \
-    --simulations 100 --farm-seconds 10 --parts bound,farm
+  timeout 180 "$build/zerofarm" bench --gpus 0 --runs 1 --workers "$workers" --games-per-worker 64 \
+    --simulations 100 --farm-seconds 10 --parts bound,search,farm,sweep
 }
 
 # share_flag K: --share-gpus where K evaluators are more than the one GPU.
