@@ -5,8 +5,8 @@
 #   2. prefix    (with --debs DIR, made here by tools/gpu_debs.sh on a Debian 12
 #                machine) unpacks Debian 12's Boost, HDF5, cxxopts and Catch2
 #                into a prefix (dpkg-deb -x; nothing is installed)
-#   3. build     zerofarm and zerofarm-torch against PyTorch's LibTorch, with
-#                CUDA required (-DZF_REQUIRE_CUDA=ON), into build-gpu/
+#   3. build     every target (zerofarm, zerofarm-torch, every test binary) against
+#                PyTorch's LibTorch, with CUDA required (-DZF_REQUIRE_CUDA=ON), into build-gpu/
 #   4. gpu tests every test tagged [gpu] (and [gpu_plan]) of every test binary (all of
 #                tests/CMakeLists.txt's, each must be built), each test case in its own
 #                process (one that aborts leaves the rest their run) with Catch's XML
