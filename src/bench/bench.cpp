@@ -3,8 +3,17 @@
 //                --gpus N) at batch 1..1024, its leaves in pinned memory
 //   (b) farm     a real farm (`zerofarm run` as a child) with P workers: leaf
 //                evals/s, and efficiency = (b) / (a) at the farm's mean batch;
+//                with (a''): efficiency vs the smaller bound = farm leaves/s /
+//                min((a''), (a) at the farm's mean batch / (1 - cache hit rate));
 //                the adaptive wait beside fixed --max-wait-us settings; and
 //                positions/s against the number of workers (1, 2, 4, .. cores)
+//   (a'') search the search alone: the same farm (workers, evaluators, cores)
+//                with `run --random-evaluator`, which answers at once without
+//                a network: the leaves/s (cache hits counted) the workers can
+//                make (issue 77); beside it the random evaluator's own cost
+//   sweep        the evaluator alone at --sweep-batches (up to 8192) in fp32,
+//                TF32, bf16 and fp16, eager and as CUDA graphs (GPU); on the
+//                CPU fp32, and bf16 where the CPU has it; the rest says skipped
 //   (a') machine the machine bound: E evaluator processes x T threads, the
 //                farm's own E x T, each running the net alone at the best
 //                batch of (a), all at once (exec'd `bench --parts bound`);
@@ -107,6 +116,8 @@ class Table {
 // The table's sections (the farm's own, named after its layout, is made by Bench).
 const char* const kBoundSection = "(a) evaluator alone, leaf evals/s";
 const char* const kMachineSection = "(a') machine bound, leaf evals/s";
+const char* const kSearchSection = "(a'') search alone (random evaluator, no network), leaves/s";
+const char* const kSweepSection = "evaluator alone by precision, leaf evals/s";
 const char* const kWaitSection = "adaptive wait against fixed --max-wait-us";
 const char* const kScalingSection = "scaling with the number of workers";
 const char* const kHandoffSection = "(c) hand-off, ns per leaf (there and back)";
@@ -131,12 +142,16 @@ struct BoundMemory {
   }
 };
 
+// `net` alone at each of `batches`: evals/s by batch, a table row per batch
+// (under `section`, column `column`) and a JSON line each ("bench": `kind`).
 std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, BoundMemory& memory, int run,
-                                   Table& table, const std::string& precision) {
+                                   Table& table, const std::string& precision,
+                                   const std::vector<int>& batches, const char* kind = "bound",
+                                   const std::string& section = kBoundSection,
+                                   const std::string& column = "evals/s") {
   const eval::NetConfig& c = net.Config();
   const size_t feature_bytes = static_cast<size_t>(c.planes) * c.height * c.width;
-  const size_t max_batch =
-      static_cast<size_t>(*std::max_element(o.bound_batches.begin(), o.bound_batches.end()));
+  const size_t max_batch = static_cast<size_t>(*std::max_element(batches.begin(), batches.end()));
   if (!memory.base) {
     const size_t page = 4096;
     memory.bytes =
@@ -151,7 +166,7 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
   float* value = policy + max_batch * c.actions;
   std::map<int, double> bound;
   std::mt19937 rng(7);
-  for (int b : o.bound_batches) {
+  for (int b : batches) {
     for (size_t i = 0; i < static_cast<size_t>(b) * feature_bytes; ++i)
       features[i] = static_cast<uint8_t>(rng() % 2);
     const eval::LeafChunk chunk{features, policy, value, b};
@@ -168,9 +183,9 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
     const double secs = Since(t0);
     const double rate = b * calls / secs;
     bound[b] = rate;
-    table.Add(kBoundSection, "batch " + std::to_string(b), "evals/s", rate);
+    table.Add(section, "batch " + std::to_string(b), column, rate);
     Emit(JsonLine()
-             .Add("bench", "bound")
+             .Add("bench", kind)
              .Add("run", run)
              .Add("precision", precision)
              .Add("batch", b)
@@ -281,10 +296,144 @@ struct FarmSetting {
   int fixed_wait_us;  // -1: adaptive
 };
 
+// ---- (a'') the search alone, and the evaluator alone by precision (issue 77) ----
+
+// The random evaluator's own cost, in this process at batch 256: leaves/s it
+// answers alone, to show it is no bound on (a'').
+double MeasureRandomEvaluatorCost(const BenchOptions& o, int run, Table& table) {
+  const auto net =
+      eval::MakeRandomEvaluator(proc::NetConfigFor(*game::MakeGame(o.farm.game), o.farm), o.farm.seed);
+  BoundMemory memory;
+  const std::map<int, double> rate =
+      MeasureBound(o, *net, memory, run, table, "none", {256}, "random_evaluator", kSearchSection,
+                   "random evaluator alone, leaves/s");
+  return rate.at(256);
+}
+
+// The farm of `o` (its workers, evaluators, layout and cores) with
+// `run --random-evaluator`: the leaves/s its search makes when every leaf is
+// answered at once, cache hits counted (FarmProbe::LeavesPerS). NaN when the
+// farm failed.
+double MeasureSearchBound(const BenchOptions& o, int run, Table& table) {
+  proc::FarmConfig f = o.farm;
+  f.random_evaluator = true;
+  const FarmProbe p = ProbeFarm(FarmArgs(f), o.farm_seconds, MakeTempDir("bench-search"));
+  if (!p.ok) {
+    std::cerr << "zerofarm bench: the search alone failed: " << p.error << "\n";
+    Emit(JsonLine().Add("bench", "search_bound").Add("run", run).Add("error", p.error));
+    return std::nan("");
+  }
+  const std::string row = std::to_string(f.workers) + " workers";
+  table.Add(kSearchSection, row, "leaves/s", p.LeavesPerS());
+  table.Add(kSearchSection, row, "positions/s", p.positions_per_s);
+  table.Add(kSearchSection, row, "cache hit rate", p.cache_hit_rate);
+  const double random_cost = MeasureRandomEvaluatorCost(o, run, table);
+  Emit(JsonLine()
+           .Add("bench", "search_bound")
+           .Add("run", run)
+           .Add("workers", f.workers)
+           .Add("games_per_worker", f.games_per_worker)
+           .Add("evaluators", f.Evaluators())
+           .Add("seconds", p.seconds)
+           .Add("leaves_per_s", p.LeavesPerS())
+           .Add("evals_per_s", p.evals_per_s)
+           .Add("cache_hit_rate", p.cache_hit_rate)
+           .Add("positions_per_s", p.positions_per_s)
+           .Add("mean_batch", p.mean_batch)
+           .Add("random_evaluator_alone_leaves_per_s", random_cost));
+  return p.LeavesPerS();
+}
+
+struct SweepVariant {
+  std::string name;  // "fp32", "tf32", "bf16" or "fp16", then " eager" or " graphs"
+  bool bf16, fp16, graphs;
+  int tf32;  // eval::TorchOptions::tf32
+};
+
+// Why `v` does not run here ("" when it does): TF32, fp16 and graphs need a
+// GPU; bf16 on the CPU needs a CPU with it (eval::CpuHasBf16).
+std::string SweepSkip(const SweepVariant& v, bool on_gpu) {
+  if (on_gpu) return "";
+  if (v.fp16 || v.graphs || v.tf32 == 1) return "needs a GPU (--gpus 1)";
+  if (v.bf16 && !eval::CpuHasBf16()) return "this CPU has no bf16 (AVX512-BF16 or AMX)";
+  return "";
+}
+
+// The evaluator alone (a net of the farm's shape, random weights) at every
+// --sweep-batches size, in each precision, eager and as CUDA graphs: what
+// run or skipped says so, one line each (in the first run only).
+void MeasureSweep(const BenchOptions& o, bool on_gpu, int run, Table& table) {
+  const std::vector<SweepVariant> variants = {
+      {"fp32 eager", false, false, false, 0}, {"fp32 graphs", false, false, true, 0},
+      {"tf32 eager", false, false, false, 1}, {"tf32 graphs", false, false, true, 1},
+      {"bf16 eager", true, false, false, -1}, {"bf16 graphs", true, false, true, -1},
+      {"fp16 eager", false, true, false, -1}, {"fp16 graphs", false, true, true, -1}};
+  const eval::NetConfig net = proc::NetConfigFor(*game::MakeGame(o.farm.game), o.farm);
+  for (const SweepVariant& v : variants) {
+    const std::string skip = SweepSkip(v, on_gpu);
+    if (!skip.empty()) {
+      if (run == 1) {
+        std::cout << "zerofarm bench: sweep " << v.name << " skipped: " << skip << "\n";
+        Emit(JsonLine().Add("bench", "sweep").Add("variant", v.name).Add("skipped", skip));
+      }
+      continue;
+    }
+    eval::TorchOptions t;
+    t.cuda = on_gpu;
+    t.intra_op_threads = o.farm.eval_threads;
+    t.bf16 = v.bf16, t.fp16 = v.fp16, t.cuda_graph = v.graphs, t.tf32 = v.tf32;
+    BoundMemory memory;  // declared first: outlives the evaluator that pins it
+    const auto evaluator = eval::MakeTorchEvaluator(eval::RandomWeights(net, o.farm.seed), t);
+    MeasureBound(o, *evaluator, memory, run, table, v.name, o.sweep_batches, "sweep", kSweepSection, v.name);
+  }
+}
+
+// One JSON line of a farm run.
+void EmitFarm(const proc::FarmConfig& f, const FarmSetting& s, const FarmProbe& p, int run,
+              double machine_bound, double b, double search, const TwoBounds& two,
+              const std::map<int, double>& bound) {
+  Emit(
+      JsonLine()
+          .Add("bench", "farm")
+          .Add("run", run)
+          .Add("setting", s.label)
+          .Add("workers", s.workers)
+          .Add("games_per_worker", f.games_per_worker)
+          .Add("cpu_evaluators", f.gpus == 0 ? f.cpu_evaluators : 0)
+          .Add("eval_threads", f.eval_threads)
+          .Add("wait", s.fixed_wait_us < 0 ? "adaptive" : "fixed")
+          .Add("max_wait_us", s.fixed_wait_us < 0 ? f.max_wait_us : s.fixed_wait_us)
+          .Add("seconds", p.seconds)
+          .Add("evals_per_s", p.evals_per_s)
+          .Add("cache_hit_rate", p.cache_hit_rate)
+          .Add("leaves_per_s", p.LeavesPerS())
+          .Add("positions_per_s", p.positions_per_s)
+          .Add("positions_per_s_whole_run", p.positions_per_s_whole_run)
+          .Add("positions_per_s_after_warmup", p.positions_per_s_after_warmup)
+          .Add("warmup_s", p.warmup_s)
+          .Add("machine_bound_evals_per_s", machine_bound)
+          .Add("machine_efficiency", machine_bound > 0 ? p.evals_per_s / machine_bound : std::nan(""))
+          .Add("mean_batch", p.mean_batch)
+          .Add("bound_evals_per_s", b)
+          .Add("efficiency", b > 0 ? p.evals_per_s / b : std::nan(""))
+          .Add("search_bound_leaves_per_s", search)
+          .Add("evaluator_bound_leaves_per_s", two.evaluator_leaves)
+          .Add("smaller_bound_leaves_per_s", two.smaller)
+          .Add("binding_bound", two.binding)
+          .Add("efficiency_vs_smaller_bound", two.efficiency)
+          .Add("evaluator_busy", p.evaluator_busy)
+          .Add("latency_p50_us", p.latency_p50_us)
+          .Add("latency_p99_us", p.latency_p99_us)
+          .Add("peak_bound_evals_per_s", PeakBound(bound))
+          .Add("efficiency_vs_peak", PeakBound(bound) > 0 ? p.evals_per_s / PeakBound(bound) : std::nan("")));
+}
+
 // Runs the farm of setting `s` (or reuses `reuse`, a run of the same
-// setting in this round) and records it under `section`.
+// setting in this round) and records it under `section`. `search`: the
+// search alone's leaves/s at o.farm.workers (NaN when not measured); the
+// efficiency against the smaller bound is computed at that many workers only.
 FarmProbe MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::map<int, double>& bound,
-                      int run, Table& table, const std::string& section, double machine_bound,
+                      int run, Table& table, const std::string& section, double machine_bound, double search,
                       const FarmProbe* reuse = nullptr) {
   proc::FarmConfig f = o.farm;
   f.workers = s.workers;
@@ -302,43 +451,22 @@ FarmProbe MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::ma
     return p;
   }
   const double b = BoundAt(bound, p.mean_batch);
-  const double eff = b > 0 ? p.evals_per_s / b : std::nan("");
+  const TwoBounds two = AgainstTwoBounds(p, b, s.workers == o.farm.workers ? search : std::nan(""));
   table.Add(section, s.label, "leaf evals/s", p.evals_per_s);
   table.Add(section, s.label, "positions/s", p.positions_per_s);
   table.Add(section, s.label, "positions/s after warm-up", p.positions_per_s_after_warmup);
-  const double machine_eff = machine_bound > 0 ? p.evals_per_s / machine_bound : std::nan("");
   if (machine_bound > 0 && f.cpu_evaluators == o.farm.cpu_evaluators)
-    table.Add(section, s.label, "machine efficiency", machine_eff);
+    table.Add(section, s.label, "machine efficiency", p.evals_per_s / machine_bound);
   table.Add(section, s.label, "mean batch", p.mean_batch);
-  if (!bound.empty()) table.Add(section, s.label, "efficiency", eff);
+  if (!bound.empty()) table.Add(section, s.label, "efficiency", b > 0 ? p.evals_per_s / b : std::nan(""));
+  if (std::isfinite(two.efficiency)) {
+    table.Add(section, s.label, "cache hit rate", p.cache_hit_rate);
+    table.Add(section, s.label, "efficiency vs smaller bound", two.efficiency);
+    // 1: the search alone is the smaller bound (the workers bind), 0: the evaluator.
+    table.Add(section, s.label, "search binds", two.binding == "search" ? 1.0 : 0.0);
+  }
   table.Add(section, s.label, "latency p50 us", p.latency_p50_us);
-  Emit(
-      JsonLine()
-          .Add("bench", "farm")
-          .Add("run", run)
-          .Add("setting", s.label)
-          .Add("workers", s.workers)
-          .Add("games_per_worker", f.games_per_worker)
-          .Add("cpu_evaluators", f.gpus == 0 ? f.cpu_evaluators : 0)
-          .Add("eval_threads", f.eval_threads)
-          .Add("wait", s.fixed_wait_us < 0 ? "adaptive" : "fixed")
-          .Add("max_wait_us", s.fixed_wait_us < 0 ? f.max_wait_us : s.fixed_wait_us)
-          .Add("seconds", p.seconds)
-          .Add("evals_per_s", p.evals_per_s)
-          .Add("positions_per_s", p.positions_per_s)
-          .Add("positions_per_s_whole_run", p.positions_per_s_whole_run)
-          .Add("positions_per_s_after_warmup", p.positions_per_s_after_warmup)
-          .Add("warmup_s", p.warmup_s)
-          .Add("machine_bound_evals_per_s", machine_bound)
-          .Add("machine_efficiency", machine_eff)
-          .Add("mean_batch", p.mean_batch)
-          .Add("bound_evals_per_s", b)
-          .Add("efficiency", eff)
-          .Add("evaluator_busy", p.evaluator_busy)
-          .Add("latency_p50_us", p.latency_p50_us)
-          .Add("latency_p99_us", p.latency_p99_us)
-          .Add("peak_bound_evals_per_s", PeakBound(bound))
-          .Add("efficiency_vs_peak", PeakBound(bound) > 0 ? p.evals_per_s / PeakBound(bound) : std::nan("")));
+  EmitFarm(f, s, p, run, machine_bound, b, search, two, bound);
   return p;
 }
 
@@ -463,7 +591,7 @@ class Bench {
  public:
   explicit Bench(const BenchOptions& o)
       : o_(o), on_gpu_(o.farm.gpus > 0), precision_(ResolvedPrecision(o.farm, on_gpu_)) {
-    if (o_.Has("bound") || o_.Has("farm") || o_.Has("wait") || o_.Has("scaling")) {
+    if (o_.Has("bound") || o_.Has("farm") || o_.Has("wait") || o_.Has("scaling") || o_.Has("sweep")) {
       if (!eval::TorchAvailable())
         throw ConfigError("zerofarm bench needs LibTorch for the bound and the farm");
     }
@@ -471,8 +599,8 @@ class Bench {
                     std::to_string(o_.farm.games_per_worker) + " games, " +
                     std::to_string(o_.farm.Evaluators()) + " evaluator(s) x " +
                     std::to_string(o_.farm.eval_threads) + " thread(s)";
-    table_.Order({kBoundSection, kMachineSection, farm_section_, kWaitSection, kScalingSection,
-                  kHandoffSection, kWriterSection});
+    table_.Order({kBoundSection, kMachineSection, kSearchSection, kSweepSection, farm_section_, kWaitSection,
+                  kScalingSection, kHandoffSection, kWriterSection});
   }
 
   void EmitMachine() const {
@@ -500,23 +628,26 @@ class Bench {
     std::map<int, double> bound;
     if (o_.Has("bound")) {
       if (!net_) net_ = proc::MakeEvaluatorFor(*game::MakeGame(o_.farm.game), o_.farm, on_gpu_);
-      bound = MeasureBound(o_, *net_, bound_memory_, run, table_, precision_);
+      bound = MeasureBound(o_, *net_, bound_memory_, run, table_, precision_, o_.bound_batches);
     }
     double machine = std::nan("");
     if (o_.Has("machine") && !on_gpu_ && !bound.empty())
       machine = MeasureMachineBound(o_, BestBatch(bound), run, table_);
+    const double search = o_.Has("search") ? MeasureSearchBound(o_, run, table_) : std::nan("");
+    if (o_.Has("sweep")) MeasureSweep(o_, on_gpu_, run, table_);
     FarmProbe main_farm;
     if (o_.Has("farm"))
-      main_farm =
-          MeasureFarm(o_, {"adaptive wait", o_.farm.workers, -1}, bound, run, table_, farm_section_, machine);
+      main_farm = MeasureFarm(o_, {"adaptive wait", o_.farm.workers, -1}, bound, run, table_, farm_section_,
+                              machine, search);
     if (o_.Has("wait"))
       for (int w : o_.fixed_waits)
         MeasureFarm(o_, {"fixed wait " + std::to_string(w) + " us", o_.farm.workers, w}, bound, run, table_,
-                    kWaitSection, machine);
+                    kWaitSection, machine, search);
     if (o_.Has("scaling"))
       for (int p : o_.scaling_workers)
         MeasureFarm(o_, {std::to_string(p) + " worker" + (p > 1 ? "s" : ""), p, -1}, bound, run, table_,
-                    kScalingSection, machine, p == o_.farm.workers && main_farm.ok ? &main_farm : nullptr);
+                    kScalingSection, machine, search,
+                    p == o_.farm.workers && main_farm.ok ? &main_farm : nullptr);
   }
 
   void PrintTable() const {
@@ -561,6 +692,11 @@ void Bench::PrintTargets() const {
   if (o_.Has("farm") && o_.Has("bound"))
     Target("farm_efficiency", table_.Get(farm_section_, "adaptive wait", "efficiency").median, 0.90, true,
            "(farm leaf evals/s / evaluator alone at the farm's mean batch)");
+  if (o_.Has("farm") && o_.Has("bound") && o_.Has("search"))
+    Target("farm_efficiency_vs_smaller_bound",
+           table_.Get(farm_section_, "adaptive wait", "efficiency vs smaller bound").median, 0.85, true,
+           "(farm leaves/s / min(search alone, evaluator alone at the farm's mean batch / (1 - cache hit "
+           "rate)))");
   if (o_.Has("farm") && o_.Has("machine") && o_.Has("bound") && !on_gpu_)
     Target("machine_efficiency", table_.Get(farm_section_, "adaptive wait", "machine efficiency").median,
            0.85, true,

@@ -192,6 +192,8 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
     p.summary = out.substr(at, out.find('\n', at) - at);
     p.latency_p50_us = NumberAfter(p.summary, "latency p50 ");
     p.latency_p99_us = NumberAfter(p.summary, " p99 ");
+    const size_t hits = out.find("(hit rate ");
+    if (hits != std::string::npos) p.cache_hit_rate = std::atof(out.c_str() + hits + 10) / 100.0;
     if (!SteadyRates(io::RunDir(dir, "bench").MetricsCsv(), &p)) {
       p.seconds = NumberAfter(p.summary, " after ");
       p.evals_per_s = NumberBefore(p.summary, " leaf evals/s");
@@ -206,6 +208,16 @@ FarmProbe ProbeFarm(const std::vector<std::string>& args, double seconds, const 
   }
   io::RemoveTree(dir);
   return p;
+}
+
+TwoBounds AgainstTwoBounds(const FarmProbe& farm, double evaluator_evals, double search_leaves) {
+  TwoBounds t;
+  if (farm.cache_hit_rate < 1) t.evaluator_leaves = evaluator_evals / (1 - farm.cache_hit_rate);
+  if (!(std::isfinite(t.evaluator_leaves) && std::isfinite(search_leaves))) return t;
+  t.binding = search_leaves < t.evaluator_leaves ? "search" : "evaluator";
+  t.smaller = std::min(search_leaves, t.evaluator_leaves);
+  t.efficiency = farm.LeavesPerS() / t.smaller;
+  return t;
 }
 
 JsonLine& JsonLine::Add(const std::string& key, double value) {

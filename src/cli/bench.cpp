@@ -31,7 +31,7 @@ void AddBenchOptions(cxxopts::Options& options, const std::string& parts) {
   options.add_options("bench")("runs", "Repeat every measurement this many times (interleaved)",
                                cxxopts::value<int>()->default_value("3"))(
       "quick", "Small sizes and short runs (a few seconds; for tests)")(
-      "parts", "Comma-separated parts: bound, machine, farm, wait, scaling, handoff, writer",
+      "parts", "Comma-separated parts: bound, machine, search, farm, wait, scaling, handoff, writer, sweep",
       cxxopts::value<std::string>()->default_value(parts))(
       "bound-seconds", "Seconds per batch size of the bound", cxxopts::value<double>()->default_value("0.5"))(
       "start-at", "Start the bound at this wall-clock second (for the machine bound's children)",
@@ -41,6 +41,8 @@ void AddBenchOptions(cxxopts::Options& options, const std::string& parts) {
       cxxopts::value<std::string>()->default_value("0,500,2000,10000"))(
       "bound-batches", "Batch sizes of the evaluator-alone bound",
       cxxopts::value<std::string>()->default_value("1,2,4,8,16,32,64,128,256,512,1024"))(
+      "sweep-batches", "Batch sizes of the part sweep (the evaluator alone by precision)",
+      cxxopts::value<std::string>()->default_value("1,8,64,256,1024,2048,4096,8192"))(
       "handoff-batches", "Batch sizes of the hand-off benchmark",
       cxxopts::value<std::string>()->default_value("1,4,16,64,256"))(
       "handoff-spins-us", "Extra leaf-ring columns of the hand-off benchmark, one per spin budget (us)",
@@ -72,6 +74,7 @@ bench::BenchOptions ReadBenchOptions(const cxxopts::ParseResult& r) {
   o.fixed_waits = IntsOption(r, "fixed-waits", quick, "0");
   o.bound_batches = IntsOption(r, "bound-batches", quick, "1,8,64");
   o.handoff_batches = IntsOption(r, "handoff-batches", quick, "1,64");
+  o.sweep_batches = IntsOption(r, "sweep-batches", quick, "1,64");
   if (!r["handoff-spins-us"].as<std::string>().empty())
     o.handoff_spins_us = ParseInts(r["handoff-spins-us"].as<std::string>());
   o.writer_positions = quick && !r.count("writer-positions") ? 20'000 : r["writer-positions"].as<uint64_t>();
@@ -96,6 +99,8 @@ void CheckBenchOptions(bench::BenchOptions& o) {
   if (o.farm_seconds < 1) throw ConfigError("--farm-seconds must be at least 1");
   for (int b : o.bound_batches)
     if (b < 1 || b > 4096) throw ConfigError("--bound-batches must be 1..4096");
+  for (int b : o.sweep_batches)
+    if (b < 1 || b > 8192) throw ConfigError("--sweep-batches must be 1..8192");
   for (int b : o.handoff_batches)
     if (b < 1 || b > 1024) throw ConfigError("--handoff-batches must be 1..1024");
   for (int us : o.handoff_spins_us)

@@ -262,6 +262,13 @@ class TorchEvaluator final : public Evaluator {
 };
 
 #ifdef ZF_WITH_CUDA
+// TorchOptions::tf32 into LibTorch's process-wide flags (issue 77): -1 its
+// default (TF32 convolutions, fp32 matmuls), 0 strict fp32, 1 TF32 for both.
+void ApplyTf32(int tf32) {
+  at::globalContext().setAllowTF32CuDNN(tf32 != 0);
+  at::globalContext().setAllowTF32CuBLAS(tf32 == 1);
+}
+
 // One forward pass captured as a CUDA graph for batches of up to `rows`
 // leaves (TorchOptions::cuda_graph). Replays read `input` and write `policy`
 // and `value`, fixed device tensors; rows past a batch's own hold stale
@@ -325,6 +332,7 @@ class CudaTorchEvaluator final : public Evaluator {
   void Evaluate(const LeafChunk* chunks, int num_chunks) override {
     c10::InferenceMode guard;
     c10::cuda::CUDAStreamGuard on_side_stream(stream_);
+    ApplyTf32(options_.tf32);
     int64_t n = 0;
     for (int i = 0; i < num_chunks; ++i) n += chunks[i].count;
     if (n == 0) return;

@@ -185,6 +185,7 @@ void RingServer::LogStart() const {
 // Between batches: swap in the newest model of the models directory. A file
 // that cannot be used is refused with one line; the old weights stay.
 void RingServer::MaybeReload(bool at_start) {
+  if (config_.random_evaluator) return;  // no network to reload
   const std::optional<std::string> path = models_.Poll(at_start);
   if (!path) return;
   me_.Beat(MonotonicNs(), config_.BusyAllowanceNs());  // a load may take long (issue #21)

@@ -48,6 +48,7 @@ eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu) {
 
 std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const FarmConfig& config,
                                                   bool on_gpu) {
+  if (config.random_evaluator) return eval::MakeRandomEvaluator(NetConfigFor(game, config), config.seed);
   const eval::TorchOptions options = TorchOptionsFor(config, on_gpu);
   if (!config.weights.empty()) return eval::MakeTorchEvaluator(LoadWeightsFor(game, config.weights), options);
   const eval::NetConfig net = NetConfigFor(game, config);

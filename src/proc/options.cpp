@@ -282,6 +282,10 @@ std::vector<OptionSpec> BuildTable() {
               "GPU evaluators run the network as CUDA graphs captured per batch size (a power of two, 16 to "
               "4096; larger batches eagerly); CPU evaluators ignore it",
               "1", kRun | kLoop | kBench, gpu_graphs),
+      ZF_FLAG("random-evaluator", "random_evaluator", kFarm,
+              "Evaluators answer every leaf at once without a network (outputs hashed from the position; "
+              "no model, no GPU): the search's own speed (zerofarm bench part search); not for training",
+              "1", kRun, random_evaluator),
       ZF_FLAG("simulate-gpus", "simulate_gpus", kFarm,
               "Lay the farm out as for --gpus G (G evaluators, each with its own CUDA_VISIBLE_DEVICES) but "
               "run the "

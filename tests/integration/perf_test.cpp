@@ -108,10 +108,62 @@ TEST_CASE("zerofarm bench --quick reports every part as JSON lines and a table",
     CHECK(Number(l, "positions_per_s_whole_run") >= 0);
     CHECK(Field(l, "positions_per_s_after_warmup") != "");  // a number, or null for a short run
   }
-  CHECK(lines["target"].size() == 4);
+  // (a'') the search alone (issue 77): the same farm with the random
+  // evaluator, its leaves/s and the random evaluator's own cost; the farm's
+  // efficiency against the smaller bound, which names the bound that binds.
+  REQUIRE(lines["search_bound"].size() == 1);
+  CHECK(Number(lines["search_bound"][0], "leaves_per_s") > 0);
+  CHECK(Number(lines["search_bound"][0], "random_evaluator_alone_leaves_per_s") > 0);
+  REQUIRE(lines["random_evaluator"].size() == 1);
+  bool against_smaller = false;
+  for (const auto& l : lines["farm"]) {
+    INFO(l);
+    CHECK(Number(l, "cache_hit_rate") >= 0);
+    if (Field(l, "setting") != "adaptive wait") continue;
+    against_smaller = true;
+    CHECK(Number(l, "efficiency_vs_smaller_bound") > 0);
+    CHECK(Number(l, "search_bound_leaves_per_s") == Number(lines["search_bound"][0], "leaves_per_s"));
+    const std::string binding = Field(l, "binding_bound");
+    CHECK((binding == "search" || binding == "evaluator"));
+  }
+  CHECK(against_smaller);
+  CHECK(lines["target"].size() == 5);
+  CHECK(out.find("target farm_efficiency_vs_smaller_bound") != std::string::npos);
   CHECK(out.find("target machine_efficiency") != std::string::npos);
   CHECK(out.find("(a) evaluator alone") != std::string::npos);
   CHECK(out.find("(c) hand-off") != std::string::npos);
+}
+
+TEST_CASE("zerofarm bench --parts sweep times the evaluator alone by precision and says what it skipped",
+          "[perf][multiprocess]") {
+  ScratchDir dir("zf-bench");
+  std::vector<std::string> args = {ZF_BINARY, "bench", "--quick", "--parts", "sweep", "--gpus", "0"};
+  args.insert(args.end(), kTinyNet.begin(), kTinyNet.end());
+  Spawned bench(args, dir / "sweep");
+  const int code = bench.Wait(120);
+  const std::string out = bench.Stdout();
+  INFO(out << bench.Stderr());
+  REQUIRE(code == 0);
+  std::map<std::string, int> timed, skipped;  // by variant
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] != '{' || Field(line, "bench") != "sweep") continue;
+    if (!Field(line, "skipped").empty()) {
+      ++skipped[Field(line, "variant")];
+    } else {
+      CHECK(Number(line, "evals_per_s") > 0);
+      ++timed[Field(line, "precision")];
+    }
+  }
+  // On the CPU: fp32 eager at both quick batch sizes; bf16 eager where the CPU
+  // has it; every other variant skipped, once, with a line of its own.
+  CHECK(timed["fp32 eager"] == 2);
+  const int bf16 = timed.count("bf16 eager") ? 1 : 0;
+  CHECK(timed.size() == 1u + bf16);
+  CHECK(skipped.size() == 7u - bf16);
+  for (const auto& [variant, n] : skipped) CHECK(n == 1);
+  CHECK(skipped.count("fp16 graphs") == 1);
+  CHECK(out.find("zerofarm bench: sweep tf32 eager skipped: needs a GPU") != std::string::npos);
 }
 
 TEST_CASE("zerofarm bench rejects bad options with the usage exit code", "[perf][multiprocess]") {

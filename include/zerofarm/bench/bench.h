@@ -1,7 +1,8 @@
 #pragma once
 // `zerofarm bench` (bench.cpp): how close the farm comes to its limit, in one
-// run, on one net: (a) the evaluator alone, (a') the machine bound, (b) a real
-// farm against them, (c) the cross-process leaf hand-off, (d) the writer. The
+// run, on one net: (a) the evaluator alone, (a') the machine bound, (a'') the
+// search alone, (b) a real farm against them, (c) the cross-process leaf
+// hand-off, (d) the writer; and the evaluator alone by precision (sweep). The
 // command line is read by src/cli/bench.cpp; the work is here.
 #include <cstdint>
 #include <string>
@@ -24,8 +25,11 @@ struct BenchOptions {
   double handoff_seconds = 0.3;  // per transport and batch
   uint64_t writer_positions = 300'000;
   std::vector<int> bound_batches, handoff_batches, fixed_waits, deflate_levels, scaling_workers;
+  std::vector<int> sweep_batches;     // the part `sweep`: the evaluator alone by precision
   std::vector<int> handoff_spins_us;  // extra leaf-ring columns, one per spin budget
-  std::string parts = "bound,machine,farm,wait,scaling,handoff,writer";
+  // Parts: bound, machine, search, farm, wait, scaling, handoff, writer (the
+  // default) and sweep (bench.cpp says what each measures).
+  std::string parts = "bound,machine,search,farm,wait,scaling,handoff,writer";
   bool Has(const std::string& part) const {
     return ("," + parts + ",").find("," + part + ",") != std::string::npos;
   }

@@ -2,6 +2,7 @@
 // Shared by `zerofarm bench` and `zerofarm tune` (module bench): run a
 // short real farm as a child `zerofarm run` and read its figures; JSON lines;
 // min/median/max.
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -31,7 +32,12 @@ struct FarmProbe {
   double evaluator_busy = 0;  // 0..1
   double latency_p50_us = 0;  // leaf latency (whole run, from the summary)
   double latency_p99_us = 0;
+  // The share of leaves the eval cache answered (whole run, from the run's
+  // "eval cache" line; 0 without a cache). Those leaves never reach the evaluator.
+  double cache_hit_rate = 0;
   std::string summary;  // the run's summary line
+  // Leaves the search consumed per second: the evaluator's and the cache's.
+  double LeavesPerS() const { return cache_hit_rate < 1 ? evals_per_s / (1 - cache_hit_rate) : std::nan(""); }
 };
 
 // Runs `zerofarm run ARGS --duration SECONDS+3 --no-status --out DIR` (the
@@ -70,6 +76,18 @@ class JsonLine {
   }
   nlohmann::ordered_json body_ = nlohmann::ordered_json::object();
 };
+
+// Farm efficiency against the smaller of the two bounds (issue 77), in
+// leaves/s with the cache's answers counted: the farm's leaves/s over
+// min(the search alone's leaves/s, the evaluator alone's evals/s at the
+// farm's mean batch / (1 - the farm's cache hit rate): the leaves the
+// evaluator's rate lets the search consume). NaN (and binding "") where a
+// bound is missing or not finite.
+struct TwoBounds {
+  double evaluator_leaves = std::nan(""), smaller = std::nan(""), efficiency = std::nan("");
+  std::string binding;  // "search" or "evaluator": the smaller bound
+};
+TwoBounds AgainstTwoBounds(const FarmProbe& farm, double evaluator_evals, double search_leaves);
 
 // The evaluator's bound, leaf evals/s by batch size, at a fractional batch:
 // interpolated linearly in log2(batch) between the two measured sizes around

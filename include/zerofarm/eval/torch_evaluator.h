@@ -26,6 +26,10 @@ struct TorchOptions {
   // makes some fifty, each microseconds of CPU, which bound the GPU evaluator
   // (117d650:docs/results/gpu-loop-6x64-lr01-2026-11-27). Ignored without cuda.
   bool cuda_graph = false;
+  // With cuda and fp32: TensorFloat-32 for convolutions and matmuls (1), for
+  // neither (0: strict fp32), or LibTorch's default (-1: convolutions only).
+  // Set before every batch (the flags are LibTorch's, process-wide).
+  int tf32 = -1;
   // A score head's value: its distribution weighed by this^(plies to the end - 1)
   // (eval/weights.h); the search's value_discount. Ignored by a scalar head.
   double value_discount = 1.0;

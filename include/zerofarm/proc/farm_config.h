@@ -93,6 +93,11 @@ struct FarmConfig {
   // up to a power of two (eval::TorchOptions::cuda_graph). Off until measured
   // on a GPU; ignored by CPU evaluators.
   bool gpu_graphs = false;
+  // The evaluators answer every leaf at once without a network: the random
+  // evaluator (eval::MakeRandomEvaluator, outputs hashed from the features),
+  // no model loaded, no GPU touched. The search's own bound (`zerofarm bench`
+  // part `search`, issue 77); its games are not for training.
+  bool random_evaluator = false;
   // ---- hung children (issue #21) ------------------------------------------------
   // A worker, evaluator or writer whose heartbeat is older than this many
   // seconds is killed (SIGKILL) and restarted like a dead one (0 = never).

@@ -66,3 +66,33 @@ TEST_CASE("JsonLine keeps 64-bit ids and counts above 2^53 exact", "[cli][json]"
 
 }  // namespace
 }  // namespace zerofarm::bench
+
+TEST_CASE("farm efficiency is against the smaller of the search alone and the evaluator alone, cache counted",
+          "[cli][bench]") {
+  using zerofarm::bench::AgainstTwoBounds;
+  zerofarm::bench::FarmProbe farm;
+  farm.evals_per_s = 600;
+  farm.cache_hit_rate = 0.25;  // the search consumed 800 leaves/s
+  REQUIRE(farm.LeavesPerS() == Approx(800));
+
+  // The evaluator answers 1000 evals/s: with a quarter of the leaves from the
+  // cache, it lets the search consume 1333 leaves/s; the search alone makes 1000.
+  auto two = AgainstTwoBounds(farm, 1000, 1000);
+  CHECK(two.evaluator_leaves == Approx(1000 / 0.75));
+  CHECK(two.binding == "search");
+  CHECK(two.smaller == Approx(1000));
+  CHECK(two.efficiency == Approx(0.8));
+
+  // A slower evaluator binds: 700 evals/s -> 933 leaves/s, below the search's 2000.
+  two = AgainstTwoBounds(farm, 700, 2000);
+  CHECK(two.binding == "evaluator");
+  CHECK(two.efficiency == Approx(800 / (700 / 0.75)));
+
+  // Without the search bound (or a finite evaluator bound) there is no efficiency.
+  two = AgainstTwoBounds(farm, 700, std::nan(""));
+  CHECK(std::isnan(two.efficiency));
+  CHECK(two.binding.empty());
+  CHECK(std::isnan(AgainstTwoBounds(farm, std::nan(""), 2000).efficiency));
+  farm.cache_hit_rate = 1;  // every leaf from the cache: no rate of leaves to compare
+  CHECK(std::isnan(AgainstTwoBounds(farm, 700, 2000).efficiency));
+}
