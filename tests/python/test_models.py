@@ -78,7 +78,7 @@ class TorchScriptFarmTest(unittest.TestCase):
         start: its log and the model versions its shards record."""
         out = os.path.join(self.tmp, name)
         models_dir = os.path.join(out, "models")
-        os.makedirs(models_dir, mode=0o755)
+        os.makedirs(models_dir, mode=0o755, exist_ok=True)
         for file_name, (kind, version) in models.items():
             if kind == "h5":
                 zftest.run([sys.executable, os.path.join(zftest.TOOLS, "zf_weights_torch.py"), "init",
@@ -100,6 +100,16 @@ class TorchScriptFarmTest(unittest.TestCase):
         self.assertEqual(versions, {9}, log[-3000:])
         log, versions = self.farm_with_models("reload-h5", {"model-9.pt": ("good", 9), "model-12.h5": ("h5", 12)})
         self.assertEqual(versions, {12}, log[-3000:])
+
+    def test_a_linked_pt_in_the_models_directory_is_never_followed(self):
+        linked = os.path.join(self.tmp, "linked")
+        os.makedirs(linked)
+        zf_test_models.main(linked, "connect4", ["good"], version=30)
+        out = os.path.join(self.tmp, "reload-link")
+        os.makedirs(os.path.join(out, "models"), mode=0o755)
+        os.symlink(os.path.join(linked, "good.pt"), os.path.join(out, "models", "model-30.pt"))
+        log, versions = self.farm_with_models("reload-link", {"model-9.pt": ("good", 9)})
+        self.assertEqual(versions, {9}, log[-3000:])
 
     def test_hot_reload_keeps_the_old_model_when_a_pt_is_refused(self):
         log, versions = self.farm_with_models("reload-nan", {"model-9.pt": ("nan", 9)},
