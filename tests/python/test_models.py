@@ -56,6 +56,15 @@ class TorchScriptFarmTest(unittest.TestCase):
             self.assertIn(self.model(kind), lines[0], kind)
             self.assertFalse(os.path.exists(out), f"{kind}: the run directory was made")
 
+    def test_the_built_in_trainer_and_loop_refuse_a_pt_in_one_line(self):
+        for command in (["train", "--run", os.path.join(self.tmp, "no-run")],
+                        ["loop", "--game", "connect4", "--out", os.path.join(self.tmp, "loop-run")]):
+            p = subprocess.run([zftest.binary(), *command, "--weights", self.model("good")], capture_output=True,
+                               text=True, timeout=120)
+            self.assertEqual(p.returncode, 2, (command, p.stdout, p.stderr))
+            self.assertIn("examples/train_torch.py", p.stderr.strip().splitlines()[-1])
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "loop-run")))
+
     def test_a_transformer_plays_a_farm_that_inspect_and_eval_see(self):
         out = os.path.join(self.tmp, "run-transformer")
         zftest.run([zftest.binary(), "run", *SMALL_FARM, "--games", "6", "--weights",
