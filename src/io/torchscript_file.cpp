@@ -311,7 +311,8 @@ eval::WeightSet ReadTorchScriptFile(const std::string& path) {
   if (!has_data) throw ConfigError(path + ": a zip archive, but not a TorchScript model (no data.pkl)");
   if (!metadata)
     throw ConfigError(path + ": no extra file " + kModelMetadataFile +
-                      " (the model's metadata, docs/models.md)");
+                      " (the model's metadata, docs/models.md; a torch.save state_dict of the built-in net "
+                      "converts with tools/zf_weights_torch.py from-state-dict)");
   if (metadata->size > 65536) throw ConfigError(path + ": " + kModelMetadataFile + " is larger than 64 KiB");
   ParseModelMetadata(w.script.substr(metadata->offset, metadata->size), path, &w);
   return w;
