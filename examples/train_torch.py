@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trains your own PyTorch network on a live zerofarm run, closing the loop.
 
-    zerofarm run --game connect4 --out runs/mine --duration 30m
+    zerofarm run --game connect4 --out runs/mine --duration 1800
     python3 examples/train_torch.py runs/mine
 
 Every round it reads the run's newest shards (tools/zf_shards.py's
