@@ -29,4 +29,4 @@ done
 stats() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {printf "min %.1f median %.1f max %.1f", a[1], a[int((NR+1)/2)], a[NR]}'; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for format in h5 pt; do echo "$format: positions/s $(echo "${pos[$format]}" | stats)"; done
-echo "pt/h5 median ratio: $(awk -v a="$(echo "${pos[pt]}" | median)" -v b="$(echo "${pos[h5]}" | median)" 'BEGIN {printf "%.3f", a / b}')"
+echo "pt/h5 median ratio: $(awk -v a="$(echo "${pos[pt]}" | median)" -v b="$(echo "${pos[h5]}" | median)" 'BEGIN {if (b > 0) printf "%.3f", a / b; else printf "n/a (no positions)"}')"
