@@ -33,6 +33,11 @@ CLI (needs torch)::
 the network's config}; ``from-state-dict`` records that model version again
 unless --version is given (0 for a .pt that has none).
     zf_weights_torch.py init WEIGHTS.h5 --game connect4 [--blocks 6 --filters 64 --value-channels 1 --seed 0]
+    zf_weights_torch.py to-torchscript WEIGHTS.h5 MODEL.pt
+
+``to-torchscript`` writes the network as a TorchScript model file that
+``zerofarm run --weights MODEL.pt`` runs (docs/models.md); ``save_torchscript``
+does the same for any ``nn.Module`` that keeps the contract of docs/models.md.
 
 ``from-state-dict`` reads a plain state_dict or a checkpoint dict holding one
 under "state_dict" or "model" (a "module." or "_orig_mod." prefix from
@@ -378,6 +383,53 @@ def save_zerofarm_weights(net, path, game=None, version=None):
     return config
 
 
+# ---- TorchScript model files (docs/models.md) -----------------------------------
+
+MODEL_METADATA = "zerofarm.json"  # the extra file of every model archive
+
+
+def save_torchscript(net, path, game, version, example=None, shape=None):
+    """Writes `net` (any nn.Module keeping the contract of docs/models.md, or
+    an already scripted one) as a TorchScript model file for `game` at model
+    `version`: torch.jit.script, else torch.jit.trace on `example` (default
+    a float batch of 2 zero positions), saved atomically (a fresh PATH.*.tmp,
+    rename) with its metadata zerofarm.json; `shape` (planes, height, width,
+    actions) defaults to the game's. Returns the metadata dict."""
+    require_torch()
+    import json
+    shape = shape or zf_shards.GAME_SHAPES.get(game)
+    if shape is None:
+        raise ValueError(f"unknown game {game!r}; known: {', '.join(sorted(zf_shards.GAME_SHAPES))}")
+    if not 0 <= int(version) < 2 ** 32:
+        raise ValueError(f"version {version} does not fit uint32")
+    meta = dict(game=game, version=int(version), **{k: int(shape[k]) for k in ("planes", "height", "width",
+                                                                             "actions")})
+    net = _unwrap(net)
+    was_training = net.training
+    net.eval()
+    if isinstance(net, torch.jit.ScriptModule):
+        scripted = net
+    else:
+        if example is None:
+            example = torch.zeros(2, shape["planes"], shape["height"], shape["width"])
+        param = next(net.parameters(), None)
+        if param is not None:
+            example = example.to(device=param.device, dtype=param.dtype)
+        with torch.no_grad():
+            scripted = torch.jit.trace(net, example, check_trace=False)
+    tmp = h5_weights.fresh_tmp(path)
+    try:
+        scripted.cpu().save(tmp, _extra_files={MODEL_METADATA: json.dumps(meta)})
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    finally:
+        net.train(was_training)
+    return meta
+
+
 # ---- CLI -----------------------------------------------------------------------
 
 def _torch_load(path):
@@ -464,6 +516,13 @@ def _cmd_init(args):
     print(f"{args.weights}: {describe(net.config, args.version)} (random, seed {args.seed})")
 
 
+def _cmd_to_torchscript(args):
+    net = load_zerofarm_weights(args.weights)
+    float_net = net.float()
+    save_torchscript(float_net, args.out, net.config["game"], net.version, shape=net.config)
+    print(f"{args.out}: TorchScript of {describe(net.config, net.version)}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description="Convert zerofarm weights files (HDF5) to and from PyTorch state_dicts.")
@@ -491,6 +550,10 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--version", type=int, default=0)
     p.set_defaults(func=_cmd_init)
+    p = sub.add_parser("to-torchscript", help="weights file -> TorchScript model file (docs/models.md)")
+    p.add_argument("weights", metavar="WEIGHTS.h5")
+    p.add_argument("out", metavar="MODEL.pt")
+    p.set_defaults(func=_cmd_to_torchscript)
     args = parser.parse_args(argv)
     try:
         require_torch()

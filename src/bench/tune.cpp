@@ -87,7 +87,9 @@ std::string NetDescription(const proc::FarmConfig& f) {
            std::to_string(f.seed) + ")";
   const auto w = io::ReadWeights(f.weights);  // a bad file fails here, before any farm runs
   return "weights " + f.weights + " (model version " + std::to_string(w.version) + ", " +
-         std::to_string(w.config.blocks) + "x" + std::to_string(w.config.filters) + ")";
+         (w.config.scripted ? "TorchScript"
+                            : std::to_string(w.config.blocks) + "x" + std::to_string(w.config.filters)) +
+         ")";
 }
 
 using Sweeps = std::vector<std::pair<std::string, std::vector<Setting>>>;

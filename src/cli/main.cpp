@@ -44,7 +44,8 @@ void Usage(std::ostream& os) {
 
 // The commands that run a network, and so need LibTorch.
 bool RunsNetwork(const std::string& command) {
-  for (const char* c : {"selfplay", "train", "eval", "loop", "bench", "gtp", proc::kEvaluatorCommand})
+  for (const char* c : {"selfplay", "train", "eval", "loop", "bench", "gtp", proc::kEvaluatorCommand,
+                        proc::kProbeModelCommand})
     if (command == c) return true;
   return false;
 }
@@ -90,6 +91,7 @@ int Main(int argc, char** argv) {
     if (command == "gtp") return GtpCommand(argc - 1, argv + 1);
     if (command == "config") return ConfigCommand(argc - 1, argv + 1);
     if (command == proc::kEvaluatorCommand) return EvaluatorRole(argc - 1, argv + 1);
+    if (command == proc::kProbeModelCommand) return proc::RunModelProbe(argc - 1, argv + 1);
     if (command == "version" || command == "--version") {
       std::cout << "zerofarm " << ZF_VERSION_STRING << "\n";
       return kExitOk;

@@ -11,8 +11,9 @@ namespace zerofarm::eval {
 
 std::string NetConfig::Describe() const {
   std::ostringstream os;
-  os << game << " " << planes << "x" << height << "x" << width << " -> " << actions << ", " << blocks
-     << " blocks x " << filters << " filters";
+  os << game << " " << planes << "x" << height << "x" << width << " -> " << actions << ", ";
+  if (scripted) return os.str() + "TorchScript";
+  os << blocks << " blocks x " << filters << " filters";
   if (value_channels != 1) os << ", value head of " << value_channels << " channels";
   if (score_plies > 0) os << ", score head";
   return os.str();

@@ -202,8 +202,14 @@ void ConfigureThreads(int intra_op_threads) {
 class TorchEvaluator final : public Evaluator {
  public:
   TorchEvaluator(const WeightSet& weights, const TorchOptions& options)
-      : options_(options), net_(weights.config), version_(weights.version) {
+      : options_(options), config_(weights.config), version_(weights.version) {
     ConfigureThreads(options.intra_op_threads);
+    const auto dtype = options_.bf16 ? torch::kBFloat16 : torch::kFloat;
+    if (!weights.script.empty()) {
+      script_ = std::make_unique<ScriptedNet>(weights, torch::kCPU, dtype, options.probe_batch);
+      return;
+    }
+    net_ = ZeroNet(weights.config);
     ImportWeights(net_, weights);
     net_->eval();
     if (options_.bf16) net_->to(torch::kBFloat16);
@@ -212,7 +218,7 @@ class TorchEvaluator final : public Evaluator {
 
   void Evaluate(const LeafChunk* chunks, int num_chunks) override {
     c10::InferenceMode guard;
-    const NetConfig& c = net_->config();
+    const NetConfig& c = config_;
     int64_t n = 0;
     for (int i = 0; i < num_chunks; ++i) n += chunks[i].count;
     if (n == 0) return;
@@ -228,7 +234,7 @@ class TorchEvaluator final : public Evaluator {
       input.narrow(0, row, ch.count).copy_(blob);
       row += ch.count;
     }
-    auto [policy, value] = net_->forward(input);
+    auto [policy, value] = script_ ? script_->forward(input) : net_->forward(input);
     // Outputs go straight into the callers' memory (ring slots); in bf16 the
     // copy into the float slots is the conversion (no intermediate tensor).
     row = 0;
@@ -243,21 +249,24 @@ class TorchEvaluator final : public Evaluator {
   }
 
   bool UpdateWeights(const WeightSet& weights) override {
-    ImportWeights(net_, weights);  // into the net's dtype
+    if (script_ || !weights.script.empty()) return false;  // a model file of code: a new evaluator
+    ImportWeights(net_, weights);                          // into the net's dtype
     version_ = weights.version;
     return true;
   }
 
   uint32_t ModelVersion() const override { return version_; }
-  const NetConfig& Config() const override { return net_->config(); }
+  const NetConfig& Config() const override { return config_; }
   std::string Describe() const override {
-    return "LibTorch CPU " + std::string(options_.bf16 ? "bf16" : "fp32") + ", " + net_->config().Describe() +
+    return "LibTorch CPU " + std::string(options_.bf16 ? "bf16" : "fp32") + ", " + config_.Describe() +
            ", model version " + std::to_string(version_);
   }
 
  private:
   TorchOptions options_;
-  ZeroNet net_;
+  NetConfig config_;
+  ZeroNet net_{nullptr};                 // the built-in net, or
+  std::unique_ptr<ScriptedNet> script_;  // a TorchScript model
   uint32_t version_;
 };
 
@@ -292,7 +301,7 @@ class CudaTorchEvaluator final : public Evaluator {
  public:
   CudaTorchEvaluator(const WeightSet& weights, const TorchOptions& options)
       : options_(options),
-        net_(weights.config),
+        config_(weights.config),
         version_(weights.version),
         device_(torch::kCUDA, 0),
         stream_(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, 0)) {
@@ -300,9 +309,15 @@ class CudaTorchEvaluator final : public Evaluator {
     // The CPU side only copies and launches: keep LibTorch's CPU pools small,
     // the cores belong to the workers.
     ConfigureThreads(options.intra_op_threads);
+    dtype_ = options.bf16 ? torch::kBFloat16 : options.fp16 ? torch::kHalf : torch::kFloat;
+    if (!weights.script.empty()) {
+      c10::cuda::CUDAStreamGuard on_side_stream(stream_);
+      script_ = std::make_unique<ScriptedNet>(weights, device_, dtype_, options.probe_batch);
+      return;
+    }
+    net_ = ZeroNet(weights.config);
     ImportWeights(net_, weights);
     net_->eval();
-    dtype_ = options.bf16 ? torch::kBFloat16 : options.fp16 ? torch::kHalf : torch::kFloat;
     net_->to(device_, dtype_);
     net_->SetValueDiscount(options_.value_discount);
   }
@@ -322,6 +337,7 @@ class CudaTorchEvaluator final : public Evaluator {
   // Into the device's parameters, on the side stream, waited for: the
   // captured graphs read the same tensors, so they stay valid.
   bool UpdateWeights(const WeightSet& weights) override {
+    if (script_ || !weights.script.empty()) return false;  // a model file of code: a new evaluator
     c10::cuda::CUDAStreamGuard on_side_stream(stream_);
     ImportWeights(net_, weights);
     stream_.synchronize();
@@ -342,7 +358,7 @@ class CudaTorchEvaluator final : public Evaluator {
       g.graph->replay();
       CopyOut(chunks, num_chunks, g.policy, g.value);
     } else {
-      const NetConfig& c = net_->config();
+      const NetConfig& c = config_;
       auto input =
           torch::empty({n, c.planes, c.height, c.width}, torch::dtype(torch::kUInt8).device(device_));
       CopyIn(chunks, num_chunks, input);
@@ -356,19 +372,21 @@ class CudaTorchEvaluator final : public Evaluator {
   }
 
   uint32_t ModelVersion() const override { return version_; }
-  const NetConfig& Config() const override { return net_->config(); }
+  const NetConfig& Config() const override { return config_; }
   std::string Describe() const override {
     return "LibTorch CUDA " +
            std::string(options_.bf16   ? "bf16"
                        : options_.fp16 ? "fp16"
                                        : "fp32") +
-           (options_.cuda_graph ? " as CUDA graphs" : "") + ", " + net_->config().Describe() +
-           ", model version " + std::to_string(version_);
+           (options_.cuda_graph ? " as CUDA graphs" : "") + ", " + config_.Describe() + ", model version " +
+           std::to_string(version_);
   }
 
  private:
   TorchOptions options_;
-  ZeroNet net_;
+  NetConfig config_;
+  ZeroNet net_{nullptr};                 // the built-in net, or
+  std::unique_ptr<ScriptedNet> script_;  // a TorchScript model
   uint32_t version_;
   torch::Device device_;
   c10::cuda::CUDAStream stream_;
@@ -378,7 +396,7 @@ class CudaTorchEvaluator final : public Evaluator {
 
   // The network on a uint8 batch on the device: float policy (n x actions) and value (n).
   std::pair<torch::Tensor, torch::Tensor> Forward(const torch::Tensor& input) {
-    auto [policy, value] = net_->forward(input.to(dtype_));
+    auto [policy, value] = script_ ? script_->forward(input.to(dtype_)) : net_->forward(input.to(dtype_));
     return {policy.to(torch::kFloat).contiguous(),
             value.to(torch::kFloat).reshape({input.size(0)}).contiguous()};
   }
@@ -392,7 +410,7 @@ class CudaTorchEvaluator final : public Evaluator {
     while (rows < n) rows *= 2;
     for (const auto& g : graphs_)
       if (g.rows == rows) return g;
-    const NetConfig& c = net_->config();
+    const NetConfig& c = config_;
     GraphedForward g;
     g.rows = rows;
     g.input = torch::zeros({rows, c.planes, c.height, c.width}, torch::dtype(torch::kUInt8).device(device_));
@@ -413,7 +431,7 @@ class CudaTorchEvaluator final : public Evaluator {
     // dispatched, checked) costs microseconds of CPU, some 40 a batch, and the
     // GPU evaluator is bound by its CPU, not its GPU
     // (117d650:docs/results/gpu-loop-6x64-2026-11-27).
-    const NetConfig& c = net_->config();
+    const NetConfig& c = config_;
     const size_t feature_bytes = static_cast<size_t>(c.planes) * c.height * c.width;
     auto* in = static_cast<uint8_t*>(input.data_ptr());
     for (int i = 0; i < num_chunks; ++i) {
@@ -425,7 +443,7 @@ class CudaTorchEvaluator final : public Evaluator {
   // The first rows of `policy` and `value` (float on the device) into the chunks, in order.
   void CopyOut(const LeafChunk* chunks, int num_chunks, const torch::Tensor& policy,
                const torch::Tensor& value) const {
-    const int actions = net_->config().actions;
+    const int actions = config_.actions;
     const float* p = policy.data_ptr<float>();
     const float* v = value.data_ptr<float>();
     for (int i = 0; i < num_chunks; ++i) {

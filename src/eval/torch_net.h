@@ -3,6 +3,7 @@
 // LibTorch, so only the eval translation units that already do include it.
 #include <torch/torch.h>
 
+#include <memory>
 #include <utility>
 
 #include "zerofarm/eval/weights.h"
@@ -62,5 +63,25 @@ WeightSet ExportWeights(ZeroNet& net, uint32_t version);
 // tensors are); ConfigError on a missing, extra or misshapen tensor, found
 // before anything is copied, so that `net` is then as it was.
 void ImportWeights(ZeroNet& net, const WeightSet& weights);
+
+// A TorchScript model (WeightSet::script, docs/models.md) on `device` in
+// `dtype`, in eval mode. The constructor loads it and probes it with a batch
+// of 1 and of `probe_rows` zero positions; ConfigError, one line naming the
+// file and the broken piece of the contract (load, output count, shapes,
+// dtype, a non-finite or out-of-range value, a forward that throws).
+class ScriptedNet {
+ public:
+  ScriptedNet(const WeightSet& weights, torch::Device device, torch::ScalarType dtype, int64_t probe_rows);
+  ~ScriptedNet();
+  // x: [n, planes, height, width] in the net's dtype on its device. Returns
+  // float policy logits [n, actions] and value [n], contiguous. A forward
+  // that throws gives NaN outputs (logged), which the farm treats as a NaN
+  // model's (proc/evaluator.cpp).
+  std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& x);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace zerofarm::eval

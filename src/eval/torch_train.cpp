@@ -203,8 +203,19 @@ std::vector<std::pair<std::string, torch::Tensor>> Trainer::Impl::OwnershipTenso
   return {{kOwnershipWeight, ownership_conv->weight}, {kOwnershipBias, ownership_conv->bias}};
 }
 
+namespace {
+// `w`, unless it is a TorchScript model: the built-in trainer trains the built-in net only.
+const WeightSet& Trainable(const WeightSet& w) {
+  if (w.config.scripted)
+    throw ConfigError((w.source.empty() ? std::string("a TorchScript model") : w.source) +
+                      ": zerofarm's trainer trains its own net only; train a TorchScript model in PyTorch "
+                      "(examples/train_torch.py, docs/models.md)");
+  return w;
+}
+}  // namespace
+
 Trainer::Trainer(const WeightSet& start, const TrainerOptions& options)
-    : impl_(std::make_unique<Impl>(start.config)) {
+    : impl_(std::make_unique<Impl>(Trainable(start).config)) {
   CheckTrainerOptions(options);
   impl_->options = options;
   if (options.cuda) impl_->device = torch::Device(torch::kCUDA, 0);

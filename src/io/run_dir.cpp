@@ -66,7 +66,8 @@ std::string RunDir::RatedFile(const std::string& set_name) const {
 std::string RunDir::ModelFileName(uint64_t version) { return "model-" + std::to_string(version) + ".h5"; }
 
 int64_t RunDir::ModelNumber(const std::string& name) {
-  const std::string prefix = "model-", suffix = ".h5";
+  const std::string prefix = "model-";
+  const std::string suffix = name.size() > 3 && name.compare(name.size() - 3, 3, ".pt") == 0 ? ".pt" : ".h5";
   if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
       name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
     return -1;
@@ -79,7 +80,7 @@ int64_t RunDir::ModelNumber(const std::string& name) {
 
 namespace {
 
-// The version of a directory entry named model-N.h5 that is a regular file
+// The version of a directory entry named model-N.h5 or model-N.pt that is a regular file
 // itself (a link, even to a model, is never followed: only the run writes its
 // models directory, and nothing planted there is read), else -1.
 int64_t ModelFileVersion(const std::filesystem::directory_entry& e) {

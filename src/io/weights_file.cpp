@@ -8,6 +8,7 @@
 
 #include "fs_internal.h"
 #include "zerofarm/io/h5.h"
+#include "zerofarm/io/torchscript_file.h"
 
 namespace zerofarm::io {
 
@@ -67,6 +68,7 @@ std::string ShapeText(const eval::NetConfig& c, bool with_actions) {
 }
 
 std::string TowerText(const eval::NetConfig& c) {
+  if (c.scripted) return "TorchScript";
   return std::to_string(c.blocks) + " blocks x " + std::to_string(c.filters) + " filters";
 }
 
@@ -188,6 +190,11 @@ void WriteWeights(const std::string& path, const eval::WeightSet& weights) {
 
 eval::WeightSet ReadWeights(const std::string& path) {
   internal::RequireExists(path);
+  if (IsTorchScriptPath(path)) return ReadTorchScriptFile(path);
+  if (IsPt2Path(path))
+    throw ConfigError(path +
+                      ": a .pt2 (AOTInductor) package needs a zerofarm built with LibTorch 2.x; "
+                      "this one reads TorchScript (.pt, torch.jit.save)");
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))  // a FIFO or a device: never read
     throw ConfigError(path + ": not a regular file");

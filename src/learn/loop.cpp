@@ -30,6 +30,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/run_dir.h"
+#include "zerofarm/io/torchscript_file.h"
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/learn/strength.h"
 #include "zerofarm/learn/train.h"
@@ -431,7 +432,14 @@ void Evaluation::PrintCurve(const std::vector<mcts::SearchConfig>& searches) {
 // (by its recipe or its command line) is refused before any child starts. The
 // trainer would go on with the models' net and the farm would load it, but the
 // run's records (farm-config.txt, each shard's config.txt) would name the other.
+// A TorchScript model (--weights or the run's newest) is refused: the loop's
+// trainer trains zerofarm's own net only.
 void CheckRunNet(const LoopConfig& c) {
+  for (const std::string& m : {c.farm.weights, io::RunDir(c.farm.out).NewestModel().second})
+    if (io::IsTorchScriptPath(m))
+      throw ConfigError(m +
+                        ": zerofarm loop trains zerofarm's own net; train a TorchScript model in PyTorch "
+                        "beside zerofarm run (examples/train_torch.py, docs/models.md)");
   const auto [newest, model] = io::RunDir(c.farm.out).NewestModel();
   if (model.empty()) return;
   const auto game = game::MakeGame(c.farm.game);

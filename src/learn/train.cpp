@@ -25,6 +25,7 @@
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/shard.h"
+#include "zerofarm/io/torchscript_file.h"
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/proc/roles.h"
 
@@ -410,6 +411,10 @@ void CheckTrainConfig(const TrainConfig& config) {
   if (config.replay < 0) throw ConfigError("--replay must be >= 0");
   if (config.checkpoint_steps < 1) throw ConfigError("--checkpoint-steps must be >= 1");
   if (config.steps < 0 || config.duration < 0) throw ConfigError("--steps and --duration must be >= 0");
+  if (io::IsTorchScriptPath(config.weights))  // before any wait for positions
+    throw ConfigError("--weights " + config.weights +
+                      ": zerofarm train trains zerofarm's own net; train a TorchScript model in PyTorch "
+                      "(examples/train_torch.py, docs/models.md)");
 }
 
 void MakeTrainDirs(const TrainConfig& config, const Paths& paths) {

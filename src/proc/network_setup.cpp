@@ -19,6 +19,7 @@ eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path) 
     // The file decides the tower's size; the game decides its shape.
     expected.blocks = expected.filters = expected.value_hidden = expected.value_channels = 0;
     io::CheckWeightsMatch(weights, expected, path);
+    if (weights.config.scripted) return weights;   // checked by its probe when loaded (docs/models.md)
     const int plies = weights.config.score_plies;  // the file decides the head; the game its length
     if (plies != 0 && plies != game.MaxGameLength())
       throw ConfigError(path + ": its score head spans " + std::to_string(plies) + " plies, but a game of " +
@@ -43,6 +44,7 @@ eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu) {
   options.fp16 = precision == "fp16";
   options.cuda_graph = on_gpu && config.gpu_graphs;
   options.value_discount = config.search.value_discount;
+  options.probe_batch = config.max_batch;
   return options;
 }
 

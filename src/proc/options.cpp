@@ -225,7 +225,8 @@ std::vector<OptionSpec> BuildTable() {
       }(),
       // ---- network ----------------------------------------------------------------------
       ZF_STR("weights", "weights", kNetwork,
-             "HDF5 weights file; empty = a random net of --blocks x --filters from --seed (eval: 'random')",
+             "Model file: weights (.h5) or TorchScript (.pt, docs/models.md); empty = a random net of "
+             "--blocks x --filters from --seed (eval: 'random')",
              kNet | kGtp, weights),
       ZF_NUM("blocks", "blocks", kNetwork, "Residual blocks of a random net", 1, 80, kNet | kGtp, blocks),
       ZF_NUM("filters", "filters", kNetwork, "Filters of a random net", 1, 1024, kNet | kGtp, filters),

@@ -315,11 +315,13 @@ EvaluatorLaunch PlanEvaluators(const FarmConfig& config) {
 }
 
 // Fail at start with one line: read and check the --weights file here (HDF5
-// only, no LibTorch), before any child exists.
+// without LibTorch; a TorchScript model also loaded and probed in
+// NetworkBinary(), ProbeModelBeforeStart), before any child exists.
 void CheckWeights(const FarmConfig& config, const game::Game& game) {
   if (config.weights.empty()) return;
   try {
     LoadWeightsFor(game, config.weights);
+    ProbeModelBeforeStart(config);
   } catch (const ConfigError&) {
     throw;
   } catch (const Error& e) {

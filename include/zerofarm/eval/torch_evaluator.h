@@ -33,6 +33,10 @@ struct TorchOptions {
   // A score head's value: its distribution weighed by this^(plies to the end - 1)
   // (eval/weights.h); the search's value_discount. Ignored by a scalar head.
   double value_discount = 1.0;
+  // A TorchScript model (WeightSet::script) is probed at load with a batch of
+  // 1 and one of this many leaves (the farm's largest), on its own device and
+  // precision (docs/models.md).
+  int probe_batch = 1;
 };
 
 // True when this binary links LibTorch.
@@ -53,7 +57,11 @@ int CudaDeviceCount();
 WeightSet RandomWeights(const NetConfig& config, uint64_t seed);
 
 // An evaluator running `weights` on the CPU under InferenceMode. Throws
-// ConfigError when a tensor is missing, extra or of the wrong shape.
+// ConfigError when a tensor is missing, extra or of the wrong shape. For a
+// TorchScript model (weights.script), the module is loaded and probed
+// (TorchOptions::probe_batch): ConfigError with one line naming what breaks
+// the contract of docs/models.md. Its forward throwing later, in a farm,
+// gives NaN outputs for that batch (logged), handled as a NaN model's.
 std::unique_ptr<Evaluator> MakeTorchEvaluator(const WeightSet& weights, const TorchOptions& options);
 
 }  // namespace zerofarm::eval

@@ -40,16 +40,20 @@ struct NetConfig {
   int value_hidden = 64;
   int score_plies = 0;     // 0: the scalar value head; else the score head over this many plies
   int value_channels = 1;  // the value head's conv1x1 outputs (AlphaZero's 1; AlphaZero.jl's Connect Four 32)
+  // A TorchScript model of the user's (docs/models.md): only game, planes,
+  // height, width and actions hold; blocks and filters are 0, no tower.
+  bool scripted = false;
 
   int ScoreBins() const { return score_plies > 0 ? 2 * score_plies + 1 : 1; }  // value_head.fc2's outputs
   bool SameShape(const NetConfig& o) const {
     return game == o.game && planes == o.planes && height == o.height && width == o.width &&
            actions == o.actions && blocks == o.blocks && filters == o.filters &&
            value_hidden == o.value_hidden && value_channels == o.value_channels &&
-           score_plies == o.score_plies;
+           score_plies == o.score_plies && scripted == o.scripted;
   }
   // "connect4 3x6x7 -> 7, 6 blocks x 64 filters", ", value head of 32 channels"
-  // where value_channels is not 1, and ", score head" with one
+  // where value_channels is not 1, and ", score head" with one; "connect4
+  // 3x6x7 -> 7, TorchScript" for a scripted model
   std::string Describe() const;
 };
 
@@ -84,6 +88,10 @@ struct WeightSet {
   NetConfig config;
   uint32_t version = 0;  // model version; 0 = randomly initialised
   std::vector<NamedTensor> tensors;
+  // A TorchScript archive's bytes (a .pt model file, docs/models.md), read
+  // and checked by io::ReadWeights: then config.scripted, and no tensors.
+  std::string script;
+  std::string source;  // the file it was read from, for messages (may be empty)
 
   const NamedTensor* Find(const std::string& name) const {
     for (const auto& t : tensors)

@@ -7,7 +7,7 @@
 //   OUT/                      the run directory (--out), shared by all its hosts
 //     run_id                  the run's id, made by the first host (ReadOrMakeRunId)
 //     host-index/N            host index N claimed by a host (ClaimHostIndex)
-//     models/model-N.h5       weights, version N (or --models DIR instead)
+//     models/model-N.h5       weights, version N (model-N.pt: a TorchScript model) (or --models DIR instead)
 //     train/state.txt         the trainer's state; train/momentum.h5 its optimizer
 //     eval/                   evaluation: eval.csv, curve.csv, farm-config.txt,
 //                             loop-seconds.txt, loop-cpu-seconds.txt, SET.rated
@@ -68,9 +68,9 @@ class RunDir {
 
   // "model-VERSION.h5".
   static std::string ModelFileName(uint64_t version);
-  // VERSION of "model-VERSION.h5" (a file name, not a path), or -1 for any other name.
+  // VERSION of "model-VERSION.h5" or "model-VERSION.pt" (a file name, not a path), or -1 for any other name.
   static int64_t ModelNumber(const std::string& filename);
-  // The highest-numbered model-N.h5 in `dir` that is a regular file (no link
+  // The highest-numbered model-N.h5 or .pt in `dir` that is a regular file (no link
   // is followed) as {N, path}, or {-1, ""} when there is none or `dir` cannot
   // be read. Never throws.
   static std::pair<int64_t, std::string> NewestModelIn(const std::string& dir);

@@ -35,7 +35,9 @@ inline constexpr int kMaxWeightsBoardSide = 64;
 inline constexpr int kMaxWeightsActions = 65536;
 inline constexpr int kMaxWeightsScorePlies = 1024;
 
-// Reads a weights file. Tensors come back in the order they were written (by
+// Reads a model file: a TorchScript archive ("*.pt") with
+// ReadTorchScriptFile (io/torchscript_file.h; "*.pt2" is refused), any other
+// name as a weights file. Tensors come back in the order they were written (by
 // name for files that do not track creation order). Integer datasets become
 // int_data, floating-point ones data (converted to float32). Throws a
 // one-line Error:

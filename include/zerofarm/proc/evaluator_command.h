@@ -16,6 +16,13 @@ namespace zerofarm::proc {
 // The internal command word: not for users, not in `zerofarm --help`.
 inline constexpr const char* kEvaluatorCommand = "__evaluator";
 
+// The internal command that loads and probes a TorchScript model
+// (docs/models.md) in NetworkBinary(), for the supervisor, which links no
+// LibTorch, before any child starts:
+//   zerofarm-torch __probe-model GAME MODEL.pt PRECISION MAX_BATCH
+// It exits 0 when the model is fit to run, 2 with one line on stderr when not.
+inline constexpr const char* kProbeModelCommand = "__probe-model";
+
 // What an evaluator process needs to find its farm.
 struct EvaluatorArgs {
   std::string segment_name;  // the run's shm segment (ShmSegment::name())

@@ -68,6 +68,16 @@ eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config);
 // exactly the tensors its net needs, all finite (io::CheckNetWeights);
 // ConfigError (one line) when it does not or cannot be read.
 eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path);
+// The __probe-model command (evaluator_command.h): argv[0] is the command.
+// Loads argv[2] for game argv[1] as a CPU evaluator with precision argv[3]
+// and probe batch argv[4]; ConfigError (exit 2) when it breaks the contract.
+int RunModelProbe(int argc, const char* const* argv);
+// Runs __probe-model in NetworkBinary() on config.weights, on the CPU (fp32
+// where the run's evaluators are on GPUs: they probe again on their device),
+// and waits; ConfigError with the child's one line when it refuses the model.
+// Before any child of the farm starts; nothing when config.weights is not a
+// TorchScript model.
+void ProbeModelBeforeStart(const FarmConfig& config);
 // LibTorch settings of this run's evaluators.
 eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu);
 // on_gpu: CUDA device 0 of this process (an evaluator of a --gpus run).

@@ -48,12 +48,14 @@ TEST_CASE("run directory: every path of a run and of its host and the model file
   CHECK(moved.ModelsDir() == "/m");
   CHECK(moved.ModelPath(1) == "/m/model-1.h5");
   CHECK(moved.HostDir() == "R/shards/h1");
-  // Model files: model-VERSION.h5, and no other name is a model.
+  // Model files: model-VERSION.h5 or model-VERSION.pt (TorchScript), and no other name is a model.
   CHECK(io::RunDir::ModelFileName(0) == "model-0.h5");
   CHECK(io::RunDir::ModelNumber(io::RunDir::ModelFileName(42)) == 42);
   CHECK(io::RunDir::ModelNumber("model-007.h5") == 7);
-  for (const char* other : {"model-.h5", "model-1.h5.tmp", "model-x.h5", "model-1a.h5", "best.h5",
-                            "model-1.pt", "model-1234567890123456.h5"})
+  CHECK(io::RunDir::ModelNumber("model-12.pt") == 12);
+  for (const char* other :
+       {"model-.h5", "model-1.h5.tmp", "model-x.h5", "model-1a.h5", "best.h5", "model-1.pt2",
+        "model-1.pt.x1.tmp", "model-.pt", "model-1.ptx", "model-1234567890123456.h5"})
     CHECK(io::RunDir::ModelNumber(other) == -1);
 }
 

@@ -1,0 +1,171 @@
+"""TorchScript models in a real farm (docs/models.md): refused at start in one
+line before any child starts, a transformer plays a farm that eval measures
+and inspect shows, hot reload takes .pt and keeps the old model when a new one
+is refused, and examples/train_torch.py closes the loop. Needs $ZF_BINARY and
+torch."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import test_support as zftest
+import zf_shards
+
+sys.path.insert(0, zftest.HERE)
+requires_torch = zftest.skip_without_torch("test_models")
+if zftest.HAVE_TORCH:
+    import zf_test_models  # noqa: E402
+
+SMALL_FARM = ["--game", "connect4", "--workers", "2", "--games-per-worker", "4", "--simulations", "8",
+              "--gpus", "0", "--no-status"]
+
+
+@requires_torch
+class TorchScriptFarmTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if zftest.binary() is None:
+            raise unittest.SkipTest("ZF_BINARY is not set")
+        cls.tmp = tempfile.mkdtemp(prefix="zf_models_")
+        zf_test_models.main(cls.tmp, "connect4", [])
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def model(self, kind):
+        return os.path.join(self.tmp, kind + ".pt")
+
+    def test_a_broken_model_is_refused_at_start_in_one_line_before_any_child(self):
+        for kind, says in (("nan", "not finite"), ("throws", "its forward failed"),
+                           ("policy_shape", "policy must be"), ("no_metadata", "zerofarm.json"),
+                           ("zip_bomb", "zip bomb"), ("wrong_game", "tictactoe"), ("not_zip", "not a zip"),
+                           ("metadata_types", "must be an integer")):
+            out = os.path.join(self.tmp, "run-" + kind)
+            p = subprocess.run([zftest.binary(), "run", *SMALL_FARM, "--games", "4", "--weights",
+                                self.model(kind), "--out", out], capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 2, (kind, p.stdout, p.stderr))
+            lines = p.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, (kind, p.stderr))
+            self.assertIn(says, lines[0], kind)
+            self.assertIn(self.model(kind), lines[0], kind)
+            self.assertFalse(os.path.exists(out), f"{kind}: the run directory was made")
+
+    def test_the_built_in_trainer_and_loop_refuse_a_pt_in_one_line(self):
+        for command in (["train", "--run", os.path.join(self.tmp, "no-run")],
+                        ["loop", "--game", "connect4", "--out", os.path.join(self.tmp, "loop-run")]):
+            p = subprocess.run([zftest.binary(), *command, "--weights", self.model("good")], capture_output=True,
+                               text=True, timeout=120)
+            self.assertEqual(p.returncode, 2, (command, p.stdout, p.stderr))
+            self.assertIn("examples/train_torch.py", p.stderr.strip().splitlines()[-1])
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "loop-run")))
+
+    def test_a_transformer_plays_a_farm_that_inspect_and_eval_see(self):
+        out = os.path.join(self.tmp, "run-transformer")
+        zftest.run([zftest.binary(), "run", *SMALL_FARM, "--games", "6", "--weights",
+                    self.model("transformer"), "--out", out])
+        paths = zf_shards.iter_shards(out)
+        self.assertGreaterEqual(len(paths), 1)
+        for path in paths:
+            self.assertEqual(zf_shards.check_shard(path), [], path)
+            m = zf_shards.read_meta(path)
+            self.assertEqual((int(m["model_version_min"]), int(m["model_version_max"])), (7, 7))
+        shown = zftest.run([zftest.binary(), "inspect", paths[0]]).stdout
+        self.assertIn("model versions 7..7", shown)
+        arena = zftest.run([zftest.binary(), "eval", "--weights", self.model("transformer"), "--against",
+                            self.model("good"), "--games", "4", "--simulations", "8", "--no-status"]).stdout
+        self.assertIn('"kind":"arena"', arena)
+        self.assertIn('"games":4', arena)
+
+    def farm_with_models(self, name, models, weights=()):
+        """A short farm whose models directory holds `models` (file name -> (kind, version)) at
+        start: its log and the model versions its shards record."""
+        out = os.path.join(self.tmp, name)
+        models_dir = os.path.join(out, "models")
+        os.makedirs(models_dir, mode=0o755, exist_ok=True)
+        for file_name, (kind, version) in models.items():
+            if kind == "h5":
+                zftest.run([sys.executable, os.path.join(zftest.TOOLS, "zf_weights_torch.py"), "init",
+                            os.path.join(models_dir, file_name), "--game", "connect4", "--blocks", "1",
+                            "--filters", "8", "--version", str(version)])
+                continue
+            zf_test_models.main(models_dir, "connect4", [kind], version=version)
+            os.rename(os.path.join(models_dir, kind + ".pt"), os.path.join(models_dir, file_name))
+        log = zftest.run([zftest.binary(), "run", *SMALL_FARM, "--games", "4", *weights, "--out", out]).stdout
+        versions = set()
+        for path in zf_shards.iter_shards(out):
+            m = zf_shards.read_meta(path)
+            versions |= {int(m["model_version_min"]), int(m["model_version_max"])}
+        return log, versions
+
+    def test_hot_reload_takes_the_newest_model_of_either_format(self):
+        # The evaluators load the newest model of the models directory before they serve.
+        log, versions = self.farm_with_models("reload-pt", {"model-9.pt": ("good", 9), "model-6.h5": ("h5", 6)})
+        self.assertEqual(versions, {9}, log[-3000:])
+        log, versions = self.farm_with_models("reload-h5", {"model-9.pt": ("good", 9), "model-12.h5": ("h5", 12)})
+        self.assertEqual(versions, {12}, log[-3000:])
+
+    def test_a_linked_pt_in_the_models_directory_is_never_followed(self):
+        linked = os.path.join(self.tmp, "linked")
+        os.makedirs(linked)
+        zf_test_models.main(linked, "connect4", ["good"], version=30)
+        out = os.path.join(self.tmp, "reload-link")
+        os.makedirs(os.path.join(out, "models"), mode=0o755)
+        os.symlink(os.path.join(linked, "good.pt"), os.path.join(out, "models", "model-30.pt"))
+        log, versions = self.farm_with_models("reload-link", {"model-9.pt": ("good", 9)})
+        self.assertEqual(versions, {9}, log[-3000:])
+
+    def test_hot_reload_keeps_the_old_model_when_a_pt_is_refused(self):
+        log, versions = self.farm_with_models("reload-nan", {"model-9.pt": ("nan", 9)},
+                                              ["--weights", self.model("good")])
+        self.assertIn("refused " + os.path.join(self.tmp, "reload-nan", "models", "model-9.pt"), log)
+        self.assertIn("keeping model version 7", log)
+        self.assertIn("not finite", log)
+        self.assertEqual(versions, {7}, log[-3000:])
+
+
+@requires_torch
+class TrainTorchLoopTest(unittest.TestCase):
+    """[slow] A farm and examples/train_torch.py together: the shards' model versions advance."""
+
+    def test_the_loop_closes_in_pytorch(self):
+        if zftest.binary() is None:
+            raise unittest.SkipTest("ZF_BINARY is not set")
+        tmp = tempfile.mkdtemp(prefix="zf_loop_")
+        try:
+            out = os.path.join(tmp, "run")
+            log_path = os.path.join(tmp, "farm.log")
+            with open(log_path, "w") as log_file:  # a file, not a pipe nobody reads while it runs
+                farm = subprocess.Popen([zftest.binary(), "run", *SMALL_FARM, "--duration", "240", "--blocks", "1",
+                                         "--filters", "8", "--shard-positions", "200", "--out", out],
+                                        stdout=log_file, stderr=subprocess.STDOUT)
+            trainer = subprocess.run([sys.executable, os.path.join(zftest.REPO, "examples", "train_torch.py"), out,
+                                      "--models", "2", "--steps", "20", "--batch", "64", "--min-positions", "300"],
+                                     capture_output=True, text=True, timeout=400)
+            self.assertEqual(trainer.returncode, 0, trainer.stderr[-3000:])
+            seen = 0
+            deadline = time.monotonic() + 200
+            while farm.poll() is None and time.monotonic() < deadline:
+                seen = max([int(zf_shards.read_meta(p)["model_version_max"]) for p in zf_shards.iter_shards(out)]
+                           + [0])
+                if seen >= 2:
+                    break
+                time.sleep(2)
+            farm.send_signal(signal.SIGINT)
+            farm.wait(timeout=120)
+            with open(log_path) as f:
+                log = f.read()
+            self.assertGreaterEqual(seen, 2, log[-3000:])
+            for p in zf_shards.iter_shards(out):
+                self.assertEqual(zf_shards.check_shard(p), [], p)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()

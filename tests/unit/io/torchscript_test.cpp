@@ -1,0 +1,168 @@
+// TorchScript model files (docs/models.md): the built-in net exported gives
+// the native path's numbers; a model that breaks the contract is refused in
+// one line at load; a forward that fails later gives NaN, not a crash.
+// The models are made by tests/python/zf_test_models.py and
+// tools/zf_weights_torch.py with Debian's python3-torch.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+
+#include "skip.h"
+#include "test_paths.h"
+#include "zerofarm/core/error.h"
+#include "zerofarm/core/rng.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/game/game.h"
+#include "zerofarm/io/weights_file.h"
+
+using namespace zerofarm;
+using Catch::Matchers::Contains;
+
+namespace {
+
+int RunCommand(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool HaveTorchPython() { return RunCommand("/usr/bin/python3 -c 'import torch, h5py' >/dev/null 2>&1") == 0; }
+
+// `n` positions of `game` from random playouts (a new game when one ends), encoded.
+std::vector<uint8_t> Positions(const game::Game& g, int n, uint64_t seed) {
+  Rng rng(seed);
+  auto s = g.NewInitialState();
+  const size_t fb = g.Shape().FeatureBytes();
+  std::vector<uint8_t> f(n * fb);
+  std::vector<int> legal;
+  for (int i = 0; i < n; ++i) {
+    if (s->IsTerminal()) s = g.NewInitialState();
+    s->EncodeFeatures(f.data() + i * fb);
+    s->LegalActions(&legal);
+    s->Apply(legal[rng.Below(legal.size())]);
+  }
+  return f;
+}
+
+struct Outputs {
+  std::vector<float> policy, value;
+};
+
+Outputs Evaluate(eval::Evaluator& e, const std::vector<uint8_t>& features, int n) {
+  const eval::NetConfig& c = e.Config();
+  Outputs o{std::vector<float>(static_cast<size_t>(n) * c.actions), std::vector<float>(n)};
+  const int batch = 256;
+  const size_t fb = static_cast<size_t>(c.planes) * c.height * c.width;
+  for (int at = 0; at < n; at += batch) {
+    eval::LeafChunk chunk{features.data() + at * fb, o.policy.data() + static_cast<size_t>(at) * c.actions,
+                          o.value.data() + at, std::min(batch, n - at)};
+    e.Evaluate(&chunk, 1);
+  }
+  return o;
+}
+
+float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  float most = 0;
+  for (size_t i = 0; i < a.size(); ++i) most = std::max(most, std::abs(a[i] - b[i]));
+  return most;
+}
+
+std::string ModelsFor(const testing::ScratchDir& dir, const std::string& game) {
+  const std::string out = dir / game;
+  REQUIRE(RunCommand("mkdir -p " + out + " && /usr/bin/python3 " + testing::SourceDir() +
+                     "/tests/python/zf_test_models.py " + out + " " + game) == 0);
+  return out;
+}
+
+eval::TorchOptions Fp32(int probe_batch = 64) {
+  eval::TorchOptions o;
+  o.probe_batch = probe_batch;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("the built-in net as TorchScript gives the native outputs on 1,000 positions of every game",
+          "[io][torch][torchscript]") {
+  if (!HaveTorchPython()) ZF_SKIP("/usr/bin/python3 with torch and h5py not found");
+  testing::ScratchDir dir("zf-ts");
+  for (const std::string& name : game::GameNames()) {
+    CAPTURE(name);
+    const auto g = game::MakeGame(name);
+    const eval::WeightSet native = eval::RandomWeights(eval::GameNetConfig(*g, 2, 16, 32), 5);
+    const std::string h5 = dir / (name + ".h5"), pt = dir / (name + ".pt");
+    io::WriteWeights(h5, native);
+    REQUIRE(RunCommand("/usr/bin/python3 " + testing::SourceDir() +
+                       "/tools/zf_weights_torch.py to-torchscript " + h5 + " " + pt + " >/dev/null") == 0);
+    const eval::WeightSet scripted = io::ReadWeights(pt);
+    CHECK(scripted.config.scripted);
+    CHECK(scripted.config.game == name);
+    auto a = eval::MakeTorchEvaluator(native, Fp32());
+    auto b = eval::MakeTorchEvaluator(scripted, Fp32());
+    const std::vector<uint8_t> f = Positions(*g, 1000, 11);
+    const Outputs x = Evaluate(*a, f, 1000), y = Evaluate(*b, f, 1000);
+    CHECK(MaxAbsDiff(x.policy, y.policy) <= 1e-5f);
+    CHECK(MaxAbsDiff(x.value, y.value) <= 1e-5f);
+  }
+}
+
+TEST_CASE("a TorchScript model that breaks the contract is refused in one line naming what",
+          "[io][torch][torchscript]") {
+  if (!HaveTorchPython()) ZF_SKIP("/usr/bin/python3 with torch and h5py not found");
+  testing::ScratchDir dir("zf-ts");
+  const std::string models = ModelsFor(dir, "connect4");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"not_zip", "not a zip archive"},
+      {"truncated", "not a zip archive"},
+      {"zip_bomb", "a zip bomb"},
+      {"no_metadata", "no extra file zerofarm.json"},
+      {"metadata_types", "\"planes\" must be an integer"},
+      {"metadata_json", "not one JSON object"},
+      {"nan", "not finite"},
+      {"throws", "its forward failed on a probe batch of 1"},
+      {"policy_shape", "policy must be [batch, actions] = [1, 7]; it is [1, 6]"},
+      {"value_range", "outside [-1, 1]"},
+      {"three_outputs", "forward must return two tensors (policy, value); it returned 3"},
+      {"int_policy", "policy and value must be floating point"},
+  };
+  for (const auto& [kind, message] : cases) {
+    CAPTURE(kind);
+    const std::string path = models + "/" + kind + ".pt";
+    const auto load = [&] {
+      const eval::WeightSet w = io::ReadWeights(path);
+      eval::MakeTorchEvaluator(w, Fp32());
+    };
+    CHECK_THROWS_AS(load(), ConfigError);
+    CHECK_THROWS_WITH(load(), Contains(message) && Contains(path) && !Contains("\n"));
+  }
+  // The probe runs at the farm's largest batch too, not only at 1.
+  const eval::WeightSet good = io::ReadWeights(models + "/good.pt");
+  CHECK(good.version == 7);
+  CHECK_NOTHROW(eval::MakeTorchEvaluator(good, Fp32(1024)));
+  CHECK_NOTHROW(eval::MakeTorchEvaluator(io::ReadWeights(models + "/transformer.pt"), Fp32(256)));
+  const auto pt2 = dir / "model.pt2";
+  RunCommand("cp " + models + "/good.pt " + pt2);
+  CHECK_THROWS_WITH(io::ReadWeights(pt2), Contains("needs a zerofarm built with LibTorch 2.x"));
+}
+
+TEST_CASE("a TorchScript model whose forward fails on real positions gives NaN outputs, not a crash",
+          "[io][torch][torchscript]") {
+  if (!HaveTorchPython()) ZF_SKIP("/usr/bin/python3 with torch and h5py not found");
+  testing::ScratchDir dir("zf-ts");
+  const std::string models = ModelsFor(dir, "connect4");
+  const auto g = game::MakeGame("connect4");
+  const std::vector<uint8_t> f = Positions(*g, 8, 3);
+  for (const char* kind : {"throws_later", "nan_later"}) {
+    CAPTURE(kind);
+    auto e =
+        eval::MakeTorchEvaluator(io::ReadWeights(models + "/" + kind + ".pt"), Fp32());  // the probe passes
+    const Outputs o = Evaluate(*e, f, 8);
+    CHECK(std::isnan(o.value[1]));
+  }
+  auto good = eval::MakeTorchEvaluator(io::ReadWeights(models + "/good.pt"), Fp32());
+  const Outputs o = Evaluate(*good, f, 8);
+  for (float v : o.value) CHECK(std::abs(v) <= 1.0f);
+  CHECK(good->Describe().find("TorchScript") != std::string::npos);
+  CHECK(good->ModelVersion() == 7);
+}
