@@ -192,7 +192,7 @@ use_prefix() {
 }
 
 build() {
-  ZF_TORCH=$torch ZF_BUILD_DIR=$build ZF_JOBS=$jobs ZF_CONFIGURE_LOG=$results/build.log ZF_TARGETS=$targets \
+  ZF_TORCH=$torch ZF_BUILD_DIR=$build ZF_JOBS=$jobs ZF_CONFIGURE_LOG=$results/build.log ZF_TARGETS=${targets:-all} \
     bash tools/build.sh -DZF_REQUIRE_CUDA=ON "${cmake_args[@]}" || return 1
   echo "== libraries of zerofarm-torch"
   ldd "$build/zerofarm-torch" | grep -E 'torch|c10|cuda|hdf5|not found'
