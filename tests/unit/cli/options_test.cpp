@@ -69,6 +69,25 @@ TEST_CASE("cli options: a bad value names its option", "[cli][options]") {
                     Catch::StartsWith("--game: bad value 'chess' (one of "));
 }
 
+TEST_CASE("cli options: an unknown option or config key names the nearest one", "[cli][options]") {
+  CHECK_THROWS_WITH(Parse(proc::kRun, {"--worker", "2"}),
+                    "unknown option --worker (did you mean --workers?)");
+  CHECK_THROWS_WITH(Parse(proc::kRun, {"--simulation=8"}),
+                    "unknown option --simulation (did you mean --simulations?)");
+  CHECK_THROWS_WITH(Parse(proc::kRun, {"--random-opening", "4"}),
+                    "unknown option --random-opening (did you mean --random-opening-plies?)");
+  CHECK_THROWS_WITH(Parse(proc::kRun, {"--zzzzzz"}), "unknown option --zzzzzz");  // nothing near
+  // Without "--": cxxopts leaves the word unmatched.
+  CHECK_THROWS_WITH(Parse(proc::kRun, {"workers", "2"}),
+                    "unexpected argument 'workers' (did you mean --workers?)");
+  CHECK_THROWS_WITH(proc::FarmConfig::FromText("worker = 2\n"),
+                    "config:1: unknown key 'worker' (did you mean workers?)");
+  CHECK_THROWS_WITH(proc::FarmConfig::FromText("games-per-workers = 2\n"),
+                    "config:1: unknown key 'games-per-workers' (did you mean games_per_worker?)");
+  CHECK(proc::NearestName("gpu", {"gpus", "games", "go"}) == "gpus");
+  CHECK(proc::NearestName("x", {"gpus", "out"}).empty());
+}
+
 TEST_CASE("cli options: old spellings are aliases of one option", "[cli][options]") {
   CHECK(Parse(proc::kTrain, {"--threads", "3"}).eval_threads == 3);
   CHECK(Parse(proc::kEval, {"--threads=4"}).eval_threads == 4);
