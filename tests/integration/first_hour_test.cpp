@@ -91,10 +91,12 @@ TEST_CASE("with the shipped network and no exploration option, a 60 s farm's gam
           "[multiprocess][farm][defaults][slow]") {
   ScratchDir dir("zf-distinct");
   const std::string out = dir / "run";
-  // The farm's own defaults (search, games per worker, simulations): only what to play with, where, how long.
-  Spawned farm({ZF_BINARY, "run", "--weights", SourceDir() + "/data/connect4-4x32.h5", "--workers", "2",
-                "--gpus", "0", "--duration", "60", "--out", out, "--no-status", "--host-id", kTestHost},
-               dir / "farm");
+  // The farm's own search defaults: only what to play with, where, how long
+  // (32 games per worker, not 256, so that games finish all along the minute).
+  Spawned farm(
+      {ZF_BINARY, "run", "--weights", SourceDir() + "/data/connect4-4x32.h5", "--workers", "2", "--gpus", "0",
+       "--games-per-worker", "32", "--duration", "60", "--out", out, "--no-status", "--host-id", kTestHost},
+      dir / "farm");
   const int code = farm.Wait(600);
   INFO(farm.Stderr());
   REQUIRE(code == 0);
