@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Configures and builds zerofarm into ./build (or $ZF_BUILD_DIR) with ccache.
+# Configures ./build (or $ZF_BUILD_DIR) and builds zerofarm and zerofarm-torch, with ccache.
 # Extra arguments go to cmake's configure step, e.g. -DZF_SANITIZE=address,undefined.
 #
 # Which LibTorch (ZF_TORCH; a build directory keeps the one it was configured with):
@@ -39,9 +39,15 @@ case "$torch" in
 esac
 
 # ZF_CONFIGURE_LOG=FILE keeps the configure step's output, appended (tools/gpu_check.sh does).
-# ZF_TARGETS="T1 T2" builds only those targets (default: all).
+# ZF_TARGETS="T1 T2" builds those targets; default `zerofarm`, which builds both binaries
+# (zerofarm and zerofarm-torch); ZF_TARGETS=all builds the tests too (tools/test.sh does).
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${ZF_BUILD_TYPE:-RelWithDebInfo}" "${torch_args[@]}" "$@" \
   >>"${ZF_CONFIGURE_LOG:-/dev/null}"
-# shellcheck disable=SC2086  # ZF_TARGETS is a list
-cmake --build "$build" -j"${ZF_JOBS:-$(nproc)}" ${ZF_TARGETS:+--target $ZF_TARGETS}
-if [ -n "${ZF_TARGETS:-}" ]; then echo "build: $build (only $ZF_TARGETS)"; else echo "build: $build/zerofarm"; fi
+targets=${ZF_TARGETS:-zerofarm}
+# shellcheck disable=SC2086  # targets is a list
+cmake --build "$build" -j"${ZF_JOBS:-$(nproc)}" --target $targets
+case "$targets" in
+  zerofarm) echo "build: $build/zerofarm" ;;
+  all) echo "build: $build (everything, the tests too)" ;;
+  *) echo "build: $build (only $targets)" ;;
+esac

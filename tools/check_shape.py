@@ -56,7 +56,7 @@ def cxx_files():
 def need(tool):
     path = shutil.which(tool)
     if not path:
-        print(f"check_shape: {tool} is not installed (tools/setup.sh installs it)", file=sys.stderr)
+        print(f"check_shape: {tool} is not installed (tools/setup.sh --test installs it)", file=sys.stderr)
         sys.exit(2)
     return path
 

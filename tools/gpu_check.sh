@@ -292,7 +292,7 @@ use_prefix() {
 }
 
 build() {
-  ZF_TORCH=$torch ZF_BUILD_DIR=$build ZF_JOBS=$jobs ZF_CONFIGURE_LOG=$results/build.log ZF_TARGETS='' \
+  ZF_TORCH=$torch ZF_BUILD_DIR=$build ZF_JOBS=$jobs ZF_CONFIGURE_LOG=$results/build.log ZF_TARGETS=all \
     bash tools/build.sh -DZF_REQUIRE_CUDA=ON "${cmake_args[@]}" || return 1
   echo "== libraries of zerofarm-torch"
   ldd "$build/zerofarm-torch" | grep -E 'torch|c10|cuda|hdf5|not found'
@@ -358,8 +358,7 @@ loop_may_run() {
 }
 
 # The modules that run LibTorch (network, trainer, weights), on the CPU: this
-# LibTorch (2.x) must give what Debian's 1.13 gives. (The game and proc tests
-# read ../shared/data/reference, which a GPU machine may not have.)
+# LibTorch (2.x) must give what Debian's 1.13 gives.
 unit_tests() {
   timeout 180 ctest --test-dir "$build" -R '^(eval|io):' --no-tests=error -LE 'multiprocess|slow' -j"$jobs" --timeout 150 \
     --output-on-failure

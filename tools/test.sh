@@ -8,7 +8,8 @@
 #      analysis over every mutex; tools/check_tests.py discovery: every Catch test has
 #      exactly one CTest entry that selects it (no vacuous entries), every
 #      hidden test a home;
-#   1. the build in ./build (or $ZF_BUILD_DIR): unit tests in parallel, then
+#   1. the build in ./build (or $ZF_BUILD_DIR), every target (tools/build.sh with
+#      ZF_TARGETS=all; needs tools/setup.sh --test's packages): unit tests in parallel, then
 #      the multi-process tests one at a time (they start real process trees
 #      and must not compete for the cores), the `slurm` test among them (a
 #      one-node Slurm started as root);
@@ -70,6 +71,9 @@ step() {
   "$@" || failed+=("$name")
 }
 
+# Everything, the tests too (tools/build.sh alone builds only the two binaries).
+ZF_TARGETS=all bash tools/build.sh -DZF_BUILD_TESTS=ON ||
+  { echo "test.sh: the build failed (tools/setup.sh --test installs what the tests need)" >&2; exit 1; }
 rm -rf "$results" && mkdir -p "$results"
 step "shape check" /usr/bin/python3 tools/check_shape.py
 step "thread-safety check" bash tools/check_threads.sh
@@ -81,7 +85,7 @@ step "unit tests" ctest --test-dir "$build" --output-on-failure -j"$jobs" -LE mu
 
 if [ $quick = 0 ] && [ "${ZF_SANITIZERS:-1}" != 0 ]; then
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
-  if ZF_BUILD_DIR=build-asan ZF_BUILD_TYPE=Debug bash tools/build.sh -DZF_SANITIZE=address,undefined; then
+  if ZF_BUILD_DIR=build-asan ZF_BUILD_TYPE=Debug ZF_TARGETS=all bash tools/build.sh -DZF_SANITIZE=address,undefined; then
     export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     step "asan unit tests" ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'multiprocess|slow' \
       --output-junit "$results/asan-unit.xml"

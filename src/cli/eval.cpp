@@ -1,5 +1,7 @@
 // zerofarm eval: how strong a network is. Move error against the exact
 // Connect Four solver on Pons-format files, or an arena between two networks.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -198,7 +200,7 @@ void AddEvalOptions(cxxopts::Options& options) {
       cxxopts::value<std::vector<std::string>>())(
       "sets",
       "Every Pons test file (Test_L*_R*, or Made_L*_R* of --make-set) of this directory, e.g. "
-      "../shared/data/reference/connect4 or data/connect4/made; repeatable",
+      "data/reference/connect4 or data/connect4/made; repeatable",
       cxxopts::value<std::vector<std::string>>())("limit", "Use the first N positions of each file (0 = all)",
                                                   cxxopts::value<int>()->default_value("0"))(
       "against", "Arena: the opponent's weights file", cxxopts::value<std::string>()->default_value(""))(
@@ -299,6 +301,7 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
                      eval::Evaluator& net, const std::string& weights, const mcts::SearchConfig& search) {
   const std::string run = r["run"].as<std::string>();
   const bool quiet = !c.status_line;
+  const bool tty = isatty(STDERR_FILENO);  // control codes only where a terminal reads them
   const std::string cache_dir = CacheDir(r, run);
   std::error_code ec;
   fs::create_directories(cache_dir, ec);
@@ -323,9 +326,15 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
                          << "/connect4 ($ZF_DATA_DIR) nor in " << (cache.empty() ? "a cache" : cache)
                          << " (the hard sets take seconds a position)";
           }
-          if (!quiet && done < total)
+          if (quiet) return;
+          if (!tty) {  // a file or a pipe: whole lines, a tenth of the file apart, no control codes
+            if (done < total && done * 10 / total != (done - 1) * 10 / total)
+              std::fprintf(stderr, "rating %s with the solver: %d/%d\n", file.c_str(), done, total);
+            return;
+          }
+          if (done < total)
             std::fprintf(stderr, "\rrating %s with the solver: %d/%d", file.c_str(), done, total);
-          if (!quiet && done == total && total >= 25) std::fprintf(stderr, "\r\033[K");
+          if (done == total && total >= 25) std::fprintf(stderr, "\r\033[K");
         },
         RateThreads(r));
     const learn::MoveErrorResult m = learn::MoveError(game, net, positions, search);
@@ -376,7 +385,7 @@ int MakeSetCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c) {
   request.tt_log2 = kMakeSetTableLog2;
   for (const auto& file : PonsFiles(r))
     for (const auto& p : learn::ReadPonsFile(file)) request.exclude.insert(learn::MirrorFreeKey(p.moves));
-  const bool quiet = !c.status_line;
+  const bool quiet = !c.status_line || !isatty(STDERR_FILENO);  // no control codes into a file or pipe
   auto positions = learn::MakePonsSet(request, [&](int kept, int solved) {
     if (!quiet)
       std::fprintf(stderr, "\rmaking %s: %d solved, %d of %d kept so far", out.c_str(), solved, kept, count);

@@ -49,6 +49,30 @@ std::vector<std::string> Unalias(int argc, char** argv) {
   return args;
 }
 
+// Every long option name of `options`.
+std::vector<std::string> LongNames(cxxopts::Options& options) {
+  std::vector<std::string> names;
+  for (const auto& group : options.groups())
+    for (const auto& o : options.group_help(group).options)
+      for (const auto& n : o.l) names.push_back(n);
+  return names;
+}
+
+// cxxopts's "Option 'worker' does not exist" (its quotes are typographic or
+// plain), as one line that names the nearest option.
+std::string UnknownOptionMessage(const std::string& what, const std::vector<std::string>& names) {
+  std::string name = what;
+  for (const char* open : {"\u2018", "'"}) {
+    const size_t b = what.find(open);
+    if (b == std::string::npos) continue;
+    const size_t start = b + std::string(open).size();
+    const size_t e = what.find(std::string(open) == "'" ? "'" : "\u2019", start);
+    if (e != std::string::npos) name = what.substr(start, e - start);
+    break;
+  }
+  return "unknown option --" + PrintableText(name) + proc::DidYouMean(name, names, "--");
+}
+
 std::string DefaultSuffix(const proc::OptionSpec& o) {
   if (o.kind == proc::OptionKind::kFlag) return "";
   const std::string d = o.Default();
@@ -67,14 +91,22 @@ bool ParseArgs(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseR
     *result = options.parse(argc, ptrs.data());
   } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
     throw ConfigError(BadNumberMessage(argc, ptrs.data(), e.what()));
+  } catch (const cxxopts::exceptions::no_such_option& e) {
+    throw ConfigError(UnknownOptionMessage(e.what(), LongNames(options)));
   }
   if (result->count("help")) {
     std::cout << options.help() << std::endl;
     *exit_code = 0;
     return false;
   }
-  if (!result->unmatched().empty())
-    throw ConfigError("unexpected argument '" + result->unmatched().front() + "'");
+  if (!result->unmatched().empty()) {  // a word without "--": perhaps an option's name
+    const std::string word = result->unmatched().front();
+    throw ConfigError("unexpected argument '" + PrintableText(word) + "'" +
+                      proc::DidYouMean(word.substr(word.find_first_not_of('-') == std::string::npos
+                                                       ? word.size()
+                                                       : word.find_first_not_of('-')),
+                                       LongNames(options), "--"));
+  }
   return true;
 }
 

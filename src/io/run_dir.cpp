@@ -37,6 +37,8 @@ std::string RunDir::RotatedMetricsCsv(uint32_t epoch) const {
   return HostDir() + "/metrics-" + std::to_string(epoch) + ".csv";
 }
 std::string RunDir::MetricsProm() const { return HostDir() + "/metrics.prom"; }
+std::string RunDir::SummaryText() const { return HostDir() + "/summary.txt"; }
+std::string RunDir::SummaryJson() const { return HostDir() + "/summary.json"; }
 std::string RunDir::RunIdFile() const { return out_ + "/run_id"; }
 std::string RunDir::HostIndexDir() const { return out_ + "/host-index"; }
 std::string RunDir::HostIndexClaim(uint32_t index) const {

@@ -53,6 +53,7 @@ GtpProcess::~GtpProcess() {
   sigaction(SIGPIPE, &old, nullptr);
   close(to_child_);
   close(from_child_);
+  if (reaped_) return;
   for (int i = 0; i < 200; ++i) {
     int st = 0;
     if (waitpid(pid_, &st, WNOHANG) == pid_) return;
@@ -82,9 +83,27 @@ std::string GtpProcess::ReadLine(double deadline) {
     char buf[4096];
     const ssize_t n = read(from_child_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw Error(command_ + ": the program exited (or closed its output)");
+    if (n <= 0) ThrowGone("the program exited (or closed its output)");
     buffer_.append(buf, static_cast<size_t>(n));
   }
+}
+
+void GtpProcess::ThrowGone(const std::string& what) {
+  int status = 0;
+  for (int i = 0; i < 200 && !reaped_; ++i) {
+    if (waitpid(pid_, &status, WNOHANG) == pid_)
+      reaped_ = true;
+    else
+      usleep(10000);
+  }
+  if (reaped_ && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    const std::string program = command_.substr(0, command_.find_first_of(" \t"));
+    throw ConfigError(command_ + ": '" + program + "' not found on PATH (the shell exited 127)");
+  }
+  std::string how;
+  if (reaped_ && WIFEXITED(status)) how = " (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
+  if (reaped_ && WIFSIGNALED(status)) how = " (killed by signal " + std::to_string(WTERMSIG(status)) + ")";
+  throw Error(command_ + ": " + what + how);
 }
 
 std::string GtpProcess::Command(const std::string& command) {
@@ -96,7 +115,10 @@ std::string GtpProcess::Command(const std::string& command) {
   const ssize_t n = write(to_child_, line.data(), line.size());
   const int err = errno;
   sigaction(SIGPIPE, &old, nullptr);
-  if (n != static_cast<ssize_t>(line.size())) throw Error(ErrnoMessage(command_ + ": write", err));
+  if (n != static_cast<ssize_t>(line.size())) {
+    if (err == EPIPE) ThrowGone("the program exited");
+    throw Error(ErrnoMessage(command_ + ": write", err));
+  }
   const double deadline = MonotonicSeconds() + reply_seconds_;
   std::string first;
   do first = ReadLine(deadline);

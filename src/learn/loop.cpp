@@ -105,7 +105,8 @@ std::vector<std::string> TrainerArgv(const LoopConfig& c, const std::string& exe
   std::ostringstream net_args;
   net_args << "--blocks " << f.blocks << " --filters " << f.filters << " --value-discount "
            << f.search.value_discount << " --eval-threads " << f.eval_threads;
-  if (!f.weights.empty()) net_args << " --weights " << f.weights;
+  // --weights starts a run; the trainer refuses it once the run has models (it resumes from them).
+  if (!f.weights.empty() && io::RunDir(f.out).NewestModel().first < 0) net_args << " --weights " << f.weights;
   if (f.score_head) net_args << " --score-head";
   if (f.value_channels != 1) net_args << " --value-channels " << f.value_channels;
   std::vector<std::string> argv = {exe, "train", "--run", f.out, "--seed", std::to_string(f.seed)};

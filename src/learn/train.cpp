@@ -787,6 +787,12 @@ void TrainSession::Finish(double t_start) {
 int RunTrainer(const TrainConfig& config) {
   CheckTrainConfig(config);
   const Paths paths(config.run);
+  // A resumed trainer starts from the run's newest model: --weights would be ignored (issue 72).
+  if (!config.weights.empty() && (fs::exists(paths.state) || paths.dir.NewestModel().first >= 0))
+    throw ConfigError(
+        "--weights " + config.weights + ": " + config.run +
+        " has models already, and a trainer resumes from its newest one; --weights only starts a "
+        "run without models (leave it out, or give a new --run)");
   MakeTrainDirs(config, paths);
   InstallStopHandlers();
   const double t_start = MonotonicSeconds();

@@ -134,6 +134,14 @@ std::string Trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
+// Every config-file key a user may write.
+std::vector<std::string> ConfigKeys() {
+  std::vector<std::string> keys;
+  for (const auto& o : OptionTable())
+    if (!o.key.empty() && o.kind != OptionKind::kSupervisor) keys.push_back(o.key);
+  return keys;
+}
+
 // user_file: a user's --config FILE, where the supervisor's keys (a run's own
 // config.txt has them) are accepted and ignored.
 FarmConfig ParseConfig(const std::string& text, const std::string& source, bool user_file) {
@@ -150,7 +158,9 @@ FarmConfig ParseConfig(const std::string& text, const std::string& source, bool 
     const std::string key = Trim(line.substr(0, eq));
     const std::string value = Trim(line.substr(eq + 1));
     const OptionSpec* o = FindOptionByKey(key);
-    if (!o) throw ConfigError(where + "unknown key '" + PrintableText(key) + "'");
+    if (!o)
+      throw ConfigError(where + "unknown key '" + PrintableText(key) + "'" +
+                        DidYouMean(key, ConfigKeys(), ""));
     if (user_file && o->kind == OptionKind::kSupervisor) continue;
     SetOption(*o, &c, value, where + o->key);
   }

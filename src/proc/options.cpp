@@ -446,6 +446,44 @@ std::string OptionTableFingerprint(const std::vector<OptionSpec>& table) {
   return hex;
 }
 
+namespace {
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::string NearestName(const std::string& given, const std::vector<std::string>& candidates) {
+  const std::string g = NormalKey(given);
+  if (g.empty()) return "";
+  std::string best, only_prefix;
+  size_t best_distance = std::max<size_t>(2, g.size() / 3) + 1, prefixes = 0;
+  for (const auto& c : candidates) {
+    const std::string n = NormalKey(c);
+    if (n.rfind(g, 0) == 0) ++prefixes, only_prefix = c;
+    const size_t d = EditDistance(g, n);
+    if (d < best_distance) best_distance = d, best = c;
+  }
+  if (best.empty() && prefixes == 1 && g.size() >= 3) return only_prefix;
+  return best;
+}
+
+std::string DidYouMean(const std::string& given, const std::vector<std::string>& candidates,
+                       const std::string& prefix) {
+  const std::string nearest = NearestName(given, candidates);
+  return nearest.empty() ? "" : " (did you mean " + prefix + nearest + "?)";
+}
+
 std::string ExampleConfig() {
   std::ostringstream os;
   os << "# zerofarm config file: every key, its help and its default (commented out).\n"

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -16,7 +17,9 @@
 
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/log.h"
+#include "zerofarm/io/files.h"
 #include "zerofarm/io/safe_files.h"
+#include "zerofarm/proc/distinct_games.h"
 #include "zerofarm/proc/roles.h"
 
 namespace zerofarm::proc {
@@ -242,6 +245,8 @@ FarmSnapshot ReadSnapshot(const shm::SegmentMap& map) {
   s.positions_written = wt.positions;
   s.shards = wt.shards;
   s.bytes = wt.bytes;
+  s.sampled_games = wt.sampled_games;
+  s.sampled_distinct = std::min(wt.sampled_distinct, wt.sampled_games);
   s.restarts_writer = map.WriterProcess().restarts.load(kRelaxed);
   s.hangs_writer = map.WriterProcess().hangs.load(kRelaxed);
   return s;
@@ -314,6 +319,16 @@ void StatusReporter::Tick(bool force) {
     ZF_LOG(INFO) << "progress: " << StatusText(now);
     last_progress_ = now;
   }
+  WarnOfRepeats(now);
+}
+
+void StatusReporter::WarnOfRepeats(const FarmSnapshot& now) {
+  if (repeats_warned_ || now.sampled_games < kDistinctMinGames || DistinctShare(now) >= kDistinctWarnShare)
+    return;
+  repeats_warned_ = true;
+  ZF_LOG(WARN) << "the farm repeats its games: " << DistinctText(now)
+               << "; give it more exploration (--random-opening-plies, --temperature-plies, "
+                  "--final-temperature, --dirichlet-fraction; docs/search.md)";
 }
 
 std::string StatusReporter::StatusText(const FarmSnapshot& now) {
@@ -472,62 +487,137 @@ void StatusReporter::WriteMetrics(const FarmSnapshot& now) {
   }
 }
 
-void StatusReporter::PrintSummary(const std::string& stop_reason) {
-  const FarmSnapshot t = ReadSnapshot(map_);
-  const double secs = t.t - first_.t;
-  if (terminal_) terminal_->Finish();  // the status line stays above the summary
-  std::printf(
-      "zerofarm run: %s after %.1f s: %llu games finished, %llu written in %llu shards (%llu positions, %.1f "
-      "MB) "
-      "to %s; %llu in-flight games dropped; %.1f games/s, %.1f positions/s, %.0f leaf evals/s, "
-      "mean batch %.1f, leaf latency p50 %.0f us p99 %.0f us, mean ring occupancy %.0f%%, evaluator busy "
-      "%.0f%%, "
-      "restarts %llu (%llu hung); host %s, model version %u..%u\n",
-      stop_reason.c_str(), secs, static_cast<unsigned long long>(t.games),
-      static_cast<unsigned long long>(t.games_written), static_cast<unsigned long long>(t.shards),
-      static_cast<unsigned long long>(t.positions_written), t.bytes / 1e6,
-      RunDirOf(config_).HostDir().c_str(), static_cast<unsigned long long>(t.dropped),
+namespace {
+
+std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string Format(const char* format, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
+  return buf;
+}
+
+unsigned long long U(uint64_t v) { return static_cast<unsigned long long>(v); }
+
+// A JSON string literal of `text`.
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (const unsigned char ch : text) {
+    if (ch == '"' || ch == '\\')
+      out += std::string("\\") + static_cast<char>(ch);
+    else if (ch < 0x20)
+      out += Format("\\u%04x", ch);
+    else
+      out += static_cast<char>(ch);
+  }
+  return out + "\"";
+}
+
+// The figures of the summary's first line, as JSON members.
+std::string SummaryJsonFigures(const FarmSnapshot& t, const FarmSnapshot& first, double secs,
+                               double occupancy, const FarmConfig& config) {
+  const double busy = secs > 0 ? 1e-9 * t.busy_ns / secs / t.eval_leaves.size() : 0;
+  std::string j = Format(
+      "\"seconds\": %.3f, \"games_finished\": %llu, \"games_written\": %llu, \"shards\": %llu, "
+      "\"positions_written\": %llu, \"bytes\": %llu, \"games_dropped\": %llu, \"games_per_s\": %.3f, "
+      "\"positions_per_s\": %.3f, \"leaf_evals_per_s\": %.1f, \"mean_batch\": %.3f, "
+      "\"latency_p50_us\": %.0f, \"latency_p99_us\": %.0f, \"ring_occupancy\": %.4f, "
+      "\"evaluator_busy\": %.4f, \"restarts\": %llu, \"hung\": %llu, \"model_min\": %u, "
+      "\"model_max\": %u, \"sampled_games\": %llu, \"sampled_distinct\": %llu, \"cache_lookups\": %llu, "
+      "\"cache_hits\": %llu, \"nonfinite_leaves\": %llu",
+      secs, U(t.games), U(t.games_written), U(t.shards), U(t.positions_written), U(t.bytes), U(t.dropped),
       secs > 0 ? t.games / secs : 0, secs > 0 ? t.positions / secs : 0, secs > 0 ? t.leaves / secs : 0,
+      t.batches ? static_cast<double>(t.leaves) / t.batches : 0, LatencyQuantileUs(t, first, 0.5),
+      LatencyQuantileUs(t, first, 0.99), occupancy, busy, U(t.restarts()), U(t.hangs()), t.model_min,
+      t.model_max, U(t.sampled_games), U(t.sampled_distinct), U(t.cache_lookups), U(t.cache_hits),
+      U(t.nonfinite_leaves));
+  if (t.sampled_games > 0) j += Format(", \"distinct_share\": %.5f", DistinctShare(t));
+  return j + ", \"host\": " + JsonString(config.host_id) +
+         ", \"dir\": " + JsonString(RunDirOf(config).HostDir());
+}
+
+}  // namespace
+
+std::string DistinctText(const FarmSnapshot& t) {
+  if (t.sampled_games == 0) return "";
+  std::string text = Format("distinct games %.1f%% (%llu distinct move sequences of %llu games",
+                            100.0 * DistinctShare(t), U(t.sampled_distinct), U(t.sampled_games));
+  if (t.sampled_games < t.games_written) text += ", a sample of the games written";
+  return text + ")";
+}
+
+std::vector<std::string> StatusReporter::SummaryLines(const FarmSnapshot& t,
+                                                      const std::string& stop_reason) const {
+  const double secs = t.t - first_.t;
+  std::vector<std::string> lines;
+  lines.push_back(Format(
+      "zerofarm run: %s after %.1f s: %llu games finished, %llu written in %llu shards (%llu positions, %.1f "
+      "MB) to %s; %llu in-flight games dropped; %.1f games/s, %.1f positions/s, %.0f leaf evals/s, "
+      "mean batch %.1f, leaf latency p50 %.0f us p99 %.0f us, mean ring occupancy %.0f%%, evaluator busy "
+      "%.0f%%, restarts %llu (%llu hung); host %s, model version %u..%u",
+      stop_reason.c_str(), secs, U(t.games), U(t.games_written), U(t.shards), U(t.positions_written),
+      t.bytes / 1e6, RunDirOf(config_).HostDir().c_str(), U(t.dropped), secs > 0 ? t.games / secs : 0,
+      secs > 0 ? t.positions / secs : 0, secs > 0 ? t.leaves / secs : 0,
       t.batches ? static_cast<double>(t.leaves) / t.batches : 0, LatencyQuantileUs(t, first_, 0.5),
       LatencyQuantileUs(t, first_, 0.99),
       occupancy_samples_ ? 100.0 * occupancy_sum_ / occupancy_samples_ : 0,
-      secs > 0 ? 100.0 * t.busy_ns * 1e-9 / secs / t.eval_leaves.size() : 0,
-      static_cast<unsigned long long>(t.restarts()), static_cast<unsigned long long>(t.hangs()),
-      config_.host_id.c_str(), t.model_min, t.model_max);
+      secs > 0 ? 100.0 * t.busy_ns * 1e-9 / secs / t.eval_leaves.size() : 0, U(t.restarts()), U(t.hangs()),
+      config_.host_id.c_str(), t.model_min, t.model_max));
+  if (t.sampled_games > 0) lines.push_back("zerofarm run: " + DistinctText(t));
   if (t.hangs() > 0)
-    std::printf(
+    lines.push_back(Format(
         "zerofarm run: %llu hung children killed and restarted (no heartbeat for --hang-timeout %g s): "
-        "%llu workers, %llu evaluators, %llu writers\n",
-        static_cast<unsigned long long>(t.hangs()), config_.hang_timeout,
-        static_cast<unsigned long long>(t.hangs_worker), static_cast<unsigned long long>(t.hangs_evaluator),
-        static_cast<unsigned long long>(t.hangs_writer));
+        "%llu workers, %llu evaluators, %llu writers",
+        U(t.hangs()), config_.hang_timeout, U(t.hangs_worker), U(t.hangs_evaluator), U(t.hangs_writer)));
   if (t.nonfinite_leaves > 0)
-    std::printf(
-        "zerofarm run: the network answered %llu leaves with NaN or Inf; %llu games were dropped for it%s\n",
-        static_cast<unsigned long long>(t.nonfinite_leaves),
-        static_cast<unsigned long long>(t.dropped_nonfinite),
-        t.models_nonfinite > 0 ? "; the model in use still does (exit code 1): replace it" : "");
-  if (!start_note_.empty()) std::printf("zerofarm run: %s\n", start_note_.c_str());
+    lines.push_back(Format(
+        "zerofarm run: the network answered %llu leaves with NaN or Inf; %llu games were dropped for it%s",
+        U(t.nonfinite_leaves), U(t.dropped_nonfinite),
+        t.models_nonfinite > 0 ? "; the model in use still does (exit code 1): replace it" : ""));
+  if (!start_note_.empty()) lines.push_back("zerofarm run: " + start_note_);
   if (config_.search.playout_cap_fraction > 0.0f || config_.search.ResignEnabled())
-    std::printf(
+    lines.push_back(Format(
         "zerofarm run: search: %llu of %llu positions full searches; %llu games resigned; false resignations "
-        "%llu of %llu checked (%.1f%%); resign threshold %.3f\n",
-        static_cast<unsigned long long>(t.full_positions), static_cast<unsigned long long>(t.positions),
-        static_cast<unsigned long long>(t.games_resigned),
-        static_cast<unsigned long long>(t.false_resignations),
-        static_cast<unsigned long long>(t.resign_checks),
-        t.resign_checks ? 100.0 * t.false_resignations / t.resign_checks : 0.0, t.resign_threshold);
+        "%llu of %llu checked (%.1f%%); resign threshold %.3f",
+        U(t.full_positions), U(t.positions), U(t.games_resigned), U(t.false_resignations), U(t.resign_checks),
+        t.resign_checks ? 100.0 * t.false_resignations / t.resign_checks : 0.0, t.resign_threshold));
   if (config_.eval_cache > 0)
-    std::printf(
+    lines.push_back(Format(
         "zerofarm run: eval cache: %llu of %llu leaves answered (hit rate %.1f%%), %.2f leaf evals per "
-        "position\n",
-        static_cast<unsigned long long>(t.cache_hits), static_cast<unsigned long long>(t.cache_lookups),
-        t.cache_lookups ? 100.0 * t.cache_hits / t.cache_lookups : 0.0,
-        t.positions ? static_cast<double>(t.leaves) / t.positions : 0.0);
+        "position",
+        U(t.cache_hits), U(t.cache_lookups), t.cache_lookups ? 100.0 * t.cache_hits / t.cache_lookups : 0.0,
+        t.positions ? static_cast<double>(t.leaves) / t.positions : 0.0));
   if (t.games > t.games_written)
-    std::printf("zerofarm run: %llu finished games were NOT written (see the errors above)\n",
-                static_cast<unsigned long long>(t.games - t.games_written));
+    lines.push_back(Format("zerofarm run: %llu finished games were NOT written (see the errors above)",
+                           U(t.games - t.games_written)));
+  return lines;
+}
+
+void StatusReporter::PrintSummary(const std::string& stop_reason) {
+  const FarmSnapshot t = ReadSnapshot(map_);
+  if (terminal_) terminal_->Finish();  // the status line stays above the summary
+  WarnOfRepeats(t);                    // the last shard may be the first to count
+  const std::vector<std::string> lines = SummaryLines(t, stop_reason);
+  std::string text, json_lines;
+  for (const auto& line : lines) {
+    text += line + "\n";
+    json_lines += (json_lines.empty() ? "" : ", ") + JsonString(line);
+  }
+  std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
+  // The same in the host directory, so a lost terminal or a broken pipe loses nothing.
+  const double occupancy = occupancy_samples_ ? occupancy_sum_ / occupancy_samples_ : 0;
+  const std::string json = "{\"stop_reason\": " + JsonString(stop_reason) + ", " +
+                           SummaryJsonFigures(t, first_, t.t - first_.t, occupancy, config_) +
+                           ", \"lines\": [" + json_lines + "]}\n";
+  try {
+    io::WriteTextFileAtomically(RunDirOf(config_).SummaryText(), text);
+    io::WriteTextFileAtomically(RunDirOf(config_).SummaryJson(), json);
+  } catch (const std::exception& e) {
+    ZF_LOG(WARN) << "the summary was not written into the run directory: " << e.what();
+  }
 }
 
 }  // namespace zerofarm::proc

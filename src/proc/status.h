@@ -45,12 +45,21 @@ struct FarmSnapshot {
   uint64_t full_positions = 0, games_resigned = 0, resign_checks = 0, false_resignations = 0;
   uint64_t cache_lookups = 0, cache_hits = 0;
   double resign_threshold = 0;
+  // Of the games written since the writer's last start: those in its sample of
+  // move sequences and the distinct ones among them (proc/distinct_games.h).
+  uint64_t sampled_games = 0, sampled_distinct = 0;
   uint64_t restarts() const { return restarts_worker + restarts_evaluator + restarts_writer; }
   uint64_t hangs() const { return hangs_worker + hangs_evaluator + hangs_writer; }
   double MeanOccupancy() const;
 };
 
 FarmSnapshot ReadSnapshot(const shm::SegmentMap& map);
+// The share of distinct games (1 before any game is counted).
+inline double DistinctShare(const FarmSnapshot& s) {
+  return s.sampled_games ? static_cast<double>(s.sampled_distinct) / s.sampled_games : 1.0;
+}
+// "distinct games 99.8% (4990 distinct move sequences of 5000 games)"; "" before any.
+std::string DistinctText(const FarmSnapshot& s);
 // Latency quantile q (0..1) in microseconds over the leaves counted in
 // `now - before` (upper edge of the bucket holding it); 0 if none.
 double LatencyQuantileUs(const FarmSnapshot& now, const FarmSnapshot& before, double q);
@@ -138,8 +147,11 @@ class StatusReporter {
   // Samples the counters; prints the status line when due and appends a
   // metrics row when due (or both when `force`).
   void Tick(bool force);
-  // The one-line summary, printed on stdout.
+  // The summary lines, printed on stdout and written to HOST/summary.txt, with
+  // a JSON twin HOST/summary.json (figures, and the lines), both atomically.
   void PrintSummary(const std::string& stop_reason);
+  // The summary's lines (no newlines) for the snapshot `t`.
+  std::vector<std::string> SummaryLines(const FarmSnapshot& t, const std::string& stop_reason) const;
   // A line the summary adds about what this start found of an earlier run
   // (shards it finished or removed); empty: none.
   void SetStartNote(std::string note) { start_note_ = std::move(note); }
@@ -149,6 +161,8 @@ class StatusReporter {
   void WriteMetrics(const FarmSnapshot& now);
   // The status line (or progress line) text over the rate window ending at `now`.
   std::string StatusText(const FarmSnapshot& now);
+  // Warns once when the share of distinct games falls under kDistinctWarnShare.
+  void WarnOfRepeats(const FarmSnapshot& now);
 
   const shm::SegmentMap& map_;
   const FarmConfig& config_;
@@ -159,6 +173,7 @@ class StatusReporter {
   uint64_t occupancy_samples_ = 0;
   std::FILE* csv_ = nullptr;
   std::string start_note_;
+  bool repeats_warned_ = false;
 };
 
 }  // namespace zerofarm::proc

@@ -25,6 +25,7 @@
 #include "zerofarm/core/log.h"
 #include "zerofarm/core/rng.h"
 #include "zerofarm/io/shard.h"
+#include "zerofarm/proc/distinct_games.h"
 #include "zerofarm/proc/game_codec.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/layout.h"
@@ -130,6 +131,8 @@ class ShardLoop {
   std::vector<shm::MessageQueueConsumer> queues_;
   std::vector<bool> corrupt_logged_;  // per queue: its impossible head was logged
   double shard_started_ = 0;
+  DistinctGames distinct_;                // the move sequences of the games written (this writer's)
+  std::vector<uint64_t> pending_hashes_;  // those of the shard being filled
 };
 
 ShardLoop::ShardLoop(const FarmConfig& config, const shm::SegmentMap& map)
@@ -148,6 +151,9 @@ ShardLoop::ShardLoop(const FarmConfig& config, const shm::SegmentMap& map)
   for (uint32_t w = 0; w < workers_; ++w) queues_.push_back(map.MakeGameConsumer(w));
   corrupt_logged_.assign(workers_, false);
   SkipGamesOfLastShard();
+  shm::WriterTotals t = stats_.Totals();  // a predecessor's distinct counts: this writer starts them again
+  t.sampled_games = t.sampled_distinct = 0;
+  stats_.Publish(t);
   shard_started_ = MonotonicSeconds();
 }
 
@@ -200,6 +206,10 @@ void ShardLoop::Flush() {
   t.shards += 1;
   t.bytes += std::filesystem::file_size(path, ec);
   t.next_shard_index = index + 1;
+  for (uint64_t h : pending_hashes_) distinct_.Add(h);
+  pending_hashes_.clear();
+  t.sampled_games = distinct_.SampledGames();
+  t.sampled_distinct = distinct_.SampledDistinct();
   stats_.Publish(t);
   for (uint32_t w = 0; w < workers_; ++w) queues_[w].Commit(commit[w]);
   ZF_LOG(INFO) << "wrote " << path << " (" << games << " games, " << positions << " positions)";
@@ -220,6 +230,7 @@ void ShardLoop::ReadQueues(bool* progressed, bool* queue_pressure) {
                       << "; skipped";
       } else {
         writer_.Add(*record);
+        pending_hashes_.push_back(MoveSequenceHash(record->moves));
       }
       *progressed = true;
     }

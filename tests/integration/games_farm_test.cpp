@@ -82,12 +82,16 @@ void RunAndCheck(const std::string& name, int simulations, int games) {
       INFO("game " << game.game_id << " in " << path);
       ++total;
       REQUIRE(game.length == static_cast<int>(game.moves.size()));
-      REQUIRE(game.position_count == game.length);
+      // The farm's default random opening: moves without rows, replayed first.
+      const int opening = game.length - game.position_count;
+      REQUIRE(opening >= 0);
+      REQUIRE(opening <= proc::SelfPlaySearch().random_opening_plies);
       REQUIRE(game.length <= g->MaxGameLength());
       auto state = g->NewInitialState();
-      for (int i = 0; i < game.length; ++i) {
+      for (int i = 0; i < opening; ++i) state->Apply(game.moves[i]);
+      for (int i = opening; i < game.length; ++i) {
         INFO("ply " << i);
-        const size_t row = static_cast<size_t>(game.first_position + i);
+        const size_t row = static_cast<size_t>(game.first_position + i - opening);
         REQUIRE(rows.game_id[row] == game.game_id);
         REQUIRE(rows.ply[row] == i);
         REQUIRE_FALSE(state->IsTerminal());
@@ -112,7 +116,8 @@ void RunAndCheck(const std::string& name, int simulations, int games) {
   }
   CHECK(total == static_cast<uint64_t>(games));
 
-  // inspect draws the position after 5 plies of the first game longer than that.
+  // inspect draws a searched position of the first game longer than 5 plies: its first searched ply
+  // (after the default random opening), at least 5.
   std::string shown_shard;
   io::ShardGame shown;
   for (const std::string& path : shards) {
@@ -124,18 +129,20 @@ void RunAndCheck(const std::string& name, int simulations, int games) {
     }
   }
   REQUIRE(!shown_shard.empty());
-  Spawned inspect(
-      {ZF_BINARY, "inspect", shown_shard, "--game-id", std::to_string(shown.game_id), "--ply", "5"},
-      dir / "inspect");
+  const int ply = std::max(5, shown.length - shown.position_count);
+  REQUIRE(ply < shown.length);
+  Spawned inspect({ZF_BINARY, "inspect", shown_shard, "--game-id", std::to_string(shown.game_id), "--ply",
+                   std::to_string(ply)},
+                  dir / "inspect");
   const int inspect_code = inspect.Wait(120);
   INFO("inspect stdout:\n" << inspect.Stdout() << "\ninspect stderr:\n" << inspect.Stderr());
   REQUIRE(inspect_code == 0);
-  const std::vector<int> five(shown.moves.begin(), shown.moves.begin() + 5);
+  const std::vector<int> before(shown.moves.begin(), shown.moves.begin() + ply);
   const std::string text = inspect.Stdout();
-  CHECK_THAT(text, Catch::Contains("position after 5 plies"));
-  CHECK_THAT(text, Catch::Contains(g->Replay(five)->ToString()));
+  CHECK_THAT(text, Catch::Contains("position after " + std::to_string(ply) + " plies"));
+  CHECK_THAT(text, Catch::Contains(g->Replay(before)->ToString()));
   CHECK_THAT(text, Catch::Contains("policy target"));
-  CHECK_THAT(text, Catch::Contains("played: " + g->ActionToString(shown.moves[5])));
+  CHECK_THAT(text, Catch::Contains("played: " + g->ActionToString(shown.moves[ply])));
 }
 
 }  // namespace

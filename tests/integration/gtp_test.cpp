@@ -1,5 +1,5 @@
 // Game records and GTP against a program no one here wrote: GNU Go (Debian
-// package gnugo, installed by tools/setup.sh). A short 9x9 Go farm's games,
+// package gnugo, installed by tools/setup.sh --test). A short 9x9 Go farm's games,
 // exported as SGF, are loaded by GNU Go and scored by it; `zerofarm gtp`
 // plays full games against `gnugo --mode gtp --level 1` through the referee
 // (proc/gtp.h); `zerofarm eval --against-gtp` runs its arena. Without gnugo
@@ -85,7 +85,7 @@ std::string GoFarm(const ScratchDir& dir, int games) {
 
 TEST_CASE("export writes SGF that GNU Go loads and scores as zerofarm does", "[multiprocess][gtp][slow]") {
   const std::string gnugo = GnuGo();
-  if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh installs it)");
+  if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh --test installs it)");
   ScratchDir dir("zf-export");
   const std::string run = GoFarm(dir, 6);
   Spawned sgf({ZF_BINARY, "export", run, "--format", "sgf", "--out", dir / "sgf"}, dir / "export");
@@ -190,20 +190,20 @@ void PlayAgainstGnuGo(const std::string& gnugo, int games, int simulations) {
 TEST_CASE("zerofarm gtp plays full 9x9 games against gnugo with every move legal",
           "[multiprocess][gtp][slow]") {
   const std::string gnugo = GnuGo();
-  if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh installs it)");
+  if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh --test installs it)");
   PlayAgainstGnuGo(gnugo, 2, 8);
 }
 
 // The long version (tools/test.sh --long): 10 games at 64 simulations.
 TEST_CASE("gtp long: 10 full 9x9 games against gnugo", "[.long][multiprocess][gtp]") {
   const std::string gnugo = GnuGo();
-  if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh installs it)");
+  if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh --test installs it)");
   PlayAgainstGnuGo(gnugo, 10, 64);
 }
 
 TEST_CASE("eval --against-gtp reports a 7x7 arena against gnugo as JSON", "[multiprocess][gtp][slow]") {
   const std::string gnugo = GnuGo();
-  if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh installs it)");
+  if (gnugo.empty()) ZF_SKIP("gnugo is not installed (tools/setup.sh --test installs it)");
   ScratchDir dir("zf-gtp-arena");
   Spawned eval({ZF_BINARY, "eval", "--game", "go7", "--weights", "random", "--blocks", "1", "--filters", "8",
                 "--simulations", "4", "--games", "2", "--quiet", "--against-gtp",

@@ -92,8 +92,9 @@ TEST_CASE("a farm with resignation ends games early and reports the false-resign
   const std::string out = dir / "run";
   // A random net's values sit near 0: a threshold of 0.9 makes nearly every
   // side resign after 2 moves; half the games play on and are checked.
+  // No random opening: every position of a game is recorded, the resigning one too.
   Spawned farm(FarmArgs(out, {"--games", "30", "--resign-threshold", "0.9", "--resign-moves", "2",
-                              "--resign-playthrough", "0.5"}),
+                              "--resign-playthrough", "0.5", "--random-opening-plies", "0"}),
                dir / "farm");
   const int code = farm.Wait(300);
   INFO(farm.Stderr());

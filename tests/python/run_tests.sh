@@ -32,10 +32,10 @@ else
   echo "run_tests.sh: ZF_BINARY not set: the farm tests will be skipped"
 fi
 if ! "$python" -c 'import h5py, numpy, matplotlib' 2>/dev/null; then
-  echo "run_tests.sh: $python lacks h5py, numpy or matplotlib (tools/setup.sh installs them)" >&2
+  echo "run_tests.sh: $python lacks h5py, numpy or matplotlib (tools/setup.sh --test installs them)" >&2
   exit 1
 fi
-# Debian's python3-torch installed (tools/setup.sh installs it): torch must
+# Debian's python3-torch installed (tools/setup.sh --test installs it): torch must
 # work, and a broken one fails the tests instead of skipping them.
 if dpkg-query -W -f='${Status}' python3-torch 2>/dev/null | grep -q "install ok installed"; then
   export ZF_REQUIRE_TORCH=1

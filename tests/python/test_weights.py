@@ -370,6 +370,7 @@ class CppNetworkParityTest(unittest.TestCase):
         zftest.run([zftest.binary(), "selfplay", "--game", "connect4", "--weights", weights,
                     "--simulations", "1", "--no-tree-reuse", "--dirichlet-fraction", noise,
                     "--games", "6", "--concurrent", "6", "--seed", str(seed), "--out", out,
+                    "--random-opening-plies", "0",  # every position recorded (check below)
                     # fp32: the parity checks are exact to 1e-5 (the default, `auto`, is bf16
                     # on CPUs with bf16 units). No solver: a proven root's value is exact,
                     # not the network's.

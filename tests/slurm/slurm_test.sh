@@ -11,7 +11,7 @@
 #     finished and written, and every task exited 0;
 #   - `zerofarm inspect RUN` sees the 3 hosts.
 # It stops the daemons it started, by pid, whatever happens. Installs nothing:
-# tools/setup.sh installs slurm-wlm and munge. Needs root (the daemons run as
+# tools/setup.sh --test installs slurm-wlm and munge. Needs root (the daemons run as
 # root); otherwise prints "[skipped]" and exits 0 (ctest: skipped).
 #
 # Usage: tests/slurm/slurm_test.sh PATH/TO/zerofarm      (ctest test `slurm`)
@@ -37,7 +37,7 @@ if [ -z "$(ls -A /sys/fs/cgroup 2>/dev/null)" ]; then
 fi
 export PATH="$PATH:/usr/sbin:/sbin"
 for b in munged slurmctld slurmd sbatch squeue scontrol scancel; do
-  command -v "$b" >/dev/null || { echo "FAIL: $b not found: run tools/setup.sh (slurm-wlm, munge)" >&2; exit 1; }
+  command -v "$b" >/dev/null || { echo "FAIL: $b not found: run tools/setup.sh --test (slurm-wlm, munge)" >&2; exit 1; }
 done
 
 tmp=$(mktemp -d /tmp/zf-slurm.XXXXXX)

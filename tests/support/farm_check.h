@@ -17,6 +17,7 @@
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/io/shard.h"
+#include "zerofarm/proc/farm_config.h"
 
 namespace zerofarm::testing {
 
@@ -97,8 +98,9 @@ struct ShardCheck {
 
 // Reads every shard and checks every position's targets against a replay.
 // A game may open with up to `max_opening` moves that have no rows
-// (--random-opening-plies): they replay legally and do not end it.
-inline ShardCheck CheckShards(const std::string& dir, int max_opening = 0) {
+// (--random-opening-plies, the farm's default): they replay legally and do not end it.
+inline ShardCheck CheckShards(const std::string& dir,
+                              int max_opening = proc::SelfPlaySearch().random_opening_plies) {
   ShardCheck out;
   auto g = game::MakeGame("connect4");
   const size_t fb = g->Shape().FeatureBytes();

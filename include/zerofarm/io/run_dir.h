@@ -43,6 +43,8 @@ class RunDir {
   std::string MetricsCsv() const;                       // HOST/metrics.csv (this run's rows)
   std::string RotatedMetricsCsv(uint32_t epoch) const;  // HOST/metrics-EPOCH.csv (an earlier run's)
   std::string MetricsProm() const;                      // HOST/metrics.prom (Prometheus textfile)
+  std::string SummaryText() const;                      // HOST/summary.txt (the run's summary lines)
+  std::string SummaryJson() const;                      // HOST/summary.json (the same as JSON)
   std::string RunIdFile() const;                        // OUT/run_id
   std::string HostIndexDir() const;                     // OUT/host-index
   std::string HostIndexClaim(uint32_t index) const;     // OUT/host-index/INDEX

@@ -106,15 +106,20 @@ class GtpProcess : public GtpPlayer {
   GtpProcess& operator=(const GtpProcess&) = delete;
 
   // Throws GtpError for "?" responses, Error when the program exits, closes
-  // its output or does not answer within reply_seconds.
+  // its output or does not answer within reply_seconds; ConfigError "CMD: not
+  // found on PATH" when the shell could not find the program (exit 127).
   std::string Command(const std::string& command) override;
   std::string Name() const override { return command_; }
 
  private:
   std::string ReadLine(double deadline);
+  // The error for a program that went away: waits up to 2 s for it, and names
+  // a program the shell did not find (exit status 127). Reaps it.
+  [[noreturn]] void ThrowGone(const std::string& what);
   std::string command_;
   double reply_seconds_;
   pid_t pid_ = -1;
+  bool reaped_ = false;  // pid_ was waited for (ThrowGone)
   int to_child_ = -1, from_child_ = -1;
   std::string buffer_;
 };

@@ -14,11 +14,26 @@
 
 namespace zerofarm::proc {
 
+// The search a self-play farm starts from: mcts::SearchConfig's, with the
+// exploration of the shipped recipe (data/recipes/connect4.recipe), which made
+// the shipped network: each game opens with 0 to 8 uniformly random moves, its
+// first 20 plies are sampled from the visits (temperature 1), later moves at
+// temperature 0.3. With less (8 sampled plies, then the most visited move) a
+// strong network plays the same games again (issue 72; docs/search.md,
+// "Exploration: the farm's defaults"; tests/integration/first_hour_test.cpp).
+inline mcts::SearchConfig SelfPlaySearch() {
+  mcts::SearchConfig s;
+  s.random_opening_plies = 8;
+  s.temperature_plies = 20;
+  s.final_temperature = 0.3f;
+  return s;
+}
+
 struct FarmConfig {
   // ---- what to play --------------------------------------------------------
   std::string game = "connect4";
-  mcts::SearchConfig search;  // simulations, c_puct, noise, temperature, L
-  uint64_t seed = 1;          // run seed: games, random net, noise derive from it
+  mcts::SearchConfig search = SelfPlaySearch();  // simulations, c_puct, noise, temperature, L
+  uint64_t seed = 1;                             // run seed: games, random net, noise derive from it
 
   // ---- processes -------------------------------------------------------------
   int workers = 0;                  // P worker processes; 0 = the CPUs granted (ResolveResources)

@@ -89,6 +89,13 @@ void CheckOption(const OptionSpec& o, const FarmConfig& c);
 // same options and config keys alike (proc/binaries.h, the hand-over check).
 // Help text is left out: rewording it changes nothing a binary accepts.
 std::string OptionTableFingerprint(const std::vector<OptionSpec>& table = OptionTable());
+// The candidate nearest to `given` (edit distance, '-' and '_' alike; a prefix
+// of exactly one candidate counts as near), or "" when none is near enough to
+// be a likely typo. For "did you mean --workers?" messages.
+std::string NearestName(const std::string& given, const std::vector<std::string>& candidates);
+// " (did you mean PREFIX + nearest?)", or "" when there is none.
+std::string DidYouMean(const std::string& given, const std::vector<std::string>& candidates,
+                       const std::string& prefix);
 // A config file with every key, its help and its default, commented out: what
 // `zerofarm config --example` prints and docs/config-example.conf holds.
 std::string ExampleConfig();

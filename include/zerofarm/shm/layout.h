@@ -37,8 +37,9 @@ class ShmSegment;
 // "ZFSHM001" as the bytes of a little-endian uint64.
 inline constexpr uint64_t kSegmentMagic = 0x313030'4D48'53'46'5AULL;
 // The layout's version. 2: WorkerBlock search counters; 3: hangs, non-finite
-// counts, writer totals; 4: games_owed; 5: LeafRingControl::refused.
-inline constexpr uint32_t kLayoutVersion = 5;
+// counts, writer totals; 4: games_owed; 5: LeafRingControl::refused; 6: the
+// writer's distinct-game counts.
+inline constexpr uint32_t kLayoutVersion = 6;
 inline constexpr uint64_t kRegionAlign = 64;            // every region and array
 inline constexpr uint64_t kRingAlign = 4096;            // each leaf ring (page) and the whole segment
 inline constexpr uint32_t kBatchHistogramBuckets = 16;  // bucket b: batch sizes in [2^b, 2^(b+1))
@@ -205,6 +206,11 @@ struct WriterTotals {
   uint64_t shards = 0;
   uint64_t bytes = 0;             // shard file bytes
   uint64_t next_shard_index = 0;  // 1 + the index of the last shard counted (0: none yet)
+  // Of the games written since the writer's last start, those in its sample of
+  // move sequences and the distinct sequences among them (proc/distinct_games.h);
+  // a replacement writer starts them again.
+  uint64_t sampled_games = 0;
+  uint64_t sampled_distinct = 0;
 };
 
 // The writer's figures. Survive a writer's restart. The totals are two
@@ -217,23 +223,25 @@ struct WriterBlock {
   alignas(64) std::atomic<uint32_t> current{0};  // 0 or 1: the copy in use
   std::atomic<uint32_t> reserved{0};
   std::atomic<uint64_t> corrupt_messages{0};  // malformed game messages skipped (relaxed)
-  std::atomic<uint64_t> totals[2][5]{};       // WriterTotals fields, in order (relaxed)
+  std::atomic<uint64_t> totals[2][7]{};       // WriterTotals fields, in order (relaxed)
 
   WriterTotals Totals() const noexcept {
     // acquire: pairs with Publish's release, so the copy's fields are complete.
     const uint32_t c = current.load(std::memory_order_acquire) & 1u;
     WriterTotals t;
-    uint64_t* f[5] = {&t.games, &t.positions, &t.shards, &t.bytes, &t.next_shard_index};
+    uint64_t* f[7] = {&t.games,         &t.positions,       &t.shards, &t.bytes, &t.next_shard_index,
+                      &t.sampled_games, &t.sampled_distinct};
     // relaxed: ordered by the acquire above.
-    for (int i = 0; i < 5; ++i) *f[i] = totals[c][i].load(std::memory_order_relaxed);
+    for (int i = 0; i < 7; ++i) *f[i] = totals[c][i].load(std::memory_order_relaxed);
     return t;
   }
   // Writer only.
   void Publish(const WriterTotals& t) noexcept {
     const uint32_t next = (current.load(std::memory_order_relaxed) & 1u) ^ 1u;  // relaxed: its only writer
-    const uint64_t v[5] = {t.games, t.positions, t.shards, t.bytes, t.next_shard_index};
+    const uint64_t v[7] = {t.games,         t.positions,       t.shards, t.bytes, t.next_shard_index,
+                           t.sampled_games, t.sampled_distinct};
     // relaxed: published by the release store below.
-    for (int i = 0; i < 5; ++i) totals[next][i].store(v[i], std::memory_order_relaxed);
+    for (int i = 0; i < 7; ++i) totals[next][i].store(v[i], std::memory_order_relaxed);
     // release: the copy's fields are visible before it becomes current.
     current.store(next, std::memory_order_release);
   }

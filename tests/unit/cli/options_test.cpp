@@ -31,6 +31,22 @@ proc::FarmConfig Parse(proc::OptionCommand command, std::vector<std::string> arg
   REQUIRE(cli::ParseArgs(options, static_cast<int>(argv.size()), argv.data(), &r, &code));
   return cli::ReadTableOptions(r, command);
 }
+// The message of the ConfigError that parsing args throws ("" when none).
+std::string ParseError(proc::OptionCommand command, std::vector<std::string> args) {
+  args.insert(args.begin(), "zerofarm-test");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  cxxopts::Options options("test");
+  cli::AddTableOptions(options, command);
+  cxxopts::ParseResult r;
+  int code = -1;
+  try {
+    cli::ParseArgs(options, static_cast<int>(argv.size()), argv.data(), &r, &code);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
 }  // namespace
 
 TEST_CASE("cli options: help shows each default once and every game", "[cli][options]") {
@@ -67,6 +83,24 @@ TEST_CASE("cli options: a bad value names its option", "[cli][options]") {
   CHECK_THROWS_WITH(Parse(proc::kRun, {"--c-puct=x"}), "--c-puct: bad value 'x' (a number)");
   CHECK_THROWS_WITH(Parse(proc::kRun, {"--game", "chess"}),
                     Catch::StartsWith("--game: bad value 'chess' (one of "));
+}
+
+TEST_CASE("cli options: an unknown option or config key names the nearest one", "[cli][options]") {
+  CHECK(ParseError(proc::kRun, {"--worker", "2"}) == "unknown option --worker (did you mean --workers?)");
+  CHECK(ParseError(proc::kRun, {"--simulation=8"}) ==
+        "unknown option --simulation (did you mean --simulations?)");
+  CHECK(ParseError(proc::kRun, {"--random-opening", "4"}) ==
+        "unknown option --random-opening (did you mean --random-opening-plies?)");
+  CHECK(ParseError(proc::kRun, {"--zzzzzz"}) == "unknown option --zzzzzz");  // nothing near
+  // Without "--": cxxopts leaves the word unmatched.
+  CHECK(ParseError(proc::kRun, {"workers", "2"}) ==
+        "unexpected argument 'workers' (did you mean --workers?)");
+  CHECK_THROWS_WITH(proc::FarmConfig::FromText("worker = 2\n"),
+                    "config:1: unknown key 'worker' (did you mean workers?)");
+  CHECK_THROWS_WITH(proc::FarmConfig::FromText("games-per-workers = 2\n"),
+                    "config:1: unknown key 'games-per-workers' (did you mean games_per_worker?)");
+  CHECK(proc::NearestName("gpu", {"gpus", "games", "go"}) == "gpus");
+  CHECK(proc::NearestName("x", {"gpus", "out"}).empty());
 }
 
 TEST_CASE("cli options: old spellings are aliases of one option", "[cli][options]") {

@@ -353,6 +353,12 @@ TEST_CASE("train writes checkpoints and resumes where it stopped", "[train]") {
   CHECK(io::ReadWeights(dir / "models/model-5.h5").version == 5);
   CHECK_FALSE(fs::exists(dir / "models/model-5.h5.tmp"));
 
+  // --weights on a run with models would be ignored (it resumes): refused, and nothing trained (issue 72).
+  learn::TrainConfig with_weights = c;
+  with_weights.weights = dir / "models/model-1.h5";
+  CHECK_THROWS_WITH(learn::RunTrainer(with_weights), Catch::Contains("has models already"));
+  CHECK(learn::TrainState::FromText(ReadAll(dir / "train/state.txt")).step == 15);
+
   // Replay pacing: at most replay x produced samples, then (no wait) it stops.
   c.replay = 1e-9;
   c.steps = 0;

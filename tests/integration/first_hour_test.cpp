@@ -1,0 +1,121 @@
+// The first hour (issue 72). The farm's defaults make varied data: with the
+// shipped network and no exploration option, its games are distinct move
+// sequences; the summary says how many were, the farm warns once when too few
+// are, and the summary is also in the host directory (summary.txt,
+// summary.json). Messages name the fix: a GTP program the shell cannot find.
+// Only this (parent) process asserts.
+#include <catch2/catch.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "farm_check.h"
+#include "spawn.h"
+#include "test_paths.h"
+#include "zerofarm/io/files.h"
+#include "zerofarm/io/shard.h"
+
+using namespace zerofarm;
+using namespace zerofarm::testing;
+
+namespace {
+
+struct Sequences {
+  uint64_t games = 0;
+  std::set<std::vector<int16_t>> distinct;
+};
+
+// Every game's whole move sequence (random opening included), from the shards.
+Sequences CountSequences(const std::string& host_dir) {
+  Sequences s;
+  for (const auto& path : io::ListShards(host_dir))
+    for (const io::ShardGame& g : io::ShardReader(path).ReadGames()) {
+      ++s.games;
+      s.distinct.insert(g.moves);
+    }
+  return s;
+}
+
+// The lines of `text` that start with "zerofarm run: ", each ended by '\n'.
+std::string SummaryLines(const std::string& text) {
+  std::istringstream is(text);
+  std::string line, out;
+  while (std::getline(is, line))
+    if (line.rfind("zerofarm run: ", 0) == 0) out += line + "\n";
+  return out;
+}
+
+size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a farm that repeats its games warns once, and its summary stays in the host directory",
+          "[multiprocess][farm][defaults]") {
+  ScratchDir dir("zf-repeats");
+  const std::string out = dir / "run";
+  // Tic-tac-toe with every source of variety off: the same few games again and again.
+  Spawned farm(
+      FarmArgs(out, {"--game", "tictactoe", "--games", "150", "--simulations", "8", "--random-opening-plies",
+                     "0", "--temperature-plies", "0", "--final-temperature", "0", "--dirichlet-fraction", "0",
+                     "--shard-positions", "200"}),
+      dir / "farm");
+  const int code = farm.Wait(300);
+  INFO(farm.Stderr());
+  REQUIRE(code == 0);
+  const Sequences seen = CountSequences(HostDir(out));
+  REQUIRE(seen.games == 150);
+  REQUIRE(seen.distinct.size() * 10 < seen.games * 9);  // under 90 %
+  CHECK(Occurrences(farm.Stderr(), "the farm repeats its games") == 1);
+  // The summary's count is the shards' own.
+  const std::string counted =
+      "(" + std::to_string(seen.distinct.size()) + " distinct move sequences of 150 games)";
+  CHECK_THAT(farm.Stdout(), Catch::Contains("zerofarm run: distinct games ") && Catch::Contains(counted));
+  // summary.txt holds exactly the summary lines of stdout; summary.json the same lines and figures.
+  const std::string lines = SummaryLines(farm.Stdout());
+  REQUIRE(!lines.empty());
+  CHECK(io::ReadTextFile(HostDir(out) + "/summary.txt") == lines);
+  const std::string json = io::ReadTextFile(HostDir(out) + "/summary.json");
+  CHECK_THAT(json, Catch::StartsWith("{\"stop_reason\": \"game budget reached\""));
+  CHECK_THAT(json, Catch::Contains("\"games_written\": 150,"));
+  CHECK_THAT(json, Catch::Contains("\"sampled_distinct\": " + std::to_string(seen.distinct.size()) + ","));
+  CHECK_THAT(json, Catch::Contains("\"lines\": [\"zerofarm run: game budget reached after "));
+  CHECK_FALSE(std::filesystem::exists(HostDir(out) + "/summary.txt.tmp"));
+}
+
+TEST_CASE("with the shipped network and no exploration option, a 60 s farm's games are 99 % distinct",
+          "[multiprocess][farm][defaults][slow]") {
+  ScratchDir dir("zf-distinct");
+  const std::string out = dir / "run";
+  // The farm's own search defaults: only what to play with, where, how long
+  // (32 games per worker, not 256, so that games finish all along the minute).
+  Spawned farm(
+      {ZF_BINARY, "run", "--weights", SourceDir() + "/data/connect4-4x32.h5", "--workers", "2", "--gpus", "0",
+       "--games-per-worker", "32", "--duration", "60", "--out", out, "--no-status", "--host-id", kTestHost},
+      dir / "farm");
+  const int code = farm.Wait(600);
+  INFO(farm.Stderr());
+  REQUIRE(code == 0);
+  const Sequences seen = CountSequences(HostDir(out));
+  INFO(seen.games << " games, " << seen.distinct.size() << " distinct");
+  REQUIRE(seen.games >= 100);  // enough to judge, even on a loaded machine
+  CHECK(seen.distinct.size() * 100 >= seen.games * 99);
+  CHECK_THAT(farm.Stdout(), Catch::Contains("zerofarm run: distinct games "));
+  CHECK(Occurrences(farm.Stderr(), "the farm repeats its games") == 0);
+}
+
+TEST_CASE("eval --against-gtp with a program not on PATH says so, with the command, exit 2",
+          "[multiprocess][gtp][messages]") {
+  ScratchDir dir("zf-gtp-missing");
+  const std::string command = "zf-no-such-gtp-program --mode gtp";
+  Spawned eval({ZF_BINARY, "eval", "--game", "go7", "--weights", "random", "--blocks", "1", "--filters", "8",
+                "--simulations", "2", "--games", "2", "--no-status", "--against-gtp", command},
+               dir / "eval");
+  CHECK(eval.Wait(120) == 2);
+  INFO(eval.Stderr());
+  CHECK_THAT(eval.Stderr(), Catch::Contains(command + ": 'zf-no-such-gtp-program' not found on PATH"));
+}
