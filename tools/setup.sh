@@ -17,6 +17,7 @@ packages=(
   slurm-wlm munge                    # the `slurm` test: a one-node Slurm (docs/scale-out.md)
   gnugo                              # GNU Go: the export, gtp and --against-gtp tests (/usr/games/gnugo)
   clang-format universal-ctags       # tools/check_shape.py: formatting and function length (tools/test.sh)
+  clang libclang-rt-14-dev           # tools/fuzz.sh and the fuzz smoke of tools/test.sh: libFuzzer, ASan, UBSan
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }

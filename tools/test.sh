@@ -22,6 +22,11 @@
 #      build, to keep CI under 45 minutes on 2 cores (a full run took 44
 #      minutes on 2026-11-29): each of them adds no code path under the
 #      sanitizers that a shorter test lacks;
+#   2b. unless ZF_FUZZ_SMOKE=0: every fuzz target (tests/fuzz: config,
+#      recipe, Pons and verdict files, the GTP stream, weights, shards, the
+#      option parser) for ZF_FUZZ_SMOKE_SECONDS (5) each (weights and shards:
+#      their seeds only, as Debian's HDF5 crashes on damaged files), built by
+#      clang with ASan + UBSan into build-fuzz (tools/fuzz.sh --smoke);
 #   3. the list of skipped tests with their reasons (tools/check_tests.py
 #      skips): the command fails if a test was skipped that must run here
 #      (only GPU tests, the Slurm test without a cgroup filesystem, the
@@ -132,6 +137,11 @@ if [ $quick = 0 ] && [ "${ZF_SANITIZERS:-1}" != 0 ]; then
   else
     failed+=("tsan build") && record_step "tsan build" 1
   fi
+fi
+
+if [ $quick = 0 ] && [ "${ZF_FUZZ_SMOKE:-1}" != 0 ]; then
+  echo "== Fuzz smoke: every parser's libFuzzer target (clang, ASan + UBSan) for a few seconds"
+  step "fuzz smoke" bash tools/fuzz.sh --smoke
 fi
 
 echo "== Skipped tests"
