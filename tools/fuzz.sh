@@ -60,9 +60,10 @@ for t in "${targets[@]}"; do
   # files within seconds of fuzzing, in its own code (docs/results/fuzz-2026-12-04/):
   # the smoke only replays their seeds (a regression check); long runs fuzz
   # them, with its leaks not reported.
+  span="in $seconds s"
   case $t in weights | shard)
     args+=(-detect_leaks=0)
-    [ $smoke = 1 ] && args+=(-runs=0) ;;
+    [ $smoke = 1 ] && args+=(-runs=0) && span="(the seeds replayed)" ;;
   esac
   mkdir -p "$corpus"
   dirs=("$corpus")
@@ -72,7 +73,7 @@ for t in "${targets[@]}"; do
   if "$build/tests/fuzz/zf_fuzz_$t" "${args[@]}" ${ZF_FUZZ_ARGS:-} -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$build/findings/$t-" "${dirs[@]}" >"$build/logs/$t.log" 2>&1; then
     echo "fuzz $t: $(grep -E '^stat::number_of_executed_units' "$build/logs/$t.log" | awk '{print $2}') runs" \
-      "in ${seconds} s, $(grep -Eo 'cov: [0-9]+' "$build/logs/$t.log" | tail -1), no finding"
+      "$span, $(grep -Eo 'cov: [0-9]+' "$build/logs/$t.log" | tail -1), no finding"
   else
     echo "fuzz $t: FAILED (a finding or a harness error): $build/logs/$t.log, $build/findings/$t-*" >&2
     tail -30 "$build/logs/$t.log" >&2
