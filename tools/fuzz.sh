@@ -45,6 +45,10 @@ mkdir -p "$build/findings" "$build/logs"
 # follow the current schema; the text seeds are in the tree.
 seeds=$build/seeds
 rm -rf "$seeds" && "$build/tests/fuzz/zf_fuzz_seeds" "$seeds" || exit 1
+# The targets' scratch input files (tests/fuzz/fuzz_input.h), removed at the end.
+ZF_FUZZ_SCRATCH=$(mktemp -d "$( [ -w /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")/zf-fuzz.XXXXXX") || exit 1
+export ZF_FUZZ_SCRATCH
+trap 'rm -rf "$ZF_FUZZ_SCRATCH"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 failed=()
 for t in "${targets[@]}"; do

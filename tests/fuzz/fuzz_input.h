@@ -1,9 +1,11 @@
 #pragma once
 // Helpers of the fuzz targets (tests/fuzz/*_fuzz.cpp): libFuzzer hands a
 // target bytes; the readers under test take a path, so the bytes are written
-// to one scratch file per target process (in /dev/shm when it exists, else
-// $TMPDIR or /tmp), created here and removed at exit. Not thread-safe: a
-// libFuzzer process runs one input at a time.
+// to one scratch file per target process, in $ZF_FUZZ_SCRATCH (a directory
+// tools/fuzz.sh makes and removes: libFuzzer ends a timed run with _Exit, so
+// no exit handler runs), else /dev/shm, else $TMPDIR or /tmp (then removed
+// at a normal exit only). Not thread-safe: a libFuzzer process runs one input
+// at a time.
 #include <unistd.h>
 
 #include <cstdint>
@@ -18,8 +20,11 @@ namespace zerofarm::fuzz {
 // The scratch file's path, holding exactly `size` bytes of `data`.
 inline const std::string& InputFile(const uint8_t* data, size_t size, const char* suffix = "") {
   static const std::string path = [suffix] {
+    const char* scratch = std::getenv("ZF_FUZZ_SCRATCH");
     const char* tmp = std::getenv("TMPDIR");
-    const std::string dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp ? tmp : "/tmp");
+    const std::string dir = scratch && *scratch             ? scratch
+                            : access("/dev/shm", W_OK) == 0 ? "/dev/shm"
+                                                            : (tmp ? tmp : "/tmp");
     std::string p = dir + "/zf-fuzz-" + std::to_string(getpid()) + suffix;
     std::atexit([] { std::remove(path.c_str()); });
     return p;
