@@ -18,7 +18,8 @@
       where `unshare --pid --mount-proc` cannot run (a chroot), the status-line test
       where no pseudo-terminal can be opened, and the CUDA compile
       check when the user turned it off (ZF_CUDA_CHECK=0) or its packages
-      cannot be fetched.
+      cannot be fetched. A skipped test whose output shows a failed check
+      (Catch's "FAILED:", "[skip refused]") fails the command too.
 
 Exit status: 0 all good, 1 a check failed (each problem on its own line), 2 usage.
 """
@@ -162,6 +163,10 @@ def check_skips(build, junit_files):
             skipped.append((os.path.basename(os.path.dirname(path)) or path, name, reason, why))
             if why is None:
                 problems.append(f"skipped where it must run: {name}: {reason}")
+            # A failed check is never a skip (tests/support/skip.h refuses the
+            # skip; this catches any other way a failure could read as one).
+            if re.search(r"FAILED:|\[skip refused\]|^test cases:.*\bfailed\b", out, re.M):
+                problems.append(f"a failed check reported as a skip: {name}")
     print(f"check_tests: {len(skipped)} skipped test(s)")
     for run, name, reason, why in skipped:
         print(f"  [{'allowed: ' + why if why else 'NOT ALLOWED'}] {name}: {reason}")

@@ -27,7 +27,7 @@ test_packages=(
   slurm-wlm munge                    # the `slurm` test: a one-node Slurm (docs/scale-out.md)
   gnugo                              # GNU Go: the export, gtp and --against-gtp tests (/usr/games/gnugo)
   clang-format universal-ctags       # tools/check_shape.py: formatting and function length (tools/test.sh)
-  clang                              # tools/check_threads.sh: the thread-safety analysis (tools/test.sh)
+  clang libclang-rt-14-dev           # tools/check_threads.sh (thread safety); tools/fuzz.sh and the fuzz smoke: libFuzzer, ASan, UBSan
 )
 
 case "${1:-}" in

@@ -26,12 +26,20 @@
 #      build, to keep CI under 45 minutes on 2 cores (a full run took 44
 #      minutes on 2026-11-29): each of them adds no code path under the
 #      sanitizers that a shorter test lacks;
+#   2b. unless ZF_FUZZ_SMOKE=0: every fuzz target (tests/fuzz: config,
+#      recipe, Pons and verdict files, the GTP stream, weights, shards, the
+#      option parser) for ZF_FUZZ_SMOKE_SECONDS (5) each (weights and shards:
+#      their seeds only, as Debian's HDF5 crashes on damaged files), built by
+#      clang with ASan + UBSan into build-fuzz (tools/fuzz.sh --smoke);
 #   3. the list of skipped tests with their reasons (tools/check_tests.py
 #      skips): the command fails if a test was skipped that must run here
 #      (only GPU tests, the Slurm test without a cgroup filesystem, the
 #      PID-namespace test where unshare cannot run, the status line where no
 #      pseudo-terminal opens, KeepFreedMemory under ASan, and the CUDA compile
 #      check turned off or unable to fetch, may).
+# Every CTest run fails when it finds no test (--no-tests=error). The output
+# ends with the tests run, passed, failed and skipped per step, and the totals
+# alone on the last line: "N passed, N failed, N skipped".
 #
 #   tools/test.sh --quick     only steps 0 and 3 and the plain build's unit tests
 #                             (about 3 minutes on 2 cores): the check to run before each
@@ -66,9 +74,43 @@ quick=0
 failed=()
 # step NAME CMD...: runs one step, remembers a failure and goes on, so the
 # skip list below is printed whatever failed.
+# ---- counts per step: what each step ran, passed, failed and skipped ----------
+# record_step NAME RC [CMD...]: a step's result; a CTest step's counts come from
+# the JUnit file its command writes (--output-junit), any other step counts as
+# one check. print_counts prints them per step, then the totals alone on the
+# last line ("N passed, N failed, N skipped"), which CI reads.
+step_results=()
+record_step() {
+  local name=$1 rc=$2 junit="" prev=""; shift 2
+  for a in "$@"; do [ "$prev" = --output-junit ] && junit=$a; prev=$a; done
+  step_results+=("$name"$'\t'"$rc"$'\t'"$junit")
+}
+print_counts() {
+  local total_p=0 total_f=0 total_s=0 name rc junit p f s
+  echo "== Counts per step"
+  for entry in "${step_results[@]}"; do
+    IFS=$'\t' read -r name rc junit <<<"$entry"
+    if [ -n "$junit" ] && [ -f "$junit" ]; then
+      p=$(grep -c 'status="run"' "$junit"); f=$(grep -c 'status="fail"' "$junit")
+      s=$(grep -Ec 'status="(notrun|disabled)"' "$junit")
+      [ "$rc" = 0 ] || [ "$f" -gt 0 ] || f=1  # failed outside its tests (no tests found, a crash)
+      printf '  %-28s %5d run: %5d passed, %d failed, %d skipped\n' "$name" $((p + f + s)) "$p" "$f" "$s"
+    else
+      p=0 f=0 s=0
+      if [ "$rc" = 0 ]; then p=1; else f=1; fi
+      printf '  %-28s %5d run: %5d passed, %d failed, %d skipped (one check)\n' "$name" 1 "$p" "$f" "$s"
+    fi
+    total_p=$((total_p + p)) total_f=$((total_f + f)) total_s=$((total_s + s))
+  done
+  echo "$total_p passed, $total_f failed, $total_s skipped"
+}
+
 step() {
   local name=$1; shift
-  "$@" || failed+=("$name")
+  "$@"
+  local rc=$?
+  [ $rc = 0 ] || failed+=("$name")
+  record_step "$name" $rc "$@"
 }
 
 # Everything, the tests too (tools/build.sh alone builds only the two binaries).
@@ -78,31 +120,36 @@ rm -rf "$results" && mkdir -p "$results"
 step "shape check" /usr/bin/python3 tools/check_shape.py
 step "thread-safety check" bash tools/check_threads.sh
 step "test discovery" /usr/bin/python3 tools/check_tests.py discovery "$build"
-step "unit tests" ctest --test-dir "$build" --output-on-failure -j"$jobs" -LE multiprocess \
+step "unit tests" ctest --test-dir "$build" --no-tests=error --output-on-failure -j"$jobs" -LE multiprocess \
   --output-junit "$results/unit.xml"
-[ $quick = 1 ] || step "multi-process tests" ctest --test-dir "$build" --output-on-failure -L multiprocess \
+[ $quick = 1 ] || step "multi-process tests" ctest --test-dir "$build" --no-tests=error --output-on-failure -L multiprocess \
   --output-junit "$results/multiprocess.xml"
 
 if [ $quick = 0 ] && [ "${ZF_SANITIZERS:-1}" != 0 ]; then
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
   if ZF_BUILD_DIR=build-asan ZF_BUILD_TYPE=Debug ZF_TARGETS=all bash tools/build.sh -DZF_SANITIZE=address,undefined; then
     export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-    step "asan unit tests" ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'multiprocess|slow' \
+    step "asan unit tests" ctest --test-dir build-asan --no-tests=error --output-on-failure -j"$jobs" -LE 'multiprocess|slow' \
       --output-junit "$results/asan-unit.xml"
-    step "asan multi-process tests" ctest --test-dir build-asan --output-on-failure -L multiprocess -LE slow \
+    step "asan multi-process tests" ctest --test-dir build-asan --no-tests=error --output-on-failure -L multiprocess -LE slow \
       -E 'chaos|python_tools|slurm' --output-junit "$results/asan-multiprocess.xml"
   else
-    failed+=("asan build")
+    failed+=("asan build") && record_step "asan build" 1
   fi
   echo "== ThreadSanitizer (rings, queues, futexes, threads)"
   # Only the executable whose tests it runs: the rest of a TSan build cost CI minutes and ran nothing.
   if ZF_BUILD_DIR=build-tsan ZF_BUILD_TYPE=RelWithDebInfo ZF_TARGETS=zf_shm_test bash tools/build.sh \
     -DZF_SANITIZE=thread -DZF_WITH_TORCH=OFF; then
-    step "tsan tests" env TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -R '^shm:' \
+    step "tsan tests" env TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --no-tests=error --output-on-failure -R '^shm:' \
       --output-junit "$results/tsan.xml"
   else
-    failed+=("tsan build")
+    failed+=("tsan build") && record_step "tsan build" 1
   fi
+fi
+
+if [ $quick = 0 ] && [ "${ZF_FUZZ_SMOKE:-1}" != 0 ]; then
+  echo "== Fuzz smoke: every parser's libFuzzer target (clang, ASan + UBSan) for a few seconds"
+  step "fuzz smoke" bash tools/fuzz.sh --smoke
 fi
 
 echo "== Skipped tests"
@@ -110,7 +157,9 @@ step "skip check" /usr/bin/python3 tools/check_tests.py skips "$build" "$results
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test.sh${1:+ $1}: FAILED: ${failed[*]}" >&2
+  print_counts
   exit 1
 fi
 [ $quick = 1 ] && echo "test.sh --quick: all passed (the shape check, discovery, unit tests and skip list only)" ||
   echo "test.sh: all passed"
+print_counts

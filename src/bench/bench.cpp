@@ -21,6 +21,8 @@
 //   (c) handoff  the cross-process leaf hand-off per leaf at batch 1..256:
 //                the leaf ring against a pipe and a boost spsc_queue
 //   (d) writer   the shard writer's positions/s per compression setting
+//   (e) waits    the futex's wake-up and timeout, the spin's overshoot
+//                (bench/wait_bench.h; not in the default parts)
 // Each run does every part once, the parts interleaved; --runs N repeats it.
 // Every result is one JSON line on stdout (starting with '{'); a table of
 // min / median / max over the runs and the targets follow.
@@ -42,6 +44,7 @@
 
 #include "zerofarm/bench/bench_util.h"
 #include "zerofarm/bench/handoff_bench.h"
+#include "zerofarm/bench/wait_bench.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/eval/cpu_features.h"
@@ -122,6 +125,7 @@ const char* const kWaitSection = "adaptive wait against fixed --max-wait-us";
 const char* const kScalingSection = "scaling with the number of workers";
 const char* const kHandoffSection = "(c) hand-off, ns per leaf (there and back)";
 const char* const kWriterSection = "(d) writer";
+const char* const kWaitTimesSection = "(e) waits, microseconds (median of 25 tries)";
 
 void Emit(const JsonLine& line) { std::cout << line.str() << "\n" << std::flush; }
 
@@ -501,6 +505,21 @@ void MeasureHandoffs(const BenchOptions& o, int run, Table& table) {
   }
 }
 
+// ---- (e) waits -------------------------------------------------------------------
+
+void MeasureWaitTimes(int run, Table& table) {
+  for (const WaitTime& w : MeasureWaits()) {
+    table.Add(kWaitTimesSection, w.name, "median", w.median_us);
+    Emit(JsonLine()
+             .Add("bench", "waits")
+             .Add("run", run)
+             .Add("wait", w.name)
+             .Add("median_us", w.median_us)
+             .Add("max_us", w.max_us)
+             .Add("rounds", w.rounds));
+  }
+}
+
 // ---- (d) the writer ------------------------------------------------------------
 
 void MeasureWriter(const BenchOptions& o, int run, Table& table) {
@@ -600,7 +619,7 @@ class Bench {
                     std::to_string(o_.farm.Evaluators()) + " evaluator(s) x " +
                     std::to_string(o_.farm.eval_threads) + " thread(s)";
     table_.Order({kBoundSection, kMachineSection, kSearchSection, kSweepSection, farm_section_, kWaitSection,
-                  kScalingSection, kHandoffSection, kWriterSection});
+                  kScalingSection, kHandoffSection, kWriterSection, kWaitTimesSection});
   }
 
   void EmitMachine() const {
@@ -625,6 +644,7 @@ class Bench {
     // the hand-off bench then fork from a process without LibTorch threads.
     if (o_.Has("handoff")) MeasureHandoffs(o_, run, table_);
     if (o_.Has("writer")) MeasureWriter(o_, run, table_);
+    if (o_.Has("waits")) MeasureWaitTimes(run, table_);
     std::map<int, double> bound;
     if (o_.Has("bound")) {
       if (!net_) net_ = proc::MakeEvaluatorFor(*game::MakeGame(o_.farm.game), o_.farm, on_gpu_);

@@ -31,7 +31,9 @@ void AddBenchOptions(cxxopts::Options& options, const std::string& parts) {
   options.add_options("bench")("runs", "Repeat every measurement this many times (interleaved)",
                                cxxopts::value<int>()->default_value("3"))(
       "quick", "Small sizes and short runs (a few seconds; for tests)")(
-      "parts", "Comma-separated parts: bound, machine, search, farm, wait, scaling, handoff, writer, sweep",
+      "parts",
+      "Comma-separated parts: bound, machine, search, farm, wait, scaling, handoff, writer, sweep, waits "
+      "(the last two not by default)",
       cxxopts::value<std::string>()->default_value(parts))(
       "bound-seconds", "Seconds per batch size of the bound", cxxopts::value<double>()->default_value("0.5"))(
       "start-at", "Start the bound at this wall-clock second (for the machine bound's children)",

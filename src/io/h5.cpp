@@ -1,6 +1,10 @@
 #include "zerofarm/io/h5.h"
 
+#include <fcntl.h>
 #include <hdf5.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -241,8 +245,70 @@ std::vector<uint8_t> FileImage(hid_t file) {
   return image;
 }
 
+namespace {
+uint64_t LoadLe(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// Throws Error unless the global heap collection at image[at..] (its "GCOL"
+// signature, version 1) walks as HDF5 walks it (H5HG__cache_heap_deserialize):
+// each object moves on by its header and aligned size (index 0, the free
+// space: by its size alone), and none runs past the collection.
+void CheckGlobalHeap(const std::string& path, const uint8_t* image, uint64_t file_size, uint64_t at) {
+  constexpr uint64_t kHeader = 16, kObjectHeader = 16;  // 8-byte lengths, as zerofarm writes
+  const uint64_t size = LoadLe(image + at + 8, 8);
+  if (size > file_size - at) return;  // HDF5 fails to read it: an error, not a hang
+  for (uint64_t q = kHeader; q + kObjectHeader <= size;) {
+    const uint64_t index = LoadLe(image + at + q, 2), object = LoadLe(image + at + q + 8, 8);
+    const uint64_t left = size - q;
+    const uint64_t need =
+        index > 0 ? (object > left ? left + 1 : kObjectHeader + ((object + 7) & ~uint64_t{7})) : object;
+    if (need == 0 || need > left)
+      throw Error(path + ": a damaged HDF5 global heap at byte " + std::to_string(at) + " (object " +
+                  std::to_string(index) + " of " + std::to_string(object) +
+                  " bytes), which HDF5 1.10 would read forever or past its end");
+    q += need;
+  }
+}
+
+// HDF5 1.10.8 loops forever on a global heap collection whose free-space
+// object has size 0 (fuzzing found it: tests/fuzz/shard_fuzz.cpp), and every
+// string attribute of a shard or a weights file lives in one. So before HDF5
+// opens a file for reading, every collection in it ("GCOL", version 1) is
+// walked here; a damaged one throws Error naming the file and the byte. A
+// file that cannot be mapped is left to HDF5, which says why.
+void CheckGlobalHeaps(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 32) {
+    ::close(fd);
+    return;
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return;
+  const auto* image = static_cast<const uint8_t*>(map);
+  try {
+    for (const uint8_t* p = image;
+         (p = static_cast<const uint8_t*>(::memmem(p, image + size - p, "GCOL", 4))); ++p) {
+      const uint64_t at = static_cast<uint64_t>(p - image);
+      if (at + 16 <= size && image[at + 4] == 1) CheckGlobalHeap(path, image, size, at);
+    }
+  } catch (...) {
+    ::munmap(map, size);
+    throw;
+  }
+  ::munmap(map, size);
+}
+}  // namespace
+
 H5File OpenFile(const std::string& path, bool writable) {
   SilenceHdf5Errors();
+  if (!writable) CheckGlobalHeaps(path);
   H5Plist fapl = FileAccess();
   const hid_t id = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.id());
   if (id < 0) ThrowHdf5Error(path + ": open");

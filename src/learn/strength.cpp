@@ -156,7 +156,7 @@ void RatePositions(std::vector<PonsPosition>* positions, const std::string& cach
   const int n = std::max(1, std::min(threads, static_cast<int>(unrated.size())));
   std::vector<std::thread> pool;
   for (int t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
+  if (!unrated.empty()) work();  // no solver (64 MiB) when every position was found
   for (auto& t : pool) t.join();
   const MutexLock lock(shared.mu);
   save();  // what was rated is kept, even when a line was wrong

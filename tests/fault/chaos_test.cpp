@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "farm_check.h"
+#include "hang_bound.h"
 #include "test_paths.h"
 
 using namespace zerofarm;
@@ -99,15 +100,17 @@ void RunChaos(double seconds, int min_kills) {
   for (const auto& [role, n] : kills_by_role) INFO(role << ": " << n << " kills");
   REQUIRE(kills >= min_kills);
   CHECK(full == 5);
-  // Every death was followed by a restart within 1 s of the supervisor
-  // noticing it, beyond its back-off: pairs of its "ROLE (pid N) died" and
-  // "restarted ROLE ... (back-off N ms)" lines.
+  // Every death was followed by a restart, beyond the supervisor's back-off:
+  // pairs of its "ROLE (pid N) died" and "restarted ROLE ... (back-off N ms)"
+  // lines. How fast is reported ("slowest restart" in the result line below,
+  // which docs/reliability.md quotes), not asserted: only a restart that
+  // hangs crosses kHangSeconds, however loaded the machine.
   const auto gaps = RestartGaps(err);
   CHECK(gaps.size() >= static_cast<size_t>(kills));
   double slowest = 0;
   for (double g : gaps) slowest = std::max(slowest, g);
   INFO("slowest restart " << slowest << " s");
-  CHECK(slowest < 1.0);
+  CHECK(slowest < kHangSeconds);
   REQUIRE(code == 0);
 
   const long long finished = NumberBefore(summary, " games finished");

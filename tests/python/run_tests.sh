@@ -7,7 +7,8 @@
 # The binary (the argument, else $ZF_BINARY) enables the tests that run a
 # real farm; without it they are skipped. Without PyTorch (import torch
 # fails) the torch tests are skipped and say "SKIPPED: torch not installed".
-# Prints unittest's per-test lines and summary; exits non-zero on a failure.
+# Prints unittest's per-test lines and summary; exits non-zero on a failure,
+# and when /usr/bin/python3 is missing.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -30,6 +31,12 @@ if [ -n "${ZF_BINARY:-}" ]; then
   echo "run_tests.sh: farm tests use $ZF_BINARY"
 else
   echo "run_tests.sh: ZF_BINARY not set: the farm tests will be skipped"
+fi
+# No interpreter is a failure, said in one line: the Python tests never
+# vanish or pass without running (CTest always registers this test).
+if [ ! -x "$python" ]; then
+  echo "run_tests.sh: FAIL: $python not found: the Python tools' tests cannot run (tools/setup.sh installs python3)" >&2
+  exit 1
 fi
 if ! "$python" -c 'import h5py, numpy, matplotlib' 2>/dev/null; then
   echo "run_tests.sh: $python lacks h5py, numpy or matplotlib (tools/setup.sh --test installs them)" >&2
@@ -57,6 +64,10 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 "$python" -m unittest discover -s tests/python -t tests/python -v 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
+if grep -qE '^Ran 0 tests' "$log"; then  # Python 3.11's unittest exits 0 when it finds nothing
+  echo "run_tests.sh: FAIL: unittest found no tests in tests/python" >&2
+  exit 1
+fi
 # A skipped Python test makes the whole CTest entry read as skipped (never as
 # passed); tools/test.sh then lists it and fails where it must not skip.
 skips=$(grep -cE '\.\.\. skipped' "$log" || true)

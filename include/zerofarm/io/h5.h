@@ -134,7 +134,9 @@ H5File CreateMemoryFile(const std::string& name);
 // Flushes `file` and returns its complete image (what would be on disk).
 std::vector<uint8_t> FileImage(hid_t file);
 // Opens an existing file read-only (or read-write), without file locking (so
-// it works on NFS/Lustre). Throws "PATH: open failed: REASON".
+// it works on NFS/Lustre). Throws "PATH: open failed: REASON". Read-only, it
+// first refuses (Error "PATH: a damaged HDF5 global heap at byte N ...") a
+// file whose global heap would make HDF5 1.10 loop forever.
 H5File OpenFile(const std::string& path, bool writable = false);
 // Creates a group that tracks link creation order (ListLinks, h5py list them
 // in the order written).

@@ -450,5 +450,52 @@ TEST_CASE("every dataset of a shard has the description and units of the one tab
   }
 }
 
+// Fuzzing found it (tests/fuzz/shard_fuzz.cpp, docs/results/fuzz-2026-12-04): a
+// shard whose global heap (where its string attributes live) holds a
+// free-space object of size 0 made HDF5 1.10.8 loop forever in H5Aread. The
+// reader now refuses it in one line, at once. Without the check this test
+// hangs until CTest's timeout (mutation-checked: 60 s and still reading).
+TEST_CASE("a shard whose HDF5 global heap is damaged is refused, not read forever", "[io]") {
+  ScratchDir dir("zf-io");
+  std::mt19937_64 rng(3);
+  const ShardMeta meta = TinyMeta();
+  ShardWriter writer(dir.path(), "selfplay", meta);
+  writer.Add(MakeGame(rng, 1, 3, meta));
+  const std::string path = writer.Flush(0, {1});
+  REQUIRE_NOTHROW(ShardReader(path).ReadGames());
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto le = [&](size_t at, int n) {
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(bytes[at + i]);
+    return v;
+  };
+  // Walk the first collection ("GCOL", version 1: 16-byte header, objects of a
+  // 16-byte header and 8-byte-aligned data) to its free-space object (index 0).
+  const size_t gcol = bytes.find("GCOL");
+  REQUIRE(gcol != std::string::npos);
+  REQUIRE(bytes[gcol + 4] == 1);
+  const uint64_t size = le(gcol + 8, 8);
+  size_t q = 16;
+  while (q + 16 <= size && le(gcol + q, 2) != 0) q += 16 + ((le(gcol + q + 8, 8) + 7) & ~uint64_t{7});
+  REQUIRE(q + 16 <= size);                                  // a free-space object: the collection is not full
+  for (int i = 0; i < 8; ++i) bytes[gcol + q + 8 + i] = 0;  // its size: 0
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  try {
+    ShardReader r(path);
+    r.ReadGames();
+    FAIL("the damaged shard was read");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("damaged HDF5 global heap at byte " + std::to_string(gcol)));
+    CHECK(std::string(e.what()).find('\n') == std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace zerofarm::io

@@ -9,16 +9,26 @@
 #include <chrono>
 #include <thread>
 
+#include "hang_bound.h"
+
+// No timed assertion here (hang_bound.h): a wait that must end early is
+// given a timeout (or the children a sleep) of kLongWaitMs, and checked to
+// end before kHangSeconds; a grace that must be waited out is checked from
+// below (no load makes it shorter).
 namespace zerofarm::proc {
+
+using testing::kHangSeconds;
+using testing::kLongWaitMs;
+using testing::SecondsSince;
 
 TEST_CASE("WaitAll waits for children at once then kills the ones left (stopped ones too)", "[proc]") {
   ChildProcess quick = ChildProcess::Fork("quick", []() { return 7; });
   ChildProcess slow = ChildProcess::Fork("slow", []() {
-    sleep(60);
+    sleep(kLongWaitMs / 1000);
     return 0;
   });
   ChildProcess stopped = ChildProcess::Fork("stopped", []() {
-    sleep(60);
+    sleep(kLongWaitMs / 1000);
     return 0;
   });
   stopped.Signal(SIGSTOP);
@@ -37,7 +47,7 @@ TEST_CASE("WaitAll waits for children at once then kills the ones left (stopped 
   CHECK(!slow.running());
   CHECK(!stopped.running());
   CHECK(ticks > 0);
-  CHECK(secs < 30);  // one 0.5 s wait for all, not one per child (each would sleep 60 s)
+  CHECK(secs < kHangSeconds);  // the 0.5 s grace, then kills: no child slept its kLongWaitMs out
 }
 
 // A batch system signals every process of a job at once, in no set order:
@@ -66,19 +76,20 @@ TEST_CASE("a child's death by a stop signal waits briefly for the supervisor's o
   // No signal of the supervisor's: false, after the grace for SIGTERM only.
   auto t0 = std::chrono::steady_clock::now();
   CHECK_FALSE(DiedInSignalledStop(term, flag, 100));
-  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(100));
+  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(100));  // the grace, waited out
+  // Other deaths never wait: a grace of kLongWaitMs is not waited out.
   t0 = std::chrono::steady_clock::now();
-  CHECK_FALSE(DiedInSignalledStop(killed, flag, 1000));
-  CHECK_FALSE(DiedInSignalledStop(0, flag, 1000));  // exit code 0
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500));
+  CHECK_FALSE(DiedInSignalledStop(killed, flag, kLongWaitMs));
+  CHECK_FALSE(DiedInSignalledStop(0, flag, kLongWaitMs));  // exit code 0
+  CHECK(SecondsSince(t0) < kHangSeconds);
   // The supervisor's signal 20 ms after the child's death: true, without the whole grace.
   std::thread late([&flag]() {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     flag.store(SIGTERM, std::memory_order_relaxed);  // relaxed: as the handler stores it
   });
   t0 = std::chrono::steady_clock::now();
-  CHECK(DiedInSignalledStop(term, flag, 5000));
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2500));
+  CHECK(DiedInSignalledStop(term, flag, kLongWaitMs));
+  CHECK(SecondsSince(t0) < kHangSeconds);
   late.join();
   // Already stopping: any death counts.
   CHECK(DiedInSignalledStop(killed, flag, 0));

@@ -1,0 +1,43 @@
+// The listener behind ZF_SKIP (skip.h): one per test executable, compiled
+// into each through the zf_test_support target.
+#define CATCH_CONFIG_EXTERNAL_INTERFACES
+#include "skip.h"
+
+#include <iostream>
+
+namespace zerofarm::testing {
+namespace {
+
+// The skip asked for by the running test case ("" = none). Tests run one at
+// a time in a test executable; only the main thread calls ZF_SKIP.
+std::string& SkipReason() {
+  static std::string reason;
+  return reason;
+}
+
+class SkipListener : public Catch::TestEventListenerBase {
+ public:
+  using TestEventListenerBase::TestEventListenerBase;
+
+  void testCaseStarting(const Catch::TestCaseInfo&) override { SkipReason().clear(); }
+
+  void testCaseEnded(const Catch::TestCaseStats& stats) override {
+    if (SkipReason().empty()) return;
+    if (stats.totals.assertions.failed > 0)
+      std::cout << "[skip refused] " << SkipReason() << " (" << stats.totals.assertions.failed
+                << " check(s) failed in this test: it fails)" << std::endl;
+    else
+      std::cout << "[skipped] " << SkipReason() << std::endl;
+    SkipReason().clear();
+  }
+};
+
+}  // namespace
+
+void RequestSkip(const std::string& reason) {
+  if (SkipReason().empty()) SkipReason() = reason.empty() ? "(no reason given)" : reason;
+}
+
+CATCH_REGISTER_LISTENER(SkipListener)
+
+}  // namespace zerofarm::testing
