@@ -132,7 +132,7 @@ trainer_bf16() {
 # docs/learning.md, "The target": move error on Pons's Test_L2_R1 (and the random
 # net's row of the curve on Test_L1_R1), the shipped net against random nets.
 learn_target() {
-  local pons=${ZF_REFERENCE_DIR:-../shared/data/reference}/connect4
+  local pons=${ZF_REFERENCE_DIR:-data/reference}/connect4
   local l2=(--pons "$pons/Test_L2_R1") both=(--pons "$pons/Test_L2_R1" --pons "$pons/Test_L1_R1")
   local shipped=(--weights data/connect4-4x32.h5 --value-discount 0.98)
   local random=(--weights random --blocks 4 --filters 32 --value-discount 0.98)

@@ -12,7 +12,7 @@ set -euo pipefail
 run=${1%/} out=${2%/}
 shift 2
 zf=${ZF:-build/zerofarm}
-sets=$(cd "$(dirname "$0")/../.." && pwd)/shared/data/reference/connect4
+sets=$(cd "$(dirname "$0")/.." && pwd)/data/reference/connect4
 mkdir -p "$out"
 for v in "$@"; do
   [[ $v =~ ^[0-9]+$ ]] || { echo "eval_sets: '$v' is not a model version (a number)" >&2; exit 2; }

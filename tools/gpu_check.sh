@@ -249,8 +249,7 @@ loop_may_run() {
 }
 
 # The modules that run LibTorch (network, trainer, weights), on the CPU: this
-# LibTorch (2.x) must give what Debian's 1.13 gives. (The game and proc tests
-# read ../shared/data/reference, which a GPU machine may not have.)
+# LibTorch (2.x) must give what Debian's 1.13 gives.
 unit_tests() {
   timeout 180 ctest --test-dir "$build" -R '^(eval|io):' --no-tests=error -LE 'multiprocess|slow' -j"$jobs" --timeout 150 \
     --output-on-failure

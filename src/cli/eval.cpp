@@ -198,7 +198,7 @@ void AddEvalOptions(cxxopts::Options& options) {
       cxxopts::value<std::vector<std::string>>())(
       "sets",
       "Every Pons test file (Test_L*_R*, or Made_L*_R* of --make-set) of this directory, e.g. "
-      "../shared/data/reference/connect4 or data/connect4/made; repeatable",
+      "data/reference/connect4 or data/connect4/made; repeatable",
       cxxopts::value<std::vector<std::string>>())("limit", "Use the first N positions of each file (0 = all)",
                                                   cxxopts::value<int>()->default_value("0"))(
       "against", "Arena: the opponent's weights file", cxxopts::value<std::string>()->default_value(""))(

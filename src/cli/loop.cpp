@@ -64,7 +64,7 @@ void AddLoopOptions(cxxopts::Options& options) {
                                                     cxxopts::value<double>()->default_value("600"))(
       "pons",
       "Pons-format files to measure move error on (repeatable; default Test_L2_R1 and Test_L1_R1 of "
-      "../shared/data/reference/connect4)",
+      "DATA/reference/connect4)",
       cxxopts::value<std::vector<std::string>>())("eval-positions",
                                                   "Use the first N positions of each file (0 = all)",
                                                   cxxopts::value<int>()->default_value("0"))(
@@ -114,7 +114,7 @@ learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
   if (r.count("pons")) {
     loop.pons = r["pons"].as<std::vector<std::string>>();
   } else {
-    const std::string ref = std::string(ZF_SOURCE_DIR_HINT) + "/../shared/data/reference/connect4/";
+    const std::string ref = DataDir() + "/reference/connect4/";
     loop.pons = {ref + "Test_L2_R1", ref + "Test_L1_R1"};
   }
   loop.run_args = learn::SplitWords(r["run-args"].as<std::string>());

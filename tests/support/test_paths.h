@@ -1,5 +1,5 @@
 #pragma once
-// Paths the tests need: the shared reference data and scratch directories.
+// Paths the tests need: the reference data and scratch directories.
 #include <ftw.h>
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 
 namespace zerofarm::testing {
 
-// ../shared/data/reference, or $ZF_REFERENCE_DIR when set.
+// data/reference of the source tree, or $ZF_REFERENCE_DIR when set.
 inline std::string ReferenceDir() {
   if (const char* env = std::getenv("ZF_REFERENCE_DIR")) return env;
   return ZF_REFERENCE_DIR;

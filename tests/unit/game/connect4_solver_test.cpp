@@ -1,5 +1,5 @@
 // The exact Connect Four solver against Pascal Pons's benchmark sets
-// (../shared/data/reference/connect4/Test_*: "<moves> <score>" lines, the
+// (data/reference/connect4/Test_*: "<moves> <score>" lines, the
 // score exact for the side to move; see SOURCES.md) and the blog's examples.
 #include "zerofarm/game/connect4_solver.h"
 
