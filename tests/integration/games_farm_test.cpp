@@ -163,3 +163,7 @@ TEST_CASE("a farm plays connect4-threats games, its six planes in the shards",
           "[multiprocess][farm][games]") {
   RunAndCheck("connect4-threats", 16, 8);
 }
+
+TEST_CASE("a farm plays breakthrough games (768 actions, one symmetry)", "[multiprocess][farm][games]") {
+  RunAndCheck("breakthrough", 8, 4);
+}
