@@ -164,12 +164,13 @@ TEST_CASE("a farm plays connect4-threats games, its six planes in the shards",
   RunAndCheck("connect4-threats", 16, 8);
 }
 
-TEST_CASE("a farm plays breakthrough games (768 actions, one symmetry)", "[multiprocess][farm][games]") {
+TEST_CASE("a farm plays breakthrough games (768 actions and one symmetry)", "[multiprocess][farm][games]") {
   RunAndCheck("breakthrough", 8, 4);
 }
 
-TEST_CASE("check-game runs the conformance suite on a game; an unknown game is one line, exit 2",
-          "[multiprocess][games]") {
+TEST_CASE(
+    "check-game runs the conformance suite on a game and refuses an unknown game in one line with exit 2",
+    "[multiprocess][games]") {
   ScratchDir dir("zf-check-game");
   Spawned good({ZF_BINARY, "check-game", "breakthrough", "--playouts", "4"}, dir / "good");
   const int good_code = good.Wait(300);
