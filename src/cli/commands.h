@@ -42,7 +42,8 @@ struct GtpEngineParts {
 GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, const std::string& weights);
 // `zerofarm eval --against-gtp CMD`: the arena against a GTP program (gtp.cpp).
 int GtpArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const std::string& weights);
-int ConfigCommand(int argc, char** argv);  // config_command.cpp
+int ConfigCommand(int argc, char** argv);     // config_command.cpp
+int CheckGameCommand(int argc, char** argv);  // check_game.cpp
 
 // The data folder shipped with zerofarm: $ZF_DATA_DIR when set, else data/
 // beside the binary's folder (the source tree's, for build/zerofarm) (eval.cpp).

@@ -46,12 +46,17 @@ std::string GameIdText(uint64_t id) {
          std::to_string(f.sequence) + ")";
 }
 
-// How moves are shown: the game's own notation of the 0-based action the shard stores.
+// How moves are shown: the game's own notation of the 0-based action the shard
+// stores, with the first legal action of the start as the example (action 0
+// need not be a move that can be played, as in Breakthrough).
 std::string MoveConvention(const game::Game& game) {
   const int last = game.ActionCount() - 1;
+  std::vector<int> legal;
+  game.NewInitialState()->LegalActions(&legal);
+  const int example = legal.empty() ? 0 : legal.front();
   return "moves are shown in " + game.Name() + " notation: the shards store 0-based actions 0.." +
          std::to_string(last) + ", shown as " + game.ActionToString(0) + ".." + game.ActionToString(last) +
-         " (action 0 = " + game.ActionToString(0) + ")";
+         " (action " + std::to_string(example) + " = " + game.ActionToString(example) + ")";
 }
 
 // The board after every move of `g`, each line indented.

@@ -64,7 +64,7 @@ void AddLoopOptions(cxxopts::Options& options) {
                                                     cxxopts::value<double>()->default_value("600"))(
       "pons",
       "Pons-format files to measure move error on (repeatable; default Test_L2_R1 and Test_L1_R1 of "
-      "DATA/reference/connect4)",
+      "DATA/reference/connect4; Connect Four only: other games' loops train without this measure)",
       cxxopts::value<std::vector<std::string>>())("eval-positions",
                                                   "Use the first N positions of each file (0 = all)",
                                                   cxxopts::value<int>()->default_value("0"))(
@@ -94,8 +94,12 @@ learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
   loop.farm = ReadTableOptions(r, proc::kLoop);
   if (loop.farm.out.empty()) throw ConfigError("--out is required");
   loop.farm.Validate();
-  if (!game::IsConnect4(*game::MakeGame(loop.farm.game)))
-    throw ConfigError("the loop's evaluation needs --game connect4 (or connect4-threats)");
+  // The loop measures move error on Pons's Connect Four sets; for any other
+  // game it trains without that measure (an arena, `eval --against`, rates it).
+  const bool connect4 = game::IsConnect4(*game::MakeGame(loop.farm.game));
+  if (!connect4 && r.count("pons"))
+    throw ConfigError(
+        "--pons needs --game connect4 (or connect4-threats): the sets are Connect Four positions");
   loop.hours = r["hours"].as<double>();
   loop.cpu_hours = r["cpu-hours"].as<double>();
   loop.eval_every = r["eval-every"].as<double>();
@@ -113,7 +117,7 @@ learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
     throw ConfigError("--final-mean must be in 0.." + std::to_string(learn::kMaxFinalMean));
   if (r.count("pons")) {
     loop.pons = r["pons"].as<std::vector<std::string>>();
-  } else {
+  } else if (connect4) {
     const std::string ref = DataDir() + "/reference/connect4/";
     loop.pons = {ref + "Test_L2_R1", ref + "Test_L1_R1"};
   }

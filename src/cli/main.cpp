@@ -36,9 +36,11 @@ void Usage(std::ostream& os) {
      << "  tune       sweep ring size, games per worker, batch and wait on short runs; recommend settings\n"
      << "  export     write a run's games as SGF (Go, Othello, Gomoku) or JSON lines\n"
      << "  gtp        play Go through the Go Text Protocol (GoGui, Sabaki, gnugo twogtp)\n"
+     << "  check-game check that a game keeps the promises of the game interface (docs/adding-a-game.md)\n"
      << "  config     print an example config file (--example) or the effective config of one (--show FILE)\n"
      << "  version    print the version\n\n"
-     << "every command but inspect, export, config and version takes --config FILE (key = value lines; see "
+     << "every command but inspect, export, config, check-game and version takes --config FILE (key = value "
+        "lines; see "
         "docs/config-example.conf)\n";
 }
 
@@ -90,6 +92,7 @@ int Main(int argc, char** argv) {
     if (command == "export") return ExportCommand(argc - 1, argv + 1);
     if (command == "gtp") return GtpCommand(argc - 1, argv + 1);
     if (command == "config") return ConfigCommand(argc - 1, argv + 1);
+    if (command == "check-game") return CheckGameCommand(argc - 1, argv + 1);
     if (command == proc::kEvaluatorCommand) return EvaluatorRole(argc - 1, argv + 1);
     if (command == proc::kProbeModelCommand) return proc::RunModelProbe(argc - 1, argv + 1);
     if (command == "version" || command == "--version") {

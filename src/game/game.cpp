@@ -13,6 +13,10 @@
 #include "zerofarm/game/tictactoe.h"
 
 namespace zerofarm::game {
+
+// Games written as one source file (docs/adding-a-game.md): their factories.
+std::unique_ptr<Game> MakeBreakthroughGame();  // breakthrough.cpp
+
 namespace {
 
 // Text for an action in an error message: ActionToString when the action is
@@ -40,6 +44,7 @@ const std::vector<Registered>& Registry() {
       {"go", [] { return std::unique_ptr<Game>(new GoGame(9, 7.5, "go")); }},
       {"go9", [] { return std::unique_ptr<Game>(new GoGame(9, 7.5, "go9")); }},
       {"go7", [] { return std::unique_ptr<Game>(new GoGame(7, 4.5, "go7")); }},
+      {"breakthrough", MakeBreakthroughGame},
   };
   return registry;
 }

@@ -367,6 +367,7 @@ void Evaluation::MeasureModel(const std::string& model, const char* label, const
                               std::chrono::seconds wait) {
   const double cpu_hours = clock_.CpuHours();
   clock_.Save();
+  if (sets_.empty()) return;  // a game without Pons sets: nothing to measure here
   const auto game = game::MakeGame(c_.farm.game);
   eval::TorchOptions topt;
   // On the GPU when the farm uses one (this process is no supervisor: it may

@@ -170,3 +170,27 @@ TEST_CASE("a farm plays connect4-threats games, its six planes in the shards",
           "[multiprocess][farm][games]") {
   RunAndCheck("connect4-threats", 16, 8);
 }
+
+TEST_CASE("a farm plays breakthrough games (768 actions and one symmetry)", "[multiprocess][farm][games]") {
+  RunAndCheck("breakthrough", 8, 4);
+}
+
+TEST_CASE(
+    "check-game runs the conformance suite on a game and refuses an unknown game in one line with exit 2",
+    "[multiprocess][games]") {
+  ScratchDir dir("zf-check-game");
+  Spawned good({ZF_BINARY, "check-game", "breakthrough", "--playouts", "4"}, dir / "good");
+  const int good_code = good.Wait(300);
+  INFO("stdout:\n" << good.Stdout() << "\nstderr:\n" << good.Stderr());
+  CHECK(good_code == 0);
+  CHECK_THAT(good.Stdout(),
+             Catch::Contains("breakthrough: all checks passed (9 checks, 4 random games each)"));
+
+  Spawned bad({ZF_BINARY, "check-game", "chess"}, dir / "bad");
+  const int bad_code = bad.Wait(60);
+  const std::string err = bad.Stderr();
+  INFO("stderr:\n" << err);
+  CHECK(bad_code == 2);
+  CHECK_THAT(err, Catch::Contains("unknown game 'chess'"));
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+}

@@ -16,8 +16,10 @@
 
 namespace zerofarm::game {
 
-// The largest action count of any shipped game (Go 19x19 + pass = 362).
-inline constexpr int kMaxActions = 512;
+// A bound on the action count of every game in the tree (Breakthrough's 768
+// is the largest), for the tests' fixed buffers. The farm sizes everything
+// from ActionCount(); shards store moves as int16, so ActionCount() <= 32768.
+inline constexpr int kMaxActions = 1024;
 
 struct BoardShape {
   int planes = 0;
@@ -100,8 +102,8 @@ class State {
   }
 };
 
-// Games by name: tictactoe, connect4, gomoku, gomoku-standard, othello, go (9x9),
-// go9, go7 (see docs/games.md). Throws ConfigError for an unknown
+// Games by name: connect4, connect4-threats, tictactoe, gomoku, gomoku-standard,
+// othello, go (9x9), go9, go7, breakthrough (see docs/games.md). Throws ConfigError for an unknown
 // name, listing the known ones.
 std::unique_ptr<Game> MakeGame(const std::string& name);
 std::vector<std::string> GameNames();

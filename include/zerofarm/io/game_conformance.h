@@ -1,0 +1,20 @@
+#pragma once
+// The conformance check that needs a shard (game/conformance.h has the
+// others; io sits above game): random games of a Game, written as game
+// records to a shard in a scratch directory and read back.
+#include <string>
+
+#include "zerofarm/game/conformance.h"
+
+namespace zerofarm::io {
+
+// "shard-round-trip": the shard's meta describes the game (ShardMetaForGame)
+// and MakeGame(meta.game) rebuilds a game of the same shape, every record
+// reads back exactly, every move fits the shard's int16 column, and the
+// moves read back replay (Game::Replay) to the recorded winner, with the
+// recorded features at every ply. Writes one shard into `dir` (an existing
+// directory) and leaves it there.
+game::ConformanceFailures CheckShardRoundTrip(const game::Game& game, const std::string& dir,
+                                              const game::ConformanceOptions& options = {});
+
+}  // namespace zerofarm::io
