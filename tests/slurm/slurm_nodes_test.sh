@@ -197,11 +197,15 @@ jobs_=$farm
 echo "slurm-nodes: submitted farm array $farm (2 tasks, 3 CPUs each: one per node)"
 
 shards() { ls "$disk/shards/$1"/shard-*.h5 2>/dev/null | wc -l; }
+# Every wait below ends by $deadline, well within ctest's TIMEOUT (600 s), so
+# the cleanup always runs: a test killed by ctest would leave its daemons.
+deadline=$((SECONDS + 480))
 until_true() {  # SECONDS WHAT COMMAND...: polls COMMAND every 0.5 s
   local secs=$1 what=$2
+  local end=$((SECONDS + secs < deadline ? SECONDS + secs : deadline))
   shift 2
-  for _ in $(seq 1 $((secs * 2))); do "$@" && return 0; sleep 0.5; done
-  fail "$what: not within $secs s"
+  while [ "$SECONDS" -lt "$end" ]; do "$@" && return 0; sleep 0.5; done
+  fail "$what: not within $secs s (or the test's 480 s)"
 }
 both_wrote() { [ "$(shards 0)" -ge 1 ] && [ "$(shards 1)" -ge 1 ]; }
 until_true 180 "both hosts write a shard" both_wrote
@@ -216,15 +220,16 @@ train=$(ctl sbatch --parsable --cpus-per-task=1 --gres=none --time=10 --output="
 jobs_="$farm,$train"
 echo "slurm-nodes: submitted trainer $train with $started_with shards on disk"
 
-# Both hosts hot-reload a model: a shard played by model version > 0 on each.
+# Both hosts hot-reload a model: one of each host's 3 newest shards played by
+# a model version > 0 (the versions only grow; older shards are not read).
 reloaded() {
   "$python" - "$disk" "$src/tools" <<'EOF'
 import glob, os, sys
 sys.path.insert(0, sys.argv[2])
 import zf_shards
 for h in ("0", "1"):
-    if not any(zf_shards.read_meta(p)["model_version_max"] > 0
-               for p in glob.glob(os.path.join(sys.argv[1], "shards", h, "shard-*.h5"))):
+    newest = sorted(glob.glob(os.path.join(sys.argv[1], "shards", h, "shard-*.h5")))[-3:]
+    if not any(zf_shards.read_meta(p)["model_version_max"] > 0 for p in newest):
         sys.exit(1)
 EOF
 }
