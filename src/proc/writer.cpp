@@ -25,6 +25,7 @@
 #include "zerofarm/core/log.h"
 #include "zerofarm/core/rng.h"
 #include "zerofarm/io/shard.h"
+#include "zerofarm/io/shard_manifest.h"
 #include "zerofarm/proc/game_codec.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/layout.h"
@@ -145,6 +146,7 @@ ShardLoop::ShardLoop(const FarmConfig& config, const shm::SegmentMap& map)
       shard_index_(io::NextShardIndex(dir_, kShardPrefix)) {
   map.WriterDoorbell().CancelSleep();  // a predecessor killed in its sleep left the flag set
   RemoveIncompleteShards(dir_);
+  io::RepairShardManifest(dir_, kShardPrefix);  // a torn line, shards renamed but not listed
   for (uint32_t w = 0; w < workers_; ++w) queues_.push_back(map.MakeGameConsumer(w));
   corrupt_logged_.assign(workers_, false);
   SkipGamesOfLastShard();
@@ -190,6 +192,8 @@ void ShardLoop::Flush() {
   const uint64_t index = shard_index_++;
   const std::string path = writer_.Flush(index, commit);
   MaybeDieAfterRename(map_);
+  // Listed only once the rename is durable (Flush fsynced the directory).
+  io::AppendShardManifest(dir_, {std::filesystem::path(path).filename().string(), positions, games});
   // Renamed -> counted -> committed: a writer killed between any two steps
   // leaves its successor what it needs to count the shard exactly once
   // (CountUncountedShard) and to skip its games (worker_commit).

@@ -10,7 +10,8 @@
 # One job array runs tools/slurm/farm.sbatch on both nodes at once and
 # tools/slurm/train.sbatch beside it; the test checks that
 #   - each node wrote its own host directory, every shard is valid, game ids
-#     are unique and carry their host's index and epoch;
+#     are unique and carry their host's index and epoch, and each host's
+#     manifest lists exactly its shards;
 #   - the trainer started from both hosts' shards;
 #   - both nodes' evaluators hot-reloaded its models (shards of model > 0);
 #   - array task 1, requeued while running, continued its host's shard
@@ -288,6 +289,9 @@ for h in hosts:
         assert ((ids >> np.uint64(36)) & np.uint64(0xFFF) == epochs[-1]).all(), f"{p}: game ids not of epoch {epochs[-1]}"
         all_ids.append(ids)
     assert epochs == sorted(epochs), f"host {h}: epochs out of order {epochs}"
+    # The writer's manifest lists exactly the shards renamed into place, in order.
+    listed = [line.split()[0] for line in open(os.path.join(run, "shards", h, "manifest"))]
+    assert listed == want, f"host {h}: the manifest lists {len(listed)} shards, the directory holds {len(want)}"
     assert max(versions) > 0, f"host {h}: no shard of a trained model"
     want_epochs = {0, 1} if h == "1" else {0}
     assert set(epochs) == want_epochs, f"host {h}: epochs {sorted(set(epochs))}, not {sorted(want_epochs)}"
