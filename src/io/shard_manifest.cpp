@@ -219,8 +219,16 @@ void RunShardFollower::FromHost(const std::string& dir, Host& host, std::vector<
         names.push_back(name);
     }
   }
-  for (const std::string& name : names)
-    if (host.returned.insert(name).second) out->push_back(dir + "/" + name);
+  for (const std::string& name : names) {
+    if (!host.returned.insert(name).second) continue;
+    struct stat st {};
+    if (::lstat((dir + "/" + name).c_str(), &st) != 0) {  // listed, then removed by hand
+      ZF_LOG(WARN) << dir << "/" << kShardManifestName << " lists " << name
+                   << ", which is not there; skipped";
+      continue;
+    }
+    out->push_back(dir + "/" + name);
+  }
 }
 
 }  // namespace zerofarm::io

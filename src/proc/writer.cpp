@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "zerofarm/core/clock.h"
@@ -59,6 +60,20 @@ void CountUncountedShard(const io::ShardWriter& writer, uint64_t shard_index,
   ZF_LOG(INFO) << "counted " << path << " (" << reader.Games()
                << " games), renamed by a writer that died before "
                << "counting it";
+}
+
+// Test hook of the fault tests: ZF_FAULT_WRITER_DIE_MID_APPEND=N kills the
+// first writer of a supervisor start (SIGKILL) after it renamed its N-th
+// shard and appended half of that shard's manifest line: a torn line.
+void MaybeDieMidAppend(const shm::SegmentMap& map, const std::string& dir, const std::string& name) {
+  static int appended = 0;
+  const char* hook = std::getenv("ZF_FAULT_WRITER_DIE_MID_APPEND");
+  if (!hook || ++appended != std::atoi(hook)) return;
+  if (map.WriterProcess().restarts.load(std::memory_order_relaxed) != 0) return;  // relaxed: a counter
+  ZF_LOG(WARN) << "ZF_FAULT_WRITER_DIE_MID_APPEND=" << hook << ": dying mid-append on purpose";
+  std::ofstream(dir + "/" + io::kShardManifestName, std::ios::app)
+      << name.substr(0, name.size() / 2) << std::flush;
+  raise(SIGKILL);
 }
 
 // Test hook of the fault tests: ZF_FAULT_WRITER_DIE_AFTER_RENAME=N kills the
@@ -193,7 +208,9 @@ void ShardLoop::Flush() {
   const std::string path = writer_.Flush(index, commit);
   MaybeDieAfterRename(map_);
   // Listed only once the rename is durable (Flush fsynced the directory).
-  io::AppendShardManifest(dir_, {std::filesystem::path(path).filename().string(), positions, games});
+  const std::string name = std::filesystem::path(path).filename().string();
+  MaybeDieMidAppend(map_, dir_, name);
+  io::AppendShardManifest(dir_, {name, positions, games});
   // Renamed -> counted -> committed: a writer killed between any two steps
   // leaves its successor what it needs to count the shard exactly once
   // (CountUncountedShard) and to skip its games (worker_commit).

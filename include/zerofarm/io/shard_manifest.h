@@ -64,8 +64,8 @@ class ShardManifestReader {
 // each NewShards() returns the paths of shards not returned before, from a
 // host's manifest when it has one (O(new lines)), else from a listing of
 // that host's directory (runs written before manifests), and the shards of
-// runs from before hosts (SHARDS_DIR/*.h5). A listed shard that is missing is
-// returned all the same: its reader fails and skips it. Not thread-safe.
+// runs from before hosts (SHARDS_DIR/*.h5). A listed shard that is missing
+// (removed by hand) is skipped with a warning. Not thread-safe.
 class RunShardFollower {
  public:
   explicit RunShardFollower(std::string shards_dir);
