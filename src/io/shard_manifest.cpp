@@ -205,9 +205,19 @@ std::vector<std::string> RunShardFollower::NewShards() {
 
 void RunShardFollower::FromHost(const std::string& dir, Host& host, std::vector<std::string>* out) {
   std::vector<std::string> names;
-  if (host.reader.Present()) {
+  bool from_manifest = !host.broken && host.reader.Present();
+  if (from_manifest) {
+    try {
+      for (const ManifestEntry& e : host.reader.ReadNew()) names.push_back(e.name);
+    } catch (const Error& e) {  // damaged: this host is listed from now on
+      ZF_LOG(WARN) << e.what() << "; listing " << dir << " instead";
+      host.broken = true;
+      from_manifest = false;
+      names.clear();
+    }
+  }
+  if (from_manifest) {
     ++manifest_hosts_;
-    for (const ManifestEntry& e : host.reader.ReadNew()) names.push_back(e.name);
   } else {
     ++listed_hosts_;
     std::error_code ec;

@@ -65,7 +65,8 @@ class ShardManifestReader {
 // host's manifest when it has one (O(new lines)), else from a listing of
 // that host's directory (runs written before manifests), and the shards of
 // runs from before hosts (SHARDS_DIR/*.h5). A listed shard that is missing
-// (removed by hand) is skipped with a warning. Not thread-safe.
+// (removed by hand) is skipped with a warning; a host whose manifest has a
+// damaged line is listed from then on (a warning). Not thread-safe.
 class RunShardFollower {
  public:
   explicit RunShardFollower(std::string shards_dir);
@@ -79,6 +80,7 @@ class RunShardFollower {
     explicit Host(const std::string& dir) : reader(dir) {}
     ShardManifestReader reader;
     std::set<std::string> returned;  // names already returned
+    bool broken = false;             // its manifest has a damaged line: listed instead
   };
   void FromHost(const std::string& dir, Host& host, std::vector<std::string>* out);
 

@@ -176,6 +176,16 @@ TEST_CASE("RunShardFollower: new shards from manifests by offset, hosts without 
   AppendShardManifest(a, {"shard-000009.h5", 1, 1});
   CHECK(follower.NewShards() == std::vector<std::string>{shards + "/a/shard-000002.h5"});
   CHECK(follower.NewShards().empty());
+
+  // A damaged line: host a is listed from then on, nothing returned twice.
+  WriteShard(a, 3, 1);
+  AppendShardManifest(a, {"shard-000003.h5", 1, 1});
+  AppendRaw(a + "/manifest", "garbage\n");
+  WriteShard(a, 4, 1);
+  CHECK(follower.NewShards() ==
+        std::vector<std::string>{shards + "/a/shard-000003.h5", shards + "/a/shard-000004.h5"});
+  CHECK(follower.ListedHosts() == 2);
+  CHECK(follower.NewShards().empty());
 }
 
 TEST_CASE("a manifest is never written through a link", "[io]") {
