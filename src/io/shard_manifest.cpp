@@ -153,8 +153,18 @@ uint64_t RepairShardManifest(const std::string& dir, const std::string& prefix) 
   }
   uint64_t added = 0;
   for (const auto& [index, shard] : missing) {
-    const ShardReader reader(shard);  // a renamed shard is complete; a bad one throws
-    AppendShardManifest(dir, {shard.substr(shard.find_last_of('/') + 1), reader.Positions(), reader.Games()});
+    ManifestEntry entry{shard.substr(shard.find_last_of('/') + 1), 0, 0};
+    try {
+      const ShardReader reader(shard);  // a renamed shard is complete
+      entry.positions = reader.Positions();
+      entry.games = reader.Games();
+    } catch (const NoSpaceError&) {
+      throw;
+    } catch (const Error& e) {  // not a shard of ours (put there by hand): never listed
+      ZF_LOG(WARN) << "not listing " << shard << " in " << path << ": " << e.what();
+      continue;
+    }
+    AppendShardManifest(dir, entry);
     ++added;
   }
   if (added > 0) ZF_LOG(INFO) << path << ": listed " << added << " shard(s) renamed before it was written";

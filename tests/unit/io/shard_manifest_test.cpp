@@ -114,6 +114,11 @@ TEST_CASE("the repair lists shards renamed but not listed, and creates a manifes
           std::vector<std::string>{"shard-000000.h5", "shard-000001.h5", "shard-000002.h5"});
   CHECK(entries[2].positions == 4);
   CHECK(entries[2].games == 4);
+
+  // A file named like a shard that is not one (put there by hand): not listed.
+  { std::ofstream(dir.path() + "/shard-000003.h5") << "not HDF5"; }
+  CHECK(RepairShardManifest(dir.path(), "shard") == 0);
+  CHECK(Slurp(path).find("shard-000003.h5") == std::string::npos);
 }
 
 TEST_CASE("a manifest that disagrees with its directory or is damaged", "[io]") {
