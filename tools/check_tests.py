@@ -44,8 +44,11 @@ def allowed_skip(name, labels, reason, run=""):
     if any(label == "gpu" or label.endswith("-gpu") for label in labels):
         return "needs a GPU"
     no_cgroup = not os.path.isdir("/sys/fs/cgroup") or not os.listdir("/sys/fs/cgroup")
-    if name == "slurm" and "no cgroup filesystem" in reason and no_cgroup:
+    if name in ("slurm", "slurm-nodes") and "no cgroup filesystem" in reason and no_cgroup:
         return "no cgroup filesystem here"
+    no_ns = "no namespaces here" in reason or "cannot make a network namespace" in reason
+    if name == "slurm-nodes" and no_ns and not netns_works():
+        return "no network, UTS and mount namespaces here (a chroot)"
     if "another PID namespace" in name and "unshare" in reason and not unshare_works():
         return "unshare --pid --mount-proc cannot run here (a chroot, or not root)"
     if "status line" in name and "no pseudo-terminal" in reason and not pty_works():
@@ -68,6 +71,15 @@ def pty_works():
     os.close(master)
     os.close(slave)
     return True
+
+
+def netns_works():
+    """Whether this machine can start a process in new network, UTS and mount namespaces."""
+    probe = ["unshare", "--net", "--uts", "--mount", "true"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 def unshare_works():

@@ -14,6 +14,7 @@
 #include "zerofarm/game/game.h"
 #include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/shard.h"
+#include "zerofarm/io/shard_manifest.h"
 #include "zerofarm/proc/farm_config.h"
 
 namespace zerofarm::cli {
@@ -25,9 +26,13 @@ std::vector<std::string> ShardsOf(const std::string& path) {
   if (!fs::is_directory(path)) return {path};
   std::vector<std::string> out;
   const std::string root = io::RunDir::ShardsRootOf(path);  // a run directory: only its shards
-  for (const auto& e : fs::recursive_directory_iterator(root))
-    if (e.is_regular_file() && e.path().extension() == ".h5") out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
+  if (root != path) {
+    out = io::RunShardFollower(root).NewShards();  // each host's manifest, else a listing
+  } else {
+    for (const auto& e : fs::recursive_directory_iterator(root))
+      if (e.is_regular_file() && e.path().extension() == ".h5") out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+  }
   if (out.empty()) throw Error(path + ": no *.h5 shards in it");
   return out;
 }

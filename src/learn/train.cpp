@@ -110,6 +110,7 @@ std::vector<std::string> RunShards(const std::string& run_dir) {
 ShardWindow::ShardWindow(std::string run_dir, int64_t window, double value_discount, double q_weight,
                          bool bootstrap_sampled, bool ownership)
     : run_dir_(std::move(run_dir)),
+      follower_(io::RunDir(run_dir_).ShardsDir()),
       window_(window),
       value_discount_(value_discount),
       q_weight_(q_weight),
@@ -289,7 +290,7 @@ ShardWindow::Shard ShardWindow::Load(const io::ShardReader& reader, int64_t mtim
 int ShardWindow::Refresh() {
   // The new shards, newest first (by modification time, then name).
   std::vector<std::pair<int64_t, std::string>> by_time;
-  for (const auto& path : RunShards(run_dir_))
+  for (const auto& path : follower_.NewShards())
     if (!std::binary_search(seen_.begin(), seen_.end(), path) &&
         !std::binary_search(bad_.begin(), bad_.end(), path))
       by_time.emplace_back(MtimeNs(path), path);

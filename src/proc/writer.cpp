@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "zerofarm/core/clock.h"
@@ -25,6 +26,7 @@
 #include "zerofarm/core/log.h"
 #include "zerofarm/core/rng.h"
 #include "zerofarm/io/shard.h"
+#include "zerofarm/io/shard_manifest.h"
 #include "zerofarm/proc/distinct_games.h"
 #include "zerofarm/proc/game_codec.h"
 #include "zerofarm/proc/roles.h"
@@ -59,6 +61,20 @@ void CountUncountedShard(const io::ShardWriter& writer, uint64_t shard_index,
   ZF_LOG(INFO) << "counted " << path << " (" << reader.Games()
                << " games), renamed by a writer that died before "
                << "counting it";
+}
+
+// Test hook of the fault tests: ZF_FAULT_WRITER_DIE_MID_APPEND=N kills the
+// first writer of a supervisor start (SIGKILL) after it renamed its N-th
+// shard and appended half of that shard's manifest line: a torn line.
+void MaybeDieMidAppend(const shm::SegmentMap& map, const std::string& dir, const std::string& name) {
+  static int appended = 0;
+  const char* hook = std::getenv("ZF_FAULT_WRITER_DIE_MID_APPEND");
+  if (!hook || ++appended != std::atoi(hook)) return;
+  if (map.WriterProcess().restarts.load(std::memory_order_relaxed) != 0) return;  // relaxed: a counter
+  ZF_LOG(WARN) << "ZF_FAULT_WRITER_DIE_MID_APPEND=" << hook << ": dying mid-append on purpose";
+  std::ofstream(dir + "/" + io::kShardManifestName, std::ios::app)
+      << name.substr(0, name.size() / 2) << std::flush;
+  raise(SIGKILL);
 }
 
 // Test hook of the fault tests: ZF_FAULT_WRITER_DIE_AFTER_RENAME=N kills the
@@ -148,6 +164,7 @@ ShardLoop::ShardLoop(const FarmConfig& config, const shm::SegmentMap& map)
       shard_index_(io::NextShardIndex(dir_, kShardPrefix)) {
   map.WriterDoorbell().CancelSleep();  // a predecessor killed in its sleep left the flag set
   RemoveIncompleteShards(dir_);
+  io::RepairShardManifest(dir_, kShardPrefix);  // a torn line, shards renamed but not listed
   for (uint32_t w = 0; w < workers_; ++w) queues_.push_back(map.MakeGameConsumer(w));
   corrupt_logged_.assign(workers_, false);
   SkipGamesOfLastShard();
@@ -196,6 +213,10 @@ void ShardLoop::Flush() {
   const uint64_t index = shard_index_++;
   const std::string path = writer_.Flush(index, commit);
   MaybeDieAfterRename(map_);
+  // Listed only once the rename is durable (Flush fsynced the directory).
+  const std::string name = std::filesystem::path(path).filename().string();
+  MaybeDieMidAppend(map_, dir_, name);
+  io::AppendShardManifest(dir_, {name, positions, games});
   // Renamed -> counted -> committed: a writer killed between any two steps
   // leaves its successor what it needs to count the shard exactly once
   // (CountUncountedShard) and to skip its games (worker_commit).

@@ -13,6 +13,7 @@
 #include "farm_check.h"
 #include "test_paths.h"
 #include "zerofarm/core/exit_codes.h"
+#include "zerofarm/io/shard_manifest.h"
 
 using namespace zerofarm;
 using namespace zerofarm::testing;
@@ -73,6 +74,33 @@ TEST_CASE("a writer killed between rename and commit: the summary and metrics.pr
   CHECK(PromValue(prom, "zerofarm_shards_written_total") == disk.shards);
   CHECK(PromValue(prom, "zerofarm_positions_written_total") == disk.positions);
   CHECK(PromValue(prom, "zerofarm_written_bytes_total") == disk.bytes);
+}
+
+TEST_CASE("a writer killed mid-append to its manifest: the torn line is repaired and every shard listed once",
+          "[multiprocess][fault][corners]") {
+  ScratchDir dir("zf-manifest-kill");
+  const std::string out = dir / "run";
+  setenv("ZF_FAULT_WRITER_DIE_MID_APPEND", "2", 1);  // the first writer dies in its 2nd shard's line
+  Spawned farm(FarmArgs(out, {"--shard-positions", "80", "--games", "40", "--compression", "0"}),
+               dir / "farm");
+  unsetenv("ZF_FAULT_WRITER_DIE_MID_APPEND");
+  const int code = farm.Wait(300);
+  const std::string err = farm.Stderr();
+  INFO(err.substr(err.size() > 5000 ? err.size() - 5000 : 0));
+  REQUIRE(code == 0);
+  CHECK_THAT(err, Catch::Contains("dying mid-append on purpose"));
+  CHECK_THAT(err, Catch::Contains("removing a torn last line"));
+  CHECK_THAT(err, Catch::Contains("listed 1 shard(s) renamed before it was written"));
+  std::vector<std::string> on_disk;
+  for (const auto& path : io::ListShards(HostDir(out)))
+    on_disk.push_back(std::filesystem::path(path).filename().string());
+  REQUIRE(on_disk.size() >= 3);
+  io::ShardManifestReader manifest(HostDir(out));
+  std::vector<std::string> listed;
+  for (const auto& e : manifest.ReadNew()) listed.push_back(e.name);
+  CHECK(listed == on_disk);
+  CHECK(Slurp(HostDir(out) + "/manifest").back() == '\n');
+  CHECK(CheckShards(HostDir(out)).duplicate_ids == 0);
 }
 
 TEST_CASE(

@@ -30,6 +30,7 @@
 
 #include "zerofarm/eval/trainer.h"
 #include "zerofarm/game/game.h"
+#include "zerofarm/io/shard_manifest.h"
 
 namespace zerofarm::io {
 struct ShardMeta;
@@ -140,6 +141,7 @@ class ShardWindow {
   // The shard's rows, value targets made.
   Shard Load(const io::ShardReader& reader, int64_t mtime_ns) const;
   std::string run_dir_;
+  io::RunShardFollower follower_;  // new shards: hosts' manifests, else listings
   int64_t window_;
   double value_discount_;
   double q_weight_;
