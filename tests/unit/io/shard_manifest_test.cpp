@@ -63,7 +63,8 @@ std::vector<std::string> Names(const std::vector<ManifestEntry>& entries) {
   return out;
 }
 
-TEST_CASE("a shard manifest is followed by offset; a torn last line is left unread, then repaired", "[io]") {
+TEST_CASE("a shard manifest is followed by offset, and a torn last line is left unread, then repaired",
+          "[io]") {
   ScratchDir dir("zf-manifest");
   const std::string path = dir.path() + "/manifest";
   ShardManifestReader reader(dir.path());
