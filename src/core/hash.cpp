@@ -14,7 +14,8 @@ uint64_t HashBytes(const uint8_t* data, size_t n) {
     h ^= h >> 32;
   }
   uint64_t tail = 0;
-  std::memcpy(&tail, data + i, n - i);
+  // The bytes after the last whole word (none for n = 0, where data may be null).
+  if (n > i) std::memcpy(&tail, data + i, n - i);
   h = (h ^ tail) * 0xC4CEB9FE1A85EC53ULL;
   // MurmurHash3's finaliser.
   h ^= h >> 33;
