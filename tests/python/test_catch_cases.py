@@ -1,18 +1,35 @@
 """Tests of tools/catch_cases.py on real Catch2 v2 XML reports
-(tests/python/data/catch/: made by a throwaway binary "zf_demo_test" with
-four [gpu] cases, one report per case with `-r xml -o`, all.xml all four in
-one run, cut.xml a report cut short as by a timeout)."""
+(tests/python/data/catch_reports.txt, each report after a "==> NAME <==" line:
+made by a throwaway binary "zf_demo_test" with four [gpu] cases, one report per
+case with `-r xml -o`, all.xml all four in one run, cut.xml a report cut short
+as by a timeout)."""
 
 import os
+import re
+import shutil
 import tempfile
 import unittest
 
 import test_support  # noqa: F401  (puts tools/ on sys.path)
 import catch_cases
 
-DATA = os.path.join(test_support.HERE, "data", "catch")
+BUNDLE = os.path.join(test_support.HERE, "data", "catch_reports.txt")
+DATA = tempfile.mkdtemp(prefix="zf-catch-")
 TOOL = os.path.join(test_support.TOOLS, "catch_cases.py")
 NAMES = ["passes, with a comma", "fails", "skips", "aborts"]
+
+
+def setUpModule():
+    """Writes each report of the bundle to DATA/NAME, as catch_cases.py reads files."""
+    with open(BUNDLE, encoding="utf-8") as f:
+        parts = re.split(r"^==> (\S+) <==\n", f.read(), flags=re.M)[1:]
+    for name, text in zip(parts[0::2], parts[1::2]):
+        with open(os.path.join(DATA, name), "w", encoding="utf-8") as out:
+            out.write(text.rstrip("\n") + "\n")
+
+
+def tearDownModule():
+    shutil.rmtree(DATA, ignore_errors=True)
 
 
 def report(name):
