@@ -53,10 +53,12 @@ Module use::
     ds = zf_shards.ShardDataset("runs/run1", augment=True)   # (x, pi, z) float32
     loader = torch.utils.data.DataLoader(ds, batch_size=256, shuffle=True)
 
-Symmetries (the same permutations as the C++ Game::CellMap / ActionMap):
-``symmetry_count(game)``, ``symmetry_maps(game, height, width)`` and
-``apply_symmetry(features, policy, game, s)``. Training with shards is
-described in docs/training.md.
+Symmetries: a shard carries its game's (``/symmetry``: the C++
+Game::CellMap / ActionMap); ``shard_symmetry_maps(path)`` reads them and
+``apply_symmetry(features, policy, game, s, maps)`` applies one. Shards
+written before they carried them: ``symmetry_count(game)`` and
+``symmetry_maps(game, height, width)``, this module's own tables (Connect
+Four and tic-tac-toe only). Training with shards is described in docs/training.md.
 
 CLI::
 
@@ -393,8 +395,8 @@ _CONNECT4 = ("connect4", "connect4-threats")  # the same board, two feature sets
 
 
 def symmetry_count(game):
-    """How many symmetries `game` has (1 = the identity only, for a game this
-    module does not know)."""
+    """How many symmetries this module's own tables give `game` (1 = the
+    identity only, for a game they lack); for shards without /symmetry."""
     return _SYMMETRY_COUNTS.get(game, 1)
 
 
@@ -417,10 +419,11 @@ def _cell_map(game, s, height, width):
 
 
 def symmetry_maps(game, height, width):
-    """[(cell_map, action_map)] for every symmetry of `game` (index 0 = identity):
-    cell c (row * width + col) goes to cell_map[c] and action a to
-    action_map[a], exactly as Game::CellMap / Game::ActionMap in C++. A game
-    this module does not know has only the identity, with action_map None."""
+    """[(cell_map, action_map)] for every symmetry of `game` (index 0 = identity)
+    from this module's own tables, for shards without /symmetry (use
+    shard_symmetry_maps first): cell c (row * width + col) goes to cell_map[c]
+    and action a to action_map[a], as Game::CellMap / Game::ActionMap in C++.
+    A game the tables lack has only the identity, with action_map None."""
     maps = []
     for s in range(symmetry_count(game)):
         cmap = _cell_map(game, s, height, width)
@@ -434,16 +437,59 @@ def symmetry_maps(game, height, width):
     return maps
 
 
-def apply_symmetry(features, policy, game, s):
+def shard_symmetry_maps(path):
+    """[(cell_map, action_map)] the shard at `path` carries in /symmetry (the
+    C++ game's, index 0 = identity), or None for a shard written before
+    shards carried them. Raises ValueError for maps that do not fit the shard."""
+    with h5py.File(path, "r") as f:
+        return _read_maps(f, path)
+
+
+def _read_maps(f, path):
+    if "symmetry" not in f:
+        return None
+    g = f["symmetry"]
+    cells, actions = g["cell_map"][()], g["action_map"][()]
+    meta = _meta(f, path)
+    shape = (int(meta["height"]) * int(meta["width"]), int(meta["actions"]))
+    if (cells.ndim != 2 or actions.ndim != 2 or len(cells) != len(actions) or len(cells) < 1
+            or (cells.shape[1], actions.shape[1]) != shape):
+        raise ValueError(f"{path}: /symmetry maps of shapes {cells.shape} and {actions.shape} do not fit "
+                         f"{shape[0]} cells and {shape[1]} actions")
+    maps = [(cells[k].astype(np.int64), actions[k].astype(np.int64)) for k in range(len(cells))]
+    for k, (c, a) in enumerate(maps):
+        if not (np.array_equal(np.sort(c), np.arange(shape[0]))
+                and np.array_equal(np.sort(a), np.arange(shape[1]))):
+            raise ValueError(f"{path}: /symmetry map {k} is not a permutation")
+    return maps
+
+
+def _run_maps(paths, game, height, width, augment):
+    """The symmetries of a ShardDataset: those the shards carry (they share one
+    game); for shards from before /symmetry, this module's own tables, and
+    with `augment` a ValueError where those lack the game."""
+    for path in paths:
+        maps = shard_symmetry_maps(path)
+        if maps is not None:
+            return maps
+    if augment and game not in _SYMMETRY_COUNTS:
+        raise ValueError(f"{paths[0]}: these {game} shards were written before shards carried their "
+                         f"symmetries (/symmetry, docs/schema.md), and zf_shards has no table for {game}: "
+                         f"augment=True cannot transform them; use augment=False or newer shards")
+    return symmetry_maps(game, height, width)
+
+
+def apply_symmetry(features, policy, game, s, maps=None):
     """Symmetry `s` of `game` applied to features [..., planes, H, W] and a
     policy [..., actions] (one position or a batch): returns new arrays
-    (features, policy); C++ TransformFeatures / TransformPolicy."""
+    (features, policy); C++ TransformFeatures / TransformPolicy. `maps`: the
+    shard's (shard_symmetry_maps); None: this module's own tables."""
     features = np.asarray(features)
     policy = np.asarray(policy)
     if s == 0:
         return features.copy(), policy.copy()
     height, width = features.shape[-2:]
-    maps = symmetry_maps(game, height, width)
+    maps = maps if maps is not None else symmetry_maps(game, height, width)
     if not 0 <= s < len(maps):
         raise ValueError(f"{game} has {len(maps)} symmetries, not {s + 1}")
     return _permute(features, policy, *maps[s])
@@ -486,7 +532,9 @@ def _define_torch_classes():
 
         source        run directory (searched like iter_shards), shard file, or list of shard paths
         augment       apply a random symmetry of the game to each item (off by default);
-                      drawn with torch's RNG, so DataLoader workers draw differently
+                      drawn with torch's RNG, so DataLoader workers draw differently. The
+                      symmetries are the shards' own (/symmetry); shards written before
+                      them: this module's tables, or ValueError for a game they lack
         last_shards   use only the newest N shards (a sliding window)
         cache_shards  None (default): hold every shard's rows in memory (compact: features
                       stay uint8 and become float32 per item). An int: hold at most that
@@ -514,9 +562,9 @@ def _define_torch_classes():
             self.config = {"game": self.game, "planes": self.planes, "height": self.height,
                            "width": self.width, "actions": self.actions}
             self.augment = bool(augment)
-            self._maps = symmetry_maps(self.game, self.height, self.width)
+            self._maps = _run_maps(self.paths, self.game, self.height, self.width, self.augment)
             if self.augment and len(self._maps) == 1:
-                print(f"zf_shards: {self.game} has no known symmetries; augment does nothing",
+                print(f"zf_shards: {self.game} has no symmetry but the identity; augment does nothing",
                       file=sys.stderr)
             if cache_shards is not None and cache_shards < 1:
                 raise ValueError(f"cache_shards must be None or at least 1, not {cache_shards}")
@@ -560,17 +608,28 @@ def _define_torch_classes():
                 self._cache.move_to_end(s)
             return data
 
-        def __getitem__(self, i):
+        @property
+        def symmetries(self):
+            """How many symmetries augment draws from (the shards' /symmetry)."""
+            return len(self._maps)
+
+        def transform(self, i, k):
+            """Item i under symmetry k (0..symmetries-1), as augment draws it:
+            (features, policy, z) as __getitem__ returns them."""
             s, row = self.locate(int(i))
             features, policy, z = self._shard(s)
             x, pi = features[row], policy[row]
-            if self.augment and len(self._maps) > 1:
-                k = int(torch.randint(len(self._maps), ()))
-                if k:
-                    x, pi = _permute(x, pi, *self._maps[k])
+            if k:
+                x, pi = _permute(x, pi, *self._maps[k])
             return (torch.from_numpy(np.asarray(x, dtype=np.float32)),
                     torch.from_numpy(np.array(pi, dtype=np.float32)),
                     torch.tensor(float(z[row]), dtype=torch.float32))
+
+        def __getitem__(self, i):
+            k = 0
+            if self.augment and len(self._maps) > 1:
+                k = int(torch.randint(len(self._maps), ()))
+            return self.transform(i, k)
 
     class ShardGroupedSampler(torch.utils.data.Sampler):
         """Indices of a ShardDataset one shard at a time: shards in random

@@ -5,8 +5,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "zerofarm/core/error.h"
@@ -28,6 +30,22 @@ game::ConformanceFailures ShardRoundTrip(const game::Game& game, const game::Con
   return failures;
 }
 
+// --symmetry-samples DIR: DIR/GAME/ (made here, or empty) for each game.
+int SymmetrySamples(const std::string& dir, const std::vector<std::string>& games,
+                    const game::ConformanceOptions& opt) {
+  for (const std::string& name : games) {
+    const auto game = game::MakeGame(name);  // an unknown name: ConfigError before anything is written
+    const std::string out = dir + "/" + name;
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec || !std::filesystem::is_empty(out, ec))
+      throw ConfigError("--symmetry-samples: " + out + " is not a new or empty directory");
+    io::WriteSymmetrySamples(*game, out, opt);
+    std::cout << name << ": " << out << "/symmetry-000000.h5, " << out << "/symmetry-samples.h5\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int CheckGameCommand(int argc, char** argv) {
@@ -39,16 +57,24 @@ int CheckGameCommand(int argc, char** argv) {
   options.add_options("check")("game", "A registered game (zerofarm run --help lists them)",
                                cxxopts::value<std::string>())("playouts", "Random games per check",
                                                               cxxopts::value<int>()->default_value("12"))(
-      "seed", "Seed of the random games", cxxopts::value<uint64_t>()->default_value("1"));
+      "seed", "Seed of the random games", cxxopts::value<uint64_t>()->default_value("1"))(
+      "symmetry-samples",
+      "Instead of checking: write DIR/GAME/ with a shard of random games and its positions under "
+      "each symmetry, as the C++ helpers transform them (for readers' tests); no NAME: every game",
+      cxxopts::value<std::string>());
   options.parse_positional({"game"});
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
-  if (!r.count("game")) throw ConfigError("give the game's NAME");
   game::ConformanceOptions opt;
   opt.playouts = r["playouts"].as<int>();
   opt.seed = r["seed"].as<uint64_t>();
   if (opt.playouts < 1 || opt.playouts > 100000) throw ConfigError("--playouts must be in 1..100000");
+  if (r.count("symmetry-samples"))
+    return SymmetrySamples(
+        r["symmetry-samples"].as<std::string>(),
+        r.count("game") ? std::vector<std::string>{r["game"].as<std::string>()} : game::GameNames(), opt);
+  if (!r.count("game")) throw ConfigError("give the game's NAME");
   const auto game = game::MakeGame(r["game"].as<std::string>());
   game::ConformanceFailures failures = game::CheckConformance(*game, opt);
   for (auto& f : ShardRoundTrip(*game, opt)) failures.push_back(f);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "fs_internal.h"
+#include "zerofarm/game/symmetry.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/mcts/game_record.h"
 
@@ -15,8 +17,11 @@ namespace zerofarm::io {
 namespace {
 
 // A record of one playout as a worker would write it: every ply recorded,
-// a uniform policy over the legal moves, z from the mover's view.
-mcts::GameRecord RecordPlayout(const game::Game& game, const std::vector<int>& moves, uint64_t id) {
+// a uniform policy over the legal moves (with `graded`: over every action,
+// each its own weight a + 1, so that a permuted policy differs), z from the
+// mover's view.
+mcts::GameRecord RecordPlayout(const game::Game& game, const std::vector<int>& moves, uint64_t id,
+                               bool graded = false) {
   mcts::GameRecord r;
   r.game_id = id;
   r.seed = id * 7919;
@@ -30,6 +35,9 @@ mcts::GameRecord RecordPlayout(const game::Game& game, const std::vector<int>& m
     state->LegalActions(&legal);
     std::vector<float> policy(game.ActionCount(), 0.0f);
     for (int a : legal) policy[a] = 1.0f / static_cast<float>(legal.size());
+    const double n = game.ActionCount();
+    for (int a = 0; graded && a < game.ActionCount(); ++a)
+      policy[a] = static_cast<float>((a + 1) / (n * (n + 1) / 2));
     r.policy.insert(r.policy.end(), policy.begin(), policy.end());
     r.root_value.push_back(0.0f);
     r.ply.push_back(static_cast<int16_t>(i));
@@ -123,6 +131,40 @@ game::ConformanceFailures CheckShardRoundTrip(const game::Game& game, const std:
   }
   if (static_cast<int>(failures.size()) > options.max_failures) failures.resize(options.max_failures);
   return failures;
+}
+
+void WriteSymmetrySamples(const game::Game& game, const std::string& dir,
+                          const game::ConformanceOptions& options) {
+  ShardWriter writer(dir, "symmetry", ShardMetaForGame(game));
+  std::vector<uint8_t> features;
+  std::vector<float> policy;
+  uint64_t id = 1;
+  for (const std::vector<int>& playout : game::RandomPlayouts(game, options)) {
+    const mcts::GameRecord r = RecordPlayout(game, playout, id++, /*graded=*/true);
+    writer.Add(r);
+    features.insert(features.end(), r.features.begin(), r.features.end());
+    policy.insert(policy.end(), r.policy.begin(), r.policy.end());
+  }
+  writer.Flush(0, {});
+  const game::BoardShape shape = game.Shape();
+  const size_t fb = static_cast<size_t>(shape.FeatureBytes()), na = static_cast<size_t>(game.ActionCount());
+  const size_t n = features.size() / fb, count = static_cast<size_t>(game.SymmetryCount());
+  std::vector<uint8_t> out_features(count * n * fb);
+  std::vector<float> out_policy(count * n * na);
+  for (size_t s = 0; s < count; ++s)
+    for (size_t i = 0; i < n; ++i) {
+      game::TransformFeatures(game, static_cast<int>(s), &features[i * fb], &out_features[(s * n + i) * fb]);
+      game::TransformPolicy(game, static_cast<int>(s), &policy[i * na], &out_policy[(s * n + i) * na]);
+    }
+  H5File file = CreateMemoryFile(dir + "/symmetry-samples.h5");
+  WriteScalarAttr<int32_t>(file.id(), "symmetries", static_cast<int32_t>(count));
+  WriteStringAttr(file.id(), "game", game.Name());
+  WriteDataset(file.id(), "features", out_features.data(),
+               {count, n, static_cast<uint64_t>(shape.planes), static_cast<uint64_t>(shape.height),
+                static_cast<uint64_t>(shape.width)});
+  WriteDataset(file.id(), "policy", out_policy.data(), {count, n, na});
+  const std::vector<uint8_t> image = FileImage(file.id());
+  internal::WriteFileAtomically(dir + "/symmetry-samples.h5", image.data(), image.size());
 }
 
 }  // namespace zerofarm::io

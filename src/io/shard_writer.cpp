@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdio>
 #include <ctime>
+#include <numeric>
 
 #include "fs_internal.h"
 #include "zerofarm/core_version.h"
@@ -45,6 +46,26 @@ void DescribeDatasets(hid_t root) {
     const H5Dataset ds = OpenDataset(root, d.path);
     WriteStringAttr(ds.id(), "description", d.description);
     if (*d.units) WriteStringAttr(ds.id(), "units", d.units);
+  }
+}
+
+// maps as an int32 [symmetries, length] dataset (each map has the same length).
+void WriteMaps(hid_t loc, const std::string& name, const std::vector<std::vector<int32_t>>& maps) {
+  std::vector<int32_t> flat;
+  for (const auto& m : maps) flat.insert(flat.end(), m.begin(), m.end());
+  WriteDataset(loc, name, flat.data(), {maps.size(), maps.empty() ? 0 : maps[0].size()}, kPlain);
+}
+
+// Throws ConfigError unless every map of `maps` is a permutation of 0..n-1.
+void CheckPermutations(const std::vector<std::vector<int32_t>>& maps, int n, const char* what) {
+  for (size_t s = 0; s < maps.size(); ++s) {
+    std::vector<int32_t> sorted = maps[s];
+    std::sort(sorted.begin(), sorted.end());
+    bool ok = static_cast<int>(sorted.size()) == n;
+    for (int i = 0; ok && i < n; ++i) ok = sorted[static_cast<size_t>(i)] == i;
+    if (!ok)
+      throw ConfigError("shard meta's " + std::string(what) + " map of symmetry " + std::to_string(s) +
+                        " is not a permutation of its " + std::to_string(n) + " " + what + "s");
   }
 }
 
@@ -121,6 +142,12 @@ const std::vector<ShardDatasetDoc>& ShardDatasetDocs() {
        "-1 if none. result != 1 - would_resign is a false resignation. Absent in older shards: read as all "
        "-1.",
        ""},
+      {"/symmetry/cell_map",
+       "Row s: where symmetry s of the game moves each board cell (row * width + col), as Game::CellMap(s); "
+       "row 0 is the identity.",
+       "cell index"},
+      {"/symmetry/action_map", "Row s: where symmetry s moves each action, as Game::ActionMap(s).",
+       "action index"},
   };
   return docs;
 }
@@ -134,6 +161,11 @@ ShardMeta ShardMetaForGame(const game::Game& game) {
   meta.width = shape.width;
   meta.actions = game.ActionCount();
   meta.plane_names = game.PlaneNames();
+  for (int s = 0; s < game.SymmetryCount(); ++s) {
+    const std::vector<int> cells = game.CellMap(s), actions = game.ActionMap(s);
+    meta.cell_maps.emplace_back(cells.begin(), cells.end());
+    meta.action_maps.emplace_back(actions.begin(), actions.end());
+  }
   return meta;
 }
 
@@ -151,6 +183,17 @@ ShardWriter::ShardWriter(std::string dir, std::string prefix, ShardMeta meta, Co
   if (static_cast<int>(meta_.plane_names.size()) != meta_.planes)
     throw ConfigError("shard meta has " + std::to_string(meta_.plane_names.size()) + " plane names for " +
                       std::to_string(meta_.planes) + " planes");
+  if (meta_.cell_maps.empty() && meta_.action_maps.empty()) {  // the identity alone
+    meta_.cell_maps.emplace_back(meta_.height * meta_.width);
+    meta_.action_maps.emplace_back(meta_.actions);
+    std::iota(meta_.cell_maps[0].begin(), meta_.cell_maps[0].end(), 0);
+    std::iota(meta_.action_maps[0].begin(), meta_.action_maps[0].end(), 0);
+  }
+  if (meta_.cell_maps.size() != meta_.action_maps.size())
+    throw ConfigError("shard meta has " + std::to_string(meta_.cell_maps.size()) + " cell maps and " +
+                      std::to_string(meta_.action_maps.size()) + " action maps: one of each per symmetry");
+  CheckPermutations(meta_.cell_maps, meta_.height * meta_.width, "cell");
+  CheckPermutations(meta_.action_maps, meta_.actions, "action");
   if (prefix_.empty()) throw ConfigError("shard file prefix is empty");
   meta_.schema_version = kShardSchemaVersion;
   meta_.zerofarm_version = ZF_VERSION_STRING;
@@ -281,6 +324,10 @@ std::vector<uint8_t> ShardWriter::BuildImage(const std::string& name, uint64_t s
     WriteDataset(games.id(), "would_resign", would_resign_, compression_);
     WriteDataset(games.id(), "moves", moves_, compression_);
     WriteDataset(games.id(), "moves_offset", moves_offset_, compression_);
+
+    H5Group sym = CreateGroup(root, "symmetry");
+    WriteMaps(sym.id(), "cell_map", meta_.cell_maps);
+    WriteMaps(sym.id(), "action_map", meta_.action_maps);
     DescribeDatasets(root);
   }
   return FileImage(file.id());

@@ -294,6 +294,81 @@ class SymmetryTest(unittest.TestCase):
             zf_shards.apply_symmetry(f, p, "unknown", 1)
 
 
+class CppSymmetryTest(unittest.TestCase):
+    """Issue 72 point 7: Python transforms samples as the C++ game does, for
+    every registered game, from the maps its shard carries. `zerofarm
+    check-game --symmetry-samples` writes, per game, a shard and its positions
+    as game::TransformFeatures / TransformPolicy transform them."""
+
+    @classmethod
+    def setUpClass(cls):
+        if zftest.binary() is None:
+            raise unittest.SkipTest("ZF_BINARY is not set")
+        cls.tmp = tempfile.mkdtemp(prefix="zf_symmetry_")
+        zftest.run([zftest.binary(), "check-game", "--symmetry-samples", cls.tmp, "--playouts", "2"])
+        cls.games = sorted(os.listdir(cls.tmp))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def cpp(self, game):
+        """(shard path, C++ features [S, n, ...], C++ policy [S, n, actions])."""
+        with h5py.File(os.path.join(self.tmp, game, "symmetry-samples.h5"), "r") as f:
+            self.assertEqual(int(f.attrs["symmetries"]), len(f["features"]))
+            return os.path.join(self.tmp, game, "symmetry-000000.h5"), f["features"][()], f["policy"][()]
+
+    def test_every_game_has_samples(self):
+        self.assertTrue({"connect4", "tictactoe", "gomoku", "othello", "go", "go7", "breakthrough"}
+                        <= set(self.games), self.games)
+
+    def test_numpy_transforms_match_cpp(self):
+        for game in self.games:
+            with self.subTest(game=game):
+                shard, want_f, want_p = self.cpp(game)
+                self.assertEqual(zf_shards.check_shard(shard), [])
+                maps = zf_shards.shard_symmetry_maps(shard)
+                data = zf_shards.load_shard(shard)
+                self.assertEqual(len(maps), len(want_f))
+                for k in range(len(maps)):
+                    f, p = zf_shards.apply_symmetry(data["features"], data["policy"], game, k, maps)
+                    np.testing.assert_array_equal(f, want_f[k], err_msg=f"symmetry {k}")
+                    np.testing.assert_array_equal(p, want_p[k], err_msg=f"symmetry {k}")
+                # Not vacuous: each other symmetry moves some policy value.
+                for k in range(1, len(maps)):
+                    self.assertFalse(np.array_equal(want_p[k], want_p[0]), f"symmetry {k}")
+        self.assertEqual(len(zf_shards.shard_symmetry_maps(os.path.join(self.tmp, "go", "symmetry-000000.h5"))),
+                         8)  # docs/games.md
+
+    @requires_torch
+    def test_shard_dataset_augments_as_cpp(self):
+        for game in self.games:
+            with self.subTest(game=game):
+                shard, want_f, want_p = self.cpp(game)
+                ds = zf_shards.ShardDataset(shard, augment=True)
+                self.assertEqual(ds.symmetries, len(want_f))
+                for k in range(ds.symmetries):
+                    for i in range(len(ds)):
+                        x, pi, _ = ds.transform(i, k)
+                        np.testing.assert_array_equal(x.numpy(), want_f[k][i].astype(np.float32))
+                        np.testing.assert_array_equal(pi.numpy(), want_p[k][i])
+
+    @requires_torch
+    def test_old_shards_fall_back_or_refuse(self):
+        # Synthetic shards have no /symmetry, as shards written before it.
+        path = os.path.join(self.tmp, "old-connect4.h5")
+        zftest.write_synthetic_shard(path)
+        self.assertIsNone(zf_shards.shard_symmetry_maps(path))
+        self.assertEqual(zf_shards.ShardDataset(path, augment=True).symmetries, 2)
+        old_go = os.path.join(self.tmp, "old-go.h5")
+        shutil.copy(os.path.join(self.tmp, "go", "symmetry-000000.h5"), old_go)
+        with h5py.File(old_go, "a") as f:
+            del f["symmetry"]
+        self.assertEqual(zf_shards.ShardDataset(old_go).symmetries, 1)  # no augment: no maps needed
+        with self.assertRaisesRegex(ValueError, "written before shards carried their symmetries"):
+            zf_shards.ShardDataset(old_go, augment=True)
+
+
 @requires_torch
 class ShardDatasetTest(unittest.TestCase):
     def setUp(self):

@@ -17,4 +17,13 @@ namespace zerofarm::io {
 game::ConformanceFailures CheckShardRoundTrip(const game::Game& game, const std::string& dir,
                                               const game::ConformanceOptions& options = {});
 
+// For tests of readers in other languages (tests/python/test_shards.py):
+// writes DIR/symmetry-000000.h5, a shard of random games whose policies give
+// every action its own weight, and DIR/symmetry-samples.h5 with attributes
+// game and symmetries (S) and datasets features [S, n, planes, height, width]
+// and policy [S, n, actions]: the shard's n positions under each symmetry,
+// transformed by game::TransformFeatures and TransformPolicy. Throws Error.
+void WriteSymmetrySamples(const game::Game& game, const std::string& dir,
+                          const game::ConformanceOptions& options = {});
+
 }  // namespace zerofarm::io

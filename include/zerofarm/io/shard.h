@@ -44,6 +44,11 @@ struct ShardMeta {
   std::string run_id;                    // the run directory's id (RUN/run_id), shared by its hosts
   std::string host_id;                   // the farm host that wrote it (RUN/shards/<host_id>); "" = none
   uint32_t epoch = 0;                    // that host's supervisor start (0, 1, ...) in this run
+  // The game's symmetries, written as /symmetry/cell_map and action_map so that
+  // readers need no per-game code: cell_maps[s][c] = Game::CellMap(s)[c],
+  // action_maps[s][a] = Game::ActionMap(s)[a]. Both empty: the identity alone.
+  // ShardReader leaves them empty (C++ readers ask the game).
+  std::vector<std::vector<int32_t>> cell_maps, action_maps;
 
   // ---- set by ShardWriter::Flush (values given to the writer are ignored) --
   int schema_version = kShardSchemaVersion;
@@ -62,7 +67,7 @@ struct ShardMeta {
   int FeatureBytes() const { return planes * height * width; }
 };
 
-// Fills game, shape, actions and plane names from a game.
+// Fills game, shape, actions, plane names and symmetry maps from a game.
 ShardMeta ShardMetaForGame(const game::Game& game);
 
 // What each dataset of a shard holds: ONE table, written into every shard as
@@ -109,8 +114,9 @@ struct PositionRows {
 class ShardWriter {
  public:
   // Shards go to `dir` (which must exist) as PREFIX-NNNNNN.h5. Throws
-  // ConfigError for a meta without game or a positive shape, or a bad
-  // compression level. Default compression: deflate 1 with shuffle.
+  // ConfigError for a meta without game or a positive shape, symmetry maps
+  // that are not permutations of its cells and actions, or a bad compression level. Default compression:
+  // deflate 1 with shuffle.
   ShardWriter(std::string dir, std::string prefix, ShardMeta meta, Compression compression = {});
 
   // Copies one game into the buffer. Throws Error (naming the game id) if the

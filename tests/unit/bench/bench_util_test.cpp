@@ -1,8 +1,11 @@
-// The arithmetic behind `zerofarm bench`'s farm efficiency (bench_util.h).
+// The arithmetic behind `zerofarm bench`'s farm efficiency (bench_util.h)
+// and `zerofarm tune`'s decision (tune.h).
 #include "zerofarm/bench/bench_util.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
+
+#include "zerofarm/bench/tune.h"
 
 namespace zerofarm::bench {
 namespace {
@@ -41,6 +44,51 @@ namespace {
 
 // Issue 24 point 8: JSON lines go through nlohmann-json; 64-bit game ids and
 // counts above 2^53 (where a double loses the last digits) round-trip exactly.
+// Issue 72: tune recommends a setting only when its rounds beat the runner-up's
+// every time; crafted positions/s, no farm.
+TEST_CASE("tune's verdict names a clear winner only when the spread does not cover the difference",
+          "[cli][bench][tune]") {
+  SECTION("every round of the best beat every round of the runner-up") {
+    const SweepVerdict v = JudgeSweep({{90, 92, 91}, {100, 102, 101}, {80, 99, 85}});
+    CHECK(v.best == 1);
+    CHECK(v.runner_up == 0);
+    CHECK(v.clear);
+    CHECK(v.best_stats.median == 101);
+    CHECK(v.best_stats.min == 100);
+    CHECK(v.runner_up_stats.max == 92);
+  }
+  SECTION("a higher median whose spread overlaps the runner-up's: no clear winner") {
+    const SweepVerdict v = JudgeSweep({{100, 110, 105}, {95, 108, 99}});
+    CHECK(v.best == 0);
+    CHECK(v.runner_up == 1);
+    CHECK_FALSE(v.clear);
+    CHECK(v.best_stats.median == 105);
+    CHECK(v.runner_up_stats.median == 99);
+    CHECK(v.runner_up_stats.max == 108);
+  }
+  SECTION("touching ranges are not clear either") { CHECK_FALSE(JudgeSweep({{100, 101}, {99, 100}}).clear); }
+  SECTION("equal medians: no clear winner, the earlier one first") {
+    const SweepVerdict v = JudgeSweep({{50, 50}, {50, 50}});
+    CHECK(v.best == 0);
+    CHECK(v.runner_up == 1);
+    CHECK_FALSE(v.clear);
+  }
+  SECTION("a candidate whose runs failed is left out") {
+    const SweepVerdict v = JudgeSweep({{}, {10, 11}, {20, 21}});
+    CHECK(v.best == 2);
+    CHECK(v.runner_up == 1);
+    CHECK(v.clear);
+  }
+  SECTION("one candidate is its own winner; none gives no best") {
+    const SweepVerdict one = JudgeSweep({{}, {7}});
+    CHECK(one.best == 1);
+    CHECK(one.runner_up == -1);
+    CHECK(one.clear);
+    CHECK(JudgeSweep({{}, {}}).best == -1);
+    CHECK(JudgeSweep({}).best == -1);
+  }
+}
+
 TEST_CASE("JsonLine keeps 64-bit ids and counts above 2^53 exact", "[cli][json]") {
   const uint64_t game_id = (1ull << 53) + 1;  // 9007199254740993: no double holds it
   const uint64_t count = ~0ull;               // 18446744073709551615

@@ -177,6 +177,38 @@ TEST_CASE("ShardMetaForGame describes the game", "[io]") {
   CHECK(meta.plane_names == game->PlaneNames());
 }
 
+// Issue 72: a shard carries its game's symmetries (/symmetry), so that readers
+// in other languages need no per-game code; tests/python/test_shards.py checks
+// Python's transforms against the C++ helpers for every game.
+TEST_CASE("a shard carries its game's symmetry maps, and the writer refuses maps that are not permutations",
+          "[io][schema]") {
+  ScratchDir dir("zf-io-symmetry");
+  std::mt19937_64 rng(5);
+  const auto game = game::MakeGame("tictactoe");
+  ShardMeta meta = ShardMetaForGame(*game);
+  ShardWriter writer(dir.path(), "selfplay", meta);
+  writer.Add(MakeGame(rng, 1, 3, meta));
+  const H5File file = OpenFile(writer.Flush(0, {1}));
+  std::vector<uint64_t> dims;
+  const std::vector<int32_t> cells = ReadDataset<int32_t>(file.id(), "symmetry/cell_map", &dims);
+  CHECK(dims == std::vector<uint64_t>{8, 9});
+  const std::vector<int32_t> actions = ReadDataset<int32_t>(file.id(), "symmetry/action_map", &dims);
+  CHECK(dims == std::vector<uint64_t>{8, 9});
+  for (int s = 0; s < 8; ++s) {
+    const std::vector<int> want_cells = game->CellMap(s), want_actions = game->ActionMap(s);
+    CHECK(std::vector<int>(cells.begin() + s * 9, cells.begin() + s * 9 + 9) == want_cells);
+    CHECK(std::vector<int>(actions.begin() + s * 9, actions.begin() + s * 9 + 9) == want_actions);
+  }
+
+  ShardMeta bad = meta;
+  bad.cell_maps[3][0] = bad.cell_maps[3][1];  // two cells to one
+  CHECK_THROWS_WITH(ShardWriter(dir.path(), "bad", bad),
+                    Catch::Contains("cell map of symmetry 3 is not a permutation of its 9 cells"));
+  bad = meta;
+  bad.action_maps.pop_back();  // 7 action maps for 8 cell maps
+  CHECK_THROWS_WITH(ShardWriter(dir.path(), "bad", bad), Catch::Contains("8 cell maps and 7 action maps"));
+}
+
 TEST_CASE("Add rejects inconsistent records and keeps the buffer", "[io]") {
   ScratchDir dir("zf-io");
   std::mt19937_64 rng(1);
