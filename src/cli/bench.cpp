@@ -8,81 +8,38 @@
 #include "commands.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/eval/torch_evaluator.h"
-#include "zerofarm/io/files.h"
 #include "zerofarm/proc/roles.h"
 
 namespace zerofarm::cli {
-namespace {
-
-std::vector<int> ParseInts(const std::string& s) {
-  std::vector<int> out;
-  for (const std::string& item : io::SplitFields(s))
-    if (!item.empty()) {
-      char* end = nullptr;
-      const long v = std::strtol(item.c_str(), &end, 10);
-      if (*end != '\0') throw ConfigError("not a list of integers: '" + s + "'");
-      out.push_back(static_cast<int>(v));
-    }
-  return out;
-}
-
-void AddBenchOptions(cxxopts::Options& options, const std::string& parts) {
+// `zerofarm bench`'s options: the farm's (the option table) and its own.
+void AddBenchOptions(cxxopts::Options& options) {
   AddTableOptions(options, proc::kBench);
-  options.add_options("bench")("runs", "Repeat every measurement this many times (interleaved)",
-                               cxxopts::value<int>()->default_value("3"))(
-      "quick", "Small sizes and short runs (a few seconds; for tests)")(
-      "parts",
-      "Comma-separated parts: bound, machine, search, farm, wait, scaling, handoff, writer, sweep, waits "
-      "(the last two not by default)",
-      cxxopts::value<std::string>()->default_value(parts))(
-      "bound-seconds", "Seconds per batch size of the bound", cxxopts::value<double>()->default_value("0.5"))(
-      "start-at", "Start the bound at this wall-clock second (for the machine bound's children)",
-      cxxopts::value<double>()->default_value("0"))("farm-seconds", "Length of each farm run",
-                                                    cxxopts::value<double>()->default_value("20"))(
-      "fixed-waits", "Fixed --max-wait-us settings shown beside the adaptive wait",
-      cxxopts::value<std::string>()->default_value("0,500,2000,10000"))(
-      "bound-batches", "Batch sizes of the evaluator-alone bound",
-      cxxopts::value<std::string>()->default_value("1,2,4,8,16,32,64,128,256,512,1024"))(
-      "sweep-batches", "Batch sizes of the part sweep (the evaluator alone by precision)",
-      cxxopts::value<std::string>()->default_value("1,8,64,256,1024,2048,4096,8192"))(
-      "handoff-batches", "Batch sizes of the hand-off benchmark",
-      cxxopts::value<std::string>()->default_value("1,4,16,64,256"))(
-      "handoff-spins-us", "Extra leaf-ring columns of the hand-off benchmark, one per spin budget (us)",
-      cxxopts::value<std::string>()->default_value(""))("writer-positions",
-                                                        "Positions written per compression setting",
-                                                        cxxopts::value<uint64_t>()->default_value("300000"));
-}
-
-// The value of a list option, or `quick_value` under --quick when it was not given.
-std::vector<int> IntsOption(const cxxopts::ParseResult& r, const std::string& name, bool quick,
-                            const std::string& quick_value) {
-  return ParseInts(quick && !r.count(name) ? quick_value : r[name].as<std::string>());
+  AddCommandOptions(options, proc::kBench);
 }
 
 // The options as given, --quick's smaller sizes where an option was not given.
 bench::BenchOptions ReadBenchOptions(const cxxopts::ParseResult& r) {
-  bench::BenchOptions o;
+  const CommandConfig cc = ReadCommandOptions(r, proc::kBench);
+  bench::BenchOptions o = cc.bench;
   o.farm = ReadTableOptions(r, proc::kBench);
-  const bool quick = r.count("quick") > 0;
-  o.runs = quick && !r.count("runs") ? 1 : r["runs"].as<int>();
-  o.parts = r["parts"].as<std::string>();
+  const bool quick = cc.bench_quick;
   CheckTableOptions(o.farm, proc::kBench);
   o.farm.ResolveGpus();  // -1: the GPUs granted, as `zerofarm run` does; the bound runs on GPU 0 then
-  o.bound_seconds = r["bound-seconds"].as<double>();
-  o.start_at = r["start-at"].as<double>();
   if (o.farm.gpus > 0 && !eval::CudaBuilt())
     throw ConfigError("--gpus: this zerofarm was built without CUDA");
-  o.farm_seconds = quick && !r.count("farm-seconds") ? 3 : r["farm-seconds"].as<double>();
-  o.fixed_waits = IntsOption(r, "fixed-waits", quick, "0");
-  o.bound_batches = IntsOption(r, "bound-batches", quick, "1,8,64");
-  o.handoff_batches = IntsOption(r, "handoff-batches", quick, "1,64");
-  o.sweep_batches = IntsOption(r, "sweep-batches", quick, "1,64");
-  if (!r["handoff-spins-us"].as<std::string>().empty())
-    o.handoff_spins_us = ParseInts(r["handoff-spins-us"].as<std::string>());
-  o.writer_positions = quick && !r.count("writer-positions") ? 20'000 : r["writer-positions"].as<uint64_t>();
   o.deflate_levels = quick ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 3, 6, 9};
-  if (quick) {
-    if (!r.count("bound-seconds")) o.bound_seconds = 0.05;
+  if (quick) {  // the sizes of --quick, where the command line gives none
+    const auto unless_given = [&](const char* name, auto* field, auto value) {
+      if (!r.count(name)) *field = value;
+    };
+    unless_given("runs", &o.runs, 1);
+    unless_given("farm-seconds", &o.farm_seconds, 3.0);
+    unless_given("fixed-waits", &o.fixed_waits, std::vector<int>{0});
+    unless_given("bound-batches", &o.bound_batches, std::vector<int>{1, 8, 64});
+    unless_given("handoff-batches", &o.handoff_batches, std::vector<int>{1, 64});
+    unless_given("sweep-batches", &o.sweep_batches, std::vector<int>{1, 64});
+    unless_given("writer-positions", &o.writer_positions, uint64_t{20'000});
+    unless_given("bound-seconds", &o.bound_seconds, 0.05);
     o.machine_seconds = 1;
     o.machine_start_s = 2;  // a late child only shortens the overlap
     o.handoff_seconds = 0.05;
@@ -94,11 +51,11 @@ bench::BenchOptions ReadBenchOptions(const cxxopts::ParseResult& r) {
   return o;
 }
 
+namespace {
+
 // The ranges of the bench's own options; the farm's settings resolved as
 // `zerofarm run` resolves them on this host.
 void CheckBenchOptions(bench::BenchOptions& o) {
-  if (o.runs < 1 || o.runs > 100) throw ConfigError("--runs must be 1..100");
-  if (o.farm_seconds < 1) throw ConfigError("--farm-seconds must be at least 1");
   for (int b : o.bound_batches)
     if (b < 1 || b > 4096) throw ConfigError("--bound-batches must be 1..4096");
   for (int b : o.sweep_batches)
@@ -123,7 +80,7 @@ int BenchCommand(int argc, char** argv) {
       "zerofarm bench",
       "Measures the farm against its bound: the evaluator alone, the farm, the leaf hand-off, "
       "the writer. One JSON line per result, then a table.");
-  AddBenchOptions(options, bench::BenchOptions{}.parts);
+  AddBenchOptions(options);
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;

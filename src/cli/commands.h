@@ -2,12 +2,17 @@
 // One function per subcommand (one file each), and the option helpers they
 // share. Private to src/cli: the only place cxxopts appears.
 #include <cxxopts.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "zerofarm/bench/bench.h"
+#include "zerofarm/bench/tune.h"
 #include "zerofarm/eval/evaluator.h"
 #include "zerofarm/game/game.h"
+#include "zerofarm/learn/loop.h"
+#include "zerofarm/learn/train.h"
 #include "zerofarm/mcts/search_config.h"
 #include "zerofarm/proc/farm_config.h"
 #include "zerofarm/proc/options.h"
@@ -27,6 +32,90 @@ int TuneCommand(int argc, char** argv);      // tune.cpp
 int ExportCommand(int argc, char** argv);  // export.cpp
 int GtpCommand(int argc, char** argv);     // gtp.cpp
 
+// `zerofarm eval`'s own settings (the game, net and search are the option table's).
+struct EvalConfig {
+  std::string run;                // evaluate RUN's newest model; append to RUN/eval/eval.csv
+  std::vector<std::string> pons;  // Pons-format files (move error)
+  std::vector<std::string> sets;  // directories of Pons test files (move error)
+  int limit = 0;                  // the first N positions of each file; 0 = all
+  std::string against;            // arena: the opponent's weights
+  std::string against_gtp;        // GTP arena: the opponent's command line
+  int games = 100;                // arena games
+  int opening_plies = 4;          // arena: random opening plies
+  std::string cache_dir;          // solver verdicts; "" = RUN/eval or ~/.cache/zerofarm
+  std::string positions_csv;      // move error: every position's moves
+  int rate_threads = 0;           // solver threads; 0 = the CPUs granted
+  std::string make_set;           // a Pons kind (L1_R3): make a set of it
+  int count = 1000;               // --make-set: positions
+  std::string out;                // --make-set: the file to write
+};
+
+// Each command's own settings, every default in one default-constructed
+// instance: the rows of CommandOptionTable() read and write these fields.
+struct CommandConfig {
+  learn::TrainConfig train;
+  std::string train_device = "auto";      // auto (a GPU when LibTorch sees one), cpu, cuda
+  std::string train_cuda_graph = "auto";  // auto (on a GPU in fp32), on, off
+  EvalConfig eval;
+  learn::LoopConfig loop;
+  std::string loop_recipe;  // NAME or FILE; read before the other options (loop.cpp)
+  bool loop_recipe_changed = false;
+  bench::BenchOptions bench;
+  bool bench_quick = false;  // smaller sizes where an option is not given
+  bench::TuneOptions tune;
+};
+
+enum class CommandOptionKind {
+  kNumber,  // a number, checked against [lo, hi]
+  kText,    // any text (a path, a list)
+  kChoice,  // one of `choices`; `implicit` is the value of the option given alone ("" = needs one)
+  kFlag,    // a switch (no value) that stores `flag_value`
+  kList,    // repeatable text; each value is set (appended) in turn
+};
+
+// One option of one command's own (proc/options.h's OptionSpec, for the
+// fields of CommandConfig): its name, help, range or choices, and the field.
+struct CommandOption {
+  std::string name;   // without "--"
+  std::string group;  // help section
+  std::string help;   // one sentence; no default (help adds it)
+  CommandOptionKind kind = CommandOptionKind::kText;
+  double lo = 0, hi = 0;  // kNumber: the valid range (either may be infinite)
+  std::vector<std::string> choices;
+  std::string implicit;                        // kChoice: the value when given without one
+  std::string flag_value;                      // kFlag
+  proc::OptionCommand command = proc::kTrain;  // the one command that takes it
+  std::function<std::string(const CommandConfig&)> get;
+  std::function<void(CommandConfig&, const std::string&)> set;  // ConfigError "bad value ..."
+  // The default: the field of a default-constructed CommandConfig.
+  std::string Default() const;
+};
+
+// Every command's own options, in help order. Built once; never changes.
+const std::vector<CommandOption>& CommandOptionTable();
+// `command`'s own options as cxxopts options (each default shown in its help).
+void AddCommandOptions(cxxopts::Options& options, proc::OptionCommand command);
+// The defaults, then `command`'s own options given on the command line;
+// each checked against its range or choices. ConfigError naming the option.
+CommandConfig ReadCommandOptions(const cxxopts::ParseResult& r, proc::OptionCommand command);
+// ConfigError "--NAME WHY" for the first of `names` that the command line
+// gives: an option that would not take effect is refused, never ignored.
+void RefuseGiven(const cxxopts::ParseResult& r, const std::vector<std::string>& names,
+                 const std::string& why);
+
+// Each command's options (the option table's and its own) and the settings
+// it hands to its module, read from a parsed command line; ConfigError for a
+// bad or refused option (the unit tests parse through these).
+void AddTrainOptions(cxxopts::Options& options);                      // train.cpp
+learn::TrainConfig TrainConfigFrom(const cxxopts::ParseResult& r);    // train.cpp
+void AddEvalOptions(cxxopts::Options& options);                       // eval.cpp
+void AddLoopOptions(cxxopts::Options& options);                       // loop.cpp
+learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r);      // loop.cpp
+void AddBenchOptions(cxxopts::Options& options);                      // bench.cpp
+bench::BenchOptions ReadBenchOptions(const cxxopts::ParseResult& r);  // bench.cpp
+void AddTuneOptions(cxxopts::Options& options);                       // tune.cpp
+bench::TuneOptions TuneOptionsFrom(const cxxopts::ParseResult& r);    // tune.cpp
+
 // The Go game, net and search of `zerofarm gtp` and of `eval --against-gtp`
 // (gtp.cpp), from the option table's game, blocks, filters, eval-threads,
 // seed, simulations and c-puct; `weights` a file or "random"; the game is
@@ -41,7 +130,9 @@ struct GtpEngineParts {
 };
 GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, const std::string& weights);
 // `zerofarm eval --against-gtp CMD`: the arena against a GTP program (gtp.cpp).
-int GtpArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const std::string& weights);
+// game_given: --game was given.
+int GtpArenaCommand(const EvalConfig& e, const proc::FarmConfig& c, bool game_given,
+                    const std::string& weights);
 int ConfigCommand(int argc, char** argv);     // config_command.cpp
 int CheckGameCommand(int argc, char** argv);  // check_game.cpp
 

@@ -34,8 +34,8 @@ namespace {
 
 // Where solver verdicts are cached: --cache-dir, else RUN/eval, else
 // $XDG_CACHE_HOME/zerofarm or ~/.cache/zerofarm.
-std::string CacheDir(const cxxopts::ParseResult& r, const std::string& run) {
-  if (!r["cache-dir"].as<std::string>().empty()) return r["cache-dir"].as<std::string>();
+std::string CacheDir(const EvalConfig& e, const std::string& run) {
+  if (!e.cache_dir.empty()) return e.cache_dir;
   if (!run.empty()) return io::RunDir(run).EvalDir();
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/zerofarm";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/zerofarm";
@@ -172,11 +172,9 @@ void PrintMoveError(const std::string& weights, uint32_t version, const std::str
 // --pons files, then every Pons test file (named Test_L*_R*, as Pons names
 // them, or Made_L*_R*, as --make-set's are in data/connect4/made) of each
 // --sets directory, in name order.
-std::vector<std::string> PonsFiles(const cxxopts::ParseResult& r) {
-  std::vector<std::string> files;
-  if (r.count("pons")) files = r["pons"].as<std::vector<std::string>>();
-  if (!r.count("sets")) return files;
-  for (const std::string& dir : r["sets"].as<std::vector<std::string>>()) {
+std::vector<std::string> PonsFiles(const EvalConfig& e) {
+  std::vector<std::string> files = e.pons;
+  for (const std::string& dir : e.sets) {
     std::error_code ec;
     std::vector<std::string> found;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -193,51 +191,6 @@ std::vector<std::string> PonsFiles(const cxxopts::ParseResult& r) {
   return files;
 }
 
-void AddEvalOptions(cxxopts::Options& options) {
-  options.add_options("what")("run", "Evaluate the newest model of this run directory",
-                              cxxopts::value<std::string>()->default_value(""))(
-      "pons", "Pons-format file of Connect Four positions ('moves score' lines); repeatable",
-      cxxopts::value<std::vector<std::string>>())(
-      "sets",
-      "Every Pons test file (Test_L*_R*, or Made_L*_R* of --make-set) of this directory, e.g. "
-      "data/reference/connect4 or data/connect4/made; repeatable",
-      cxxopts::value<std::vector<std::string>>())("limit", "Use the first N positions of each file (0 = all)",
-                                                  cxxopts::value<int>()->default_value("0"))(
-      "against", "Arena: the opponent's weights file", cxxopts::value<std::string>()->default_value(""))(
-      "against-gtp",
-      "Arena against a GTP Go program: its command line, e.g. \"gnugo --mode gtp --level 10\" "
-      "(docs/gtp.md)",
-      cxxopts::value<std::string>()->default_value(""))("games", "Arena games",
-                                                        cxxopts::value<int>()->default_value("100"))(
-      "opening-plies", "Arena: random opening plies, each opening played twice with colours swapped",
-      cxxopts::value<int>()->default_value("4"));
-  // Game, search and network options are `run`'s (the option table); the
-  // arena's --games is eval's own (run's --games is a limit, 0 = none).
-  AddTableOptions(options, proc::kEval);
-  options.add_options("what")(
-      "cache-dir", "Where the solver's verdicts are cached (default RUN/eval or ~/.cache/zerofarm)",
-      cxxopts::value<std::string>()->default_value(""))(
-      "positions-csv",
-      "Move error: write every position's moves (the network's and the search's, their solver verdicts and "
-      "values) to this CSV file, one row a position of every file",
-      cxxopts::value<std::string>()->default_value(""))(
-      "rate-threads",
-      "Solver threads for the positions with no cached verdict (0 = one per CPU granted; "
-      "64 MiB each)",
-      cxxopts::value<int>()->default_value("0"));
-  options.add_options("make a set")(
-      "make-set",
-      "Write --count positions of Pons's kind KIND (L1_R3: 1-14 stones, 29 or more plies left with "
-      "perfect play; L<1-3>_R<1-3>, docs/training.md \"Sets made here\") to --out, from random games of "
-      "--seed that block a threatened four and give none, solved and rated here; the positions of --pons and "
-      "--sets files and their mirrors "
-      "are left out. A stopped run resumes from OUT.solving",
-      cxxopts::value<std::string>()->default_value(""))("count", "--make-set: positions",
-                                                        cxxopts::value<int>()->default_value("1000"))(
-      "out", "--make-set: the Pons-format file to write (it must not exist)",
-      cxxopts::value<std::string>()->default_value(""));
-}
-
 // The search of an arena or a move error: run's search options, no sampling.
 mcts::SearchConfig EvalSearch(const proc::FarmConfig& c) {
   mcts::SearchConfig search;
@@ -250,32 +203,28 @@ mcts::SearchConfig EvalSearch(const proc::FarmConfig& c) {
 }
 
 // The weights' game unless --game says otherwise (the option table's for "random").
-std::string EvalGameName(const cxxopts::ParseResult& r, const proc::FarmConfig& c,
-                         const std::string& weights) {
+std::string EvalGameName(bool game_given, const proc::FarmConfig& c, const std::string& weights) {
   if (weights == "random") return c.game;
   std::error_code ec;
   if (!fs::exists(weights, ec)) throw ConfigError(weights + ": No such file or directory");
-  return r.count("game") ? c.game : io::ReadWeights(weights).config.game;
+  return game_given ? c.game : io::ReadWeights(weights).config.game;
 }
 
-int ArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const game::Game& game,
-                 eval::Evaluator& net, const std::string& weights, const mcts::SearchConfig& search) {
+int ArenaCommand(const EvalConfig& e, const proc::FarmConfig& c, const game::Game& game, eval::Evaluator& net,
+                 const std::string& weights, const mcts::SearchConfig& search) {
   if (search.simulations < 1) throw ConfigError("an arena needs --simulations >= 1");
-  const int games = r["games"].as<int>();
-  if (games < 1 || games > 1'000'000) throw ConfigError("--games must be in [1, 1000000]");
-  const int opening = r["opening-plies"].as<int>();
-  if (opening < 0 || opening > 100) throw ConfigError("--opening-plies must be in [0, 100]");
-  auto other = LoadNet(game, r["against"].as<std::string>(), c);
+  const int games = e.games, opening = e.opening_plies;  // in range: the table's
+  auto other = LoadNet(game, e.against, c);
   const learn::ArenaResult a = learn::Arena(game, net, *other, games, search, opening, c.seed);
   const eval::Orientation shown = OrientationOf(c, game);  // both networks' (LoadNet)
   std::printf(
       "zerofarm eval: arena %s vs %s, %d games at %d simulations (%d random opening plies, colours "
       "swapped): %d wins, %d draws, %d losses; score %.3f (95%% interval %.3f..%.3f), Elo %+.0f\n",
-      weights.c_str(), r["against"].as<std::string>().c_str(), a.games, search.simulations, opening, a.wins,
-      a.draws, a.losses, a.Score(), a.Interval95().first, a.Interval95().second, a.Elo());
+      weights.c_str(), e.against.c_str(), a.games, search.simulations, opening, a.wins, a.draws, a.losses,
+      a.Score(), a.Interval95().first, a.Interval95().second, a.Elo());
   const nlohmann::ordered_json j = {{"kind", "arena"},
                                     {"a", weights},
-                                    {"b", r["against"].as<std::string>()},
+                                    {"b", e.against},
                                     {"games", a.games},
                                     {"simulations", search.simulations},
                                     {"symmetries_averaged", shown.EvaluationsPerLeaf(game)},
@@ -292,28 +241,28 @@ int ArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const
 }
 
 // --rate-threads; 0 = the CPUs granted (Slurm's, else this process's affinity mask).
-int RateThreads(const cxxopts::ParseResult& r) {
-  const int n = r["rate-threads"].as<int>();
+int RateThreads(const EvalConfig& e) {
+  const int n = e.rate_threads;
   return n > 0 ? n : proc::CpusGranted();
 }
 
-int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const game::Game& game,
+int MoveErrorCommand(const EvalConfig& e, const proc::FarmConfig& c, const game::Game& game,
                      eval::Evaluator& net, const std::string& weights, const mcts::SearchConfig& search) {
-  const std::string run = r["run"].as<std::string>();
+  const std::string run = e.run;
   const bool quiet = !c.status_line;
   const bool tty = isatty(STDERR_FILENO);  // control codes only where a terminal reads them
-  const std::string cache_dir = CacheDir(r, run);
+  const std::string cache_dir = CacheDir(e, run);
   std::error_code ec;
   fs::create_directories(cache_dir, ec);
-  const std::string positions_csv = r["positions-csv"].as<std::string>();
+  const std::string positions_csv = e.positions_csv;
   // Written at the end: a path that cannot be written fails now, not after the evaluation.
   const fs::path csv_dir = fs::path(positions_csv).parent_path();
   if (!positions_csv.empty() && !csv_dir.empty() && !fs::is_directory(csv_dir))
     throw ConfigError("--positions-csv " + positions_csv + ": " + csv_dir.string() + " is not a directory");
   std::string rows = std::string(learn::kPositionCsvColumns) + '\n';
   const eval::Orientation shown = OrientationOf(c, game);
-  for (const auto& file : PonsFiles(r)) {
-    auto positions = learn::ReadPonsFile(file, r["limit"].as<int>());
+  for (const auto& file : PonsFiles(e)) {
+    auto positions = learn::ReadPonsFile(file, e.limit);
     const std::string cache = ec ? std::string() : cache_dir + "/" + CacheName(file);
     bool announced = false;
     learn::RatePositions(
@@ -336,7 +285,7 @@ int MoveErrorCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, c
             std::fprintf(stderr, "\rrating %s with the solver: %d/%d", file.c_str(), done, total);
           if (done == total && total >= 25) std::fprintf(stderr, "\r\033[K");
         },
-        RateThreads(r));
+        RateThreads(e));
     const learn::MoveErrorResult m = learn::MoveError(game, net, positions, search);
     const std::string name = fs::path(file).filename().string();
     PrintMoveError(weights, net.ModelVersion(), name, m, shown, game);
@@ -368,22 +317,21 @@ constexpr int kMakeSetTableLog2 = 26;
 
 // --make-set: a Pons-format file of positions of one of Pons's kinds, made
 // from random games, and the solver's verdicts on them in the cache.
-int MakeSetCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c) {
-  const std::string out = r["out"].as<std::string>();
+int MakeSetCommand(const EvalConfig& e, const proc::FarmConfig& c) {
+  const std::string out = e.out;
   if (out.empty()) throw ConfigError("--make-set needs --out FILE");
   std::error_code ec;
   if (fs::symlink_status(out, ec).type() != fs::file_type::not_found)
     throw ConfigError("--out " + out + " exists: remove it or give another file");
-  const int count = r["count"].as<int>();
-  if (count < 1 || count > 100000) throw ConfigError("--count must be in [1, 100000]");
+  const int count = e.count;  // in range: the table's
   learn::PonsSetRequest request;
-  request.kind = learn::ParsePonsSetKind(r["make-set"].as<std::string>());
+  request.kind = learn::ParsePonsSetKind(e.make_set);
   request.count = count;
   request.seed = c.seed;
   request.work_file = out + ".solving";
-  request.threads = RateThreads(r);
+  request.threads = RateThreads(e);
   request.tt_log2 = kMakeSetTableLog2;
-  for (const auto& file : PonsFiles(r))
+  for (const auto& file : PonsFiles(e))
     for (const auto& p : learn::ReadPonsFile(file)) request.exclude.insert(learn::MirrorFreeKey(p.moves));
   const bool quiet = !c.status_line || !isatty(STDERR_FILENO);  // no control codes into a file or pipe
   auto positions = learn::MakePonsSet(request, [&](int kept, int solved) {
@@ -395,7 +343,7 @@ int MakeSetCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c) {
   for (const auto& p : positions) text += p.moves + ' ' + std::to_string(p.score) + '\n';
   io::WriteTextFileAtomically(out, text);
   // The verdicts where a later `zerofarm eval --pons OUT` looks for them first.
-  const std::string cache_dir = CacheDir(r, "");
+  const std::string cache_dir = CacheDir(e, "");
   fs::create_directories(cache_dir, ec);
   const std::string cache = cache_dir + "/" + CacheName(out);
   std::string rated;
@@ -411,7 +359,44 @@ int MakeSetCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c) {
   return 0;
 }
 
+// Each of eval's modes ignores the others' options: one given there is
+// refused, never ignored (issue 72). `random`: a random net plays (--weights
+// or --against random), the only one that --blocks and its kin shape.
+void RefuseOtherModes(const cxxopts::ParseResult& r, const EvalConfig& e, bool random) {
+  if (!e.make_set.empty()) {
+    RefuseGiven(
+        r,
+        {"run",       "weights",       "against",     "against-gtp",       "games",          "opening-plies",
+         "limit",     "positions-csv", "game",        "simulations",       "c-puct",         "value-discount",
+         "no-solver", "blocks",        "filters",     "score-head",        "value-channels", "eval-threads",
+         "precision", "bf16",          "orientation", "average-symmetries"},
+        "is not for --make-set (it plays random games and rates them with the exact solver)");
+    return;
+  }
+  RefuseGiven(r, {"count", "out"}, "is for --make-set");
+  const bool arena = !e.against.empty() || !e.against_gtp.empty();
+  if (arena) {
+    RefuseGiven(r, {"pons", "sets", "limit", "cache-dir", "rate-threads"},
+                "is for move error (--pons, --sets), not for an arena");
+  } else {
+    RefuseGiven(r, {"games", "opening-plies"},
+                "is for an arena (--against, --against-gtp), not for move error");
+    if (!random)
+      RefuseGiven(r, {"seed"}, "seeds a random net or an arena's openings: a move error of a file has none");
+  }
+  if (!random)
+    RefuseGiven(r, {"blocks", "filters", "score-head", "value-channels"},
+                "shapes a random net (--weights random, --against random): a weights file has its own shape");
+}
+
 }  // namespace
+
+void AddEvalOptions(cxxopts::Options& options) {
+  // Game, search and network options are `run`'s (the option table); the
+  // arena's --games is eval's own (run's --games is a limit, 0 = none).
+  AddCommandOptions(options, proc::kEval);
+  AddTableOptions(options, proc::kEval);
+}
 
 int EvalCommand(int argc, char** argv) {
   cxxopts::Options options(
@@ -429,25 +414,23 @@ int EvalCommand(int argc, char** argv) {
   const proc::FarmConfig c = ReadTableOptions(r, proc::kEval);
   CheckTableOptions(c, proc::kEval);
   if (c.fp16 || c.precision == "fp16") throw ConfigError("--precision: eval runs on the CPU, fp32 or bf16");
-  const std::string run = r["run"].as<std::string>();
-  if (!r["make-set"].as<std::string>().empty()) return MakeSetCommand(r, c);
-  std::string weights = c.weights;
-  if (!run.empty() && weights.empty()) weights = NewestModel(run);
-  if (weights.empty()) throw ConfigError("--weights or --run is required");
-  const bool arena = !r["against"].as<std::string>().empty() || !r["against-gtp"].as<std::string>().empty();
-  if (arena && !r["positions-csv"].as<std::string>().empty())
+  const EvalConfig e = ReadCommandOptions(r, proc::kEval).eval;
+  const bool arena = !e.against.empty() || !e.against_gtp.empty();
+  if (arena && !e.positions_csv.empty())
     throw ConfigError("--positions-csv is for move error (--pons, --sets), not for an arena");
-  if (!r["against-gtp"].as<std::string>().empty()) return GtpArenaCommand(r, c, weights);
-  if (!arena && !r.count("pons") && !r.count("sets"))
+  RefuseOtherModes(r, e, c.weights == "random" || e.against == "random");
+  if (!e.make_set.empty()) return MakeSetCommand(e, c);
+  std::string weights = c.weights;
+  if (!e.run.empty() && weights.empty()) weights = NewestModel(e.run);
+  if (weights.empty()) throw ConfigError("--weights or --run is required");
+  if (!e.against_gtp.empty()) return GtpArenaCommand(e, c, r.count("game") > 0, weights);
+  if (!arena && e.pons.empty() && e.sets.empty())
     throw ConfigError("give --pons FILE or --sets DIR (move error), or --against B.h5 (arena)");
   const mcts::SearchConfig search = EvalSearch(c);
-  if (r["limit"].as<int>() < 0) throw ConfigError("--limit must be >= 0");
-  if (r["rate-threads"].as<int>() < 0 || r["rate-threads"].as<int>() > 1024)
-    throw ConfigError("--rate-threads must be in [0, 1024]");
-  const auto game = game::MakeGame(EvalGameName(r, c, weights));
+  const auto game = game::MakeGame(EvalGameName(r.count("game") > 0, c, weights));
   auto net = LoadNet(*game, weights, c);
-  if (arena) return ArenaCommand(r, c, *game, *net, weights, search);
-  return MoveErrorCommand(r, c, *game, *net, weights, search);
+  if (arena) return ArenaCommand(e, c, *game, *net, weights, search);
+  return MoveErrorCommand(e, c, *game, *net, weights, search);
 }
 
 }  // namespace zerofarm::cli

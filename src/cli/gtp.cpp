@@ -78,13 +78,11 @@ int GtpCommand(int argc, char** argv) {
 
 namespace zerofarm::cli {
 
-int GtpArenaCommand(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const std::string& weights) {
-  const std::string opponent = r["against-gtp"].as<std::string>();
-  const int games = r["games"].as<int>();
-  if (games < 1 || games > 1'000'000) throw ConfigError("--games must be in [1, 1000000]");
-  const int opening = r["opening-plies"].as<int>();
-  if (opening < 0 || opening > 100) throw ConfigError("--opening-plies must be in [0, 100]");
-  GtpEngineParts parts = MakeGtpEngineParts(c, r.count("game") > 0, weights);
+int GtpArenaCommand(const EvalConfig& e, const proc::FarmConfig& c, bool game_given,
+                    const std::string& weights) {
+  const std::string& opponent = e.against_gtp;
+  const int games = e.games, opening = e.opening_plies;  // in range: the table's
+  GtpEngineParts parts = MakeGtpEngineParts(c, game_given, weights);
   const uint64_t seed = c.seed;
   learn::GtpEngine engine(*parts.net, parts.size, parts.komi, parts.search, seed);
   learn::GtpProcess program(opponent);

@@ -41,91 +41,37 @@ std::vector<char*> WithRecipe(int argc, char** argv, const learn::Recipe& recipe
   return out;
 }
 
+}  // namespace
+
 // `zerofarm loop`'s options: the farm's (the option table) and its own.
 void AddLoopOptions(cxxopts::Options& options) {
   // The farm's options are `run`'s (the option table); the loop hands them to
   // its farm as RUN/eval/farm-config.txt, and the net's shape, seed, weights and
   // value discount to its trainer too.
   AddTableOptions(options, proc::kLoop);
-  options.add_options("loop")(
-      "recipe",
-      "The whole schedule from a recipe: NAME (data/recipes/NAME.recipe, e.g. connect4) "
-      "or FILE; options given here override its own (docs/learning.md)",
-      cxxopts::value<std::string>())(
-      "recipe-changed",
-      "Resume a run with a recipe whose options or stages differ from the one it was begun with "
-      "(RUN/eval/recipe.txt), recording the change in RUN/eval/stages.csv; without it the loop refuses, "
-      "so that no schedule changes by hand")(
-      "hours", "Stop after this many hours of this invocation (0 = until interrupted)",
-      cxxopts::value<double>()->default_value("0"))(
-      "cpu-hours",
-      "Stop once the run (all its pieces) has used this many CPU hours of its process tree (0 = no bound)",
-      cxxopts::value<double>()->default_value("0"))("eval-every", "Seconds between evaluations",
-                                                    cxxopts::value<double>()->default_value("600"))(
-      "pons",
-      "Pons-format files to measure move error on (repeatable; default Test_L2_R1 and Test_L1_R1 of "
-      "DATA/reference/connect4; Connect Four only: other games' loops train without this measure)",
-      cxxopts::value<std::vector<std::string>>())("eval-positions",
-                                                  "Use the first N positions of each file (0 = all)",
-                                                  cxxopts::value<int>()->default_value("0"))(
-      "eval-simulations",
-      "MCTS simulations of the evaluation (plain PUCT: the solver off, so the curve measures the net)",
-      cxxopts::value<int>()->default_value("100"))(
-      "eval-solver-simulations",
-      "Also measure PUCT with the MCTS-solver, the farm's search, at this many simulations "
-      "(curve.csv rows with solver = 1; 0 = off)",
-      cxxopts::value<int>()->default_value("100"))(
-      "final-mean",
-      "When a piece ends by --hours or --cpu-hours, write the mean of the run's newest N checkpoints "
-      "to RUN/eval/checkpoint-mean.h5 and measure it into RUN/eval/mean.csv (0 = none; at most 1000)",
-      cxxopts::value<int>()->default_value("0"))(
-      "run-args", "More options for `zerofarm run`, as one string (given here, it goes after a recipe's)",
-      cxxopts::value<std::string>()->default_value(""));
-  options.add_options("trainer")(
-      "train-args",
-      "More options for `zerofarm train`, as one string (e.g. \"--lr 0.01 --window "
-      "100000\"; given here, it goes after a recipe's, whose stages then add theirs)",
-      cxxopts::value<std::string>()->default_value(""));
+  AddCommandOptions(options, proc::kLoop);
 }
 
-// The loop's settings from its parsed options; ConfigError for a bad value.
 learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
-  learn::LoopConfig loop;
+  learn::LoopConfig loop = ReadCommandOptions(r, proc::kLoop).loop;  // each in its range
   loop.farm = ReadTableOptions(r, proc::kLoop);
   if (loop.farm.out.empty()) throw ConfigError("--out is required");
   loop.farm.Validate();
   // The loop measures move error on Pons's Connect Four sets; for any other
   // game it trains without that measure (an arena, `eval --against`, rates it).
   const bool connect4 = game::IsConnect4(*game::MakeGame(loop.farm.game));
-  if (!connect4 && r.count("pons"))
+  if (!connect4 && !loop.pons.empty())
     throw ConfigError(
         "--pons needs --game connect4 (or connect4-threats): the sets are Connect Four positions");
-  loop.hours = r["hours"].as<double>();
-  loop.cpu_hours = r["cpu-hours"].as<double>();
-  loop.eval_every = r["eval-every"].as<double>();
-  loop.eval_positions = r["eval-positions"].as<int>();
-  loop.eval_simulations = r["eval-simulations"].as<int>();
-  loop.eval_solver_simulations = r["eval-solver-simulations"].as<int>();
-  if (loop.hours < 0) throw ConfigError("--hours must be >= 0");
-  if (loop.cpu_hours < 0) throw ConfigError("--cpu-hours must be >= 0");
-  if (loop.eval_every < 10) throw ConfigError("--eval-every must be >= 10 seconds");
-  if (loop.eval_simulations < 0) throw ConfigError("--eval-simulations must be >= 0");
-  if (loop.eval_solver_simulations < 0) throw ConfigError("--eval-solver-simulations must be >= 0");
-  if (loop.eval_positions < 0) throw ConfigError("--eval-positions must be >= 0");
-  loop.final_mean = r["final-mean"].as<int>();
-  if (loop.final_mean < 0 || loop.final_mean > learn::kMaxFinalMean)
-    throw ConfigError("--final-mean must be in 0.." + std::to_string(learn::kMaxFinalMean));
-  if (r.count("pons")) {
-    loop.pons = r["pons"].as<std::vector<std::string>>();
-  } else if (connect4) {
+  if (loop.pons.empty() && connect4) {
     const std::string ref = DataDir() + "/reference/connect4/";
     loop.pons = {ref + "Test_L2_R1", ref + "Test_L1_R1"};
   }
-  loop.run_args = learn::SplitWords(r["run-args"].as<std::string>());
-  loop.train_args = learn::SplitWords(r["train-args"].as<std::string>());
   loop.shipped_ratings = ShippedRatings();
   return loop;
 }
+
+namespace {
 
 // The recipe a run keeps (RUN/eval/recipe.txt, rewritten at each start of a run begun with
 // --recipe); nullopt when it keeps none. ConfigError for a kept copy that is a link.
@@ -164,6 +110,7 @@ int LoopCommand(int argc_in, char** argv_in) {
   // --recipe-changed, and then recorded in RUN/eval/stages.csv.
   const std::optional<learn::Recipe> kept = KeptRecipe(loop.farm.out);
   if (recipe.text.empty()) {
+    RefuseGiven(r, {"recipe-changed"}, "goes with --recipe: it lets a run go on with a changed recipe");
     // A run begun with a recipe, resumed without one, would drop its stages, budget and
     // mean without a word: refused (exit 2).
     if (kept)

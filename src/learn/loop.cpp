@@ -87,6 +87,8 @@ std::vector<std::string> FarmArgv(const LoopConfig& c, const std::string& farm_e
   const std::string loop_config = io::RunDir(c.farm.out).LoopFarmConfig();
   proc::FarmConfig farm_config = c.farm;
   farm_config.status_line = false;
+  // --weights starts a run; the farm refuses it once the run has models (it serves the newest).
+  if (io::RunDir(c.farm.out).NewestModel().first >= 0) farm_config.weights.clear();
   io::WriteTextFileAtomically(loop_config, farm_config.ToText());
   std::vector<std::string> argv = {farm_exe, "run", "--config", loop_config};
   if (farm_config.allow_foreign_dir) argv.push_back("--allow-foreign-dir");  // command line only

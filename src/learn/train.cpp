@@ -785,6 +785,24 @@ void TrainSession::Finish(double t_start) {
 
 }  // namespace
 
+namespace {
+// A trainer on a run with models resumes with their net: a shape given for a
+// random start that is not that net's would be ignored, so it is refused (issue 72).
+void CheckResumedNet(const TrainConfig& config, const Paths& paths) {
+  const auto [n, path] = paths.dir.NewestModel();
+  if (n < 0) return;
+  const auto game = game::MakeGame(io::ReadWeights(path).config.game);
+  const eval::NetConfig kept = proc::LoadWeightsFor(*game, path).config;
+  const eval::NetConfig asked = RandomNetFor(*game, config);
+  if (kept.SameShape(asked)) return;
+  throw ConfigError(
+      "--blocks " + std::to_string(config.blocks) + " --filters " + std::to_string(config.filters) +
+      (config.value_channels != 1 ? " --value-channels " + std::to_string(config.value_channels) : "") +
+      (config.score_head ? " --score-head" : "") + ": " + config.run + " trains " + kept.Describe() + " (" +
+      path + "), and a trainer resumes with its models' net; leave the shape out, or give a new --run");
+}
+}  // namespace
+
 int RunTrainer(const TrainConfig& config) {
   CheckTrainConfig(config);
   const Paths paths(config.run);
@@ -794,6 +812,7 @@ int RunTrainer(const TrainConfig& config) {
         "--weights " + config.weights + ": " + config.run +
         " has models already, and a trainer resumes from its newest one; --weights only starts a "
         "run without models (leave it out, or give a new --run)");
+  if (config.net_given) CheckResumedNet(config, paths);
   MakeTrainDirs(config, paths);
   InstallStopHandlers();
   const double t_start = MonotonicSeconds();

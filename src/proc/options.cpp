@@ -16,49 +16,12 @@ namespace zerofarm::proc {
 namespace {
 
 template <typename T>
-const char* WhatIs() {
-  if constexpr (std::is_same_v<T, bool>)
-    return "0 or 1";
-  else if constexpr (std::is_floating_point_v<T>)
-    return "a number";
-  else if constexpr (std::is_unsigned_v<T>)
-    return "a non-negative integer";
-  else
-    return "an integer";
-}
-
-template <typename T>
 T ParseValue(const std::string& text) {
-  if constexpr (std::is_same_v<T, bool>) {
-    if (text == "1" || text == "true") return true;
-    if (text == "0" || text == "false") return false;
-  } else {
-    std::istringstream is(text);
-    T value{};
-    is >> value;
-    const bool negative_unsigned = std::is_unsigned_v<T> && text.find('-') != std::string::npos;
-    if (!text.empty() && !is.fail() && is.eof() && !negative_unsigned) return value;
-  }
-  throw ConfigError("bad value '" + PrintableText(text) + "' (" + WhatIs<T>() + ")");
+  return ParseOptionValue<T>(text);
 }
-
-// The shortest text that reads back as the same value (config.txt round trips).
 template <typename T>
 std::string ShowValue(const T& v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    for (int digits = 6; digits < 18; ++digits) {
-      std::ostringstream os;
-      os.precision(digits);
-      os << v;
-      std::istringstream is(os.str());
-      T back{};
-      is >> back;
-      if (back == v) return os.str();
-    }
-  }
-  std::ostringstream os;
-  os << v;
-  return os.str();
+  return ShowOptionValue(v);
 }
 
 // Every game the registry knows, for the help of --game.

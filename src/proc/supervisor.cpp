@@ -317,16 +317,33 @@ EvaluatorLaunch PlanEvaluators(const FarmConfig& config) {
 // Fail at start with one line: read and check the --weights file here (HDF5
 // without LibTorch; a TorchScript model also loaded and probed in
 // NetworkBinary(), ProbeModelBeforeStart), before any child exists.
+// A run whose models directory holds a newer model than --weights starts
+// serving that one at once (evaluator.cpp, MaybeReload): --weights would be
+// ignored, so it is refused (issue 72), as the trainer refuses it.
 void CheckWeights(const FarmConfig& config, const game::Game& game) {
   if (config.weights.empty()) return;
+  uint32_t version = 0;
   try {
-    LoadWeightsFor(game, config.weights);
+    version = LoadWeightsFor(game, config.weights).version;
     ProbeModelBeforeStart(config);
   } catch (const ConfigError&) {
     throw;
   } catch (const Error& e) {
     throw ConfigError(std::string("--weights: ") + e.what());
   }
+  const auto [n, newest] = RunDirOf(config).NewestModel();
+  if (n < 0 || config.random_evaluator) return;
+  uint32_t newest_version = 0;
+  try {
+    newest_version = io::ReadWeights(newest).version;
+  } catch (const Error&) {
+    return;  // the evaluators refuse it too, and serve --weights
+  }
+  if (newest_version > version)
+    throw ConfigError(
+        "--weights " + config.weights + ": " + newest + " (model version " + std::to_string(newest_version) +
+        ") is newer, and the evaluators serve a run's newest model; --weights only starts a run "
+        "(leave it out, or give a new --out)");
 }
 
 shm::LayoutParams LayoutParamsFor(const FarmConfig& config, const game::Game& game) {

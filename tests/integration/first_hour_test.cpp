@@ -3,18 +3,25 @@
 // sequences; the summary says how many were, the farm warns once when too few
 // are, and the summary is also in the host directory (summary.txt,
 // summary.json). Messages name the fix: a GTP program the shell cannot find.
+// Nothing given is ignored: --weights on a run with a newer model is refused.
 // Only this (parent) process asserts.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "farm_check.h"
+#include "skip.h"
 #include "spawn.h"
 #include "test_paths.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/game/game.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/shard.h"
+#include "zerofarm/io/weights_file.h"
+#include "zerofarm/proc/roles.h"
 
 using namespace zerofarm;
 using namespace zerofarm::testing;
@@ -118,4 +125,32 @@ TEST_CASE("eval --against-gtp with a program not on PATH says so, with the comma
   CHECK(eval.Wait(120) == 2);
   INFO(eval.Stderr());
   CHECK_THAT(eval.Stderr(), Catch::Contains(command + ": 'zf-no-such-gtp-program' not found on PATH"));
+}
+
+TEST_CASE("a farm given --weights on a run with a newer model refuses it in one line, exit 2",
+          "[multiprocess][farm][messages]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-weights-resumed");
+  const std::string out = dir / "run";
+  std::filesystem::create_directories(out + "/models");
+  proc::FarmConfig shape;
+  shape.blocks = 1;
+  shape.filters = 8;
+  eval::WeightSet net = eval::RandomWeights(proc::NetConfigFor(*game::MakeGame("connect4"), shape), 1);
+  net.version = 3;  // the run's newest model, as its trainer numbers them
+  io::WriteWeights(out + "/models/model-3.h5", net);
+  net.version = 2;
+  io::WriteWeights(dir / "older.h5", net);
+  Spawned older(FarmArgs(out, {"--weights", dir / "older.h5", "--games", "2"}), dir / "older");
+  CHECK(older.Wait(120) == 2);
+  INFO(older.Stderr());
+  CHECK_THAT(older.Stderr(),
+             Catch::Contains("older.h5: " + out + "/models/model-3.h5 (model version 3) is newer"));
+  CHECK(Occurrences(older.Stderr(), "\n") == 1);
+  CHECK_FALSE(std::filesystem::exists(out + "/shards"));
+  // Newer weights than the run's models are what the evaluators serve: taken.
+  net.version = 4;
+  io::WriteWeights(dir / "newer.h5", net);
+  Spawned newer(FarmArgs(out, {"--weights", dir / "newer.h5", "--games", "2"}), dir / "newer");
+  CHECK(newer.Wait(300) == 0);
 }

@@ -24,8 +24,12 @@ struct BenchOptions {
   double start_at = 0;           // wall-clock second at which the bound starts (machine bound children)
   double handoff_seconds = 0.3;  // per transport and batch
   uint64_t writer_positions = 300'000;
-  std::vector<int> bound_batches, handoff_batches, fixed_waits, deflate_levels, scaling_workers;
-  std::vector<int> sweep_batches;     // the part `sweep`: the evaluator alone by precision
+  std::vector<int> bound_batches = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};  // the bound's batch sizes
+  std::vector<int> handoff_batches = {1, 4, 16, 64, 256};
+  std::vector<int> fixed_waits = {0, 500, 2000, 10000};  // fixed --max-wait-us beside the adaptive wait
+  std::vector<int> deflate_levels, scaling_workers;
+  // The part `sweep`: the evaluator alone by precision, at these batch sizes.
+  std::vector<int> sweep_batches = {1, 8, 64, 256, 1024, 2048, 4096, 8192};
   std::vector<int> handoff_spins_us;  // extra leaf-ring columns, one per spin budget
   // Parts: bound, machine, search, farm, wait, scaling, handoff, writer (the
   // default) and sweep (bench.cpp says what each measures).

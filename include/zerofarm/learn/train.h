@@ -44,8 +44,11 @@ struct TrainConfig {
   std::string weights;  // start here when the run has no model yet; empty = random
   int blocks = 6;       // tower of a random start
   int filters = 64;
-  bool score_head = false;         // a random start's value head: the score head (eval/weights.h)
-  int value_channels = 1;          // a random start's value head: its conv1x1's channels
+  bool score_head = false;  // a random start's value head: the score head (eval/weights.h)
+  int value_channels = 1;   // a random start's value head: its conv1x1's channels
+  // The shape above was given (--blocks, --filters, --score-head, --value-channels): on a run
+  // with models, where the trainer resumes with their net, a shape that is not theirs is refused.
+  bool net_given = false;
   int batch = 256;                 // positions per step
   int64_t window = 250'000;        // train on the newest this-many positions
   int64_t min_positions = 2'048;   // wait until the window holds this many

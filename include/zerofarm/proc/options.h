@@ -21,12 +21,16 @@
 //      docs/config-example.conf` (the unit test "options: the shipped example
 //      config is the generated one" fails until you do).
 // Options of one command only that set no FarmConfig field (train's --lr,
-// eval's --pons, tune's --seconds ...) stay in that command's file.
+// eval's --pons, tune's --seconds ...) are rows of the same shape in
+// src/cli/command_options.cpp, bound to the command's config struct.
 #include <cstdint>
 #include <functional>
+#include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "zerofarm/core/error.h"
 #include "zerofarm/proc/farm_config.h"
 
 namespace zerofarm::proc {
@@ -96,6 +100,55 @@ std::string NearestName(const std::string& given, const std::vector<std::string>
 // " (did you mean PREFIX + nearest?)", or "" when there is none.
 std::string DidYouMean(const std::string& given, const std::vector<std::string>& candidates,
                        const std::string& prefix);
+// What a value of type T must be, for messages: "an integer", "a number" ...
+template <typename T>
+const char* OptionValueKind() {
+  if constexpr (std::is_same_v<T, bool>)
+    return "0 or 1";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "a number";
+  else if constexpr (std::is_unsigned_v<T>)
+    return "a non-negative integer";
+  else
+    return "an integer";
+}
+
+// `text` as a T (bool: 0, 1, true, false); ConfigError "bad value 'abc' (an
+// integer)" for text that is not one whole T. Shared by every option table.
+template <typename T>
+T ParseOptionValue(const std::string& text) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (text == "1" || text == "true") return true;
+    if (text == "0" || text == "false") return false;
+  } else {
+    std::istringstream is(text);
+    T value{};
+    is >> value;
+    const bool negative_unsigned = std::is_unsigned_v<T> && text.find('-') != std::string::npos;
+    if (!text.empty() && !is.fail() && is.eof() && !negative_unsigned) return value;
+  }
+  throw ConfigError("bad value '" + PrintableText(text) + "' (" + OptionValueKind<T>() + ")");
+}
+
+// The shortest text that reads back as the same value (config.txt round trips).
+template <typename T>
+std::string ShowOptionValue(const T& v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    for (int digits = 6; digits < 18; ++digits) {
+      std::ostringstream os;
+      os.precision(digits);
+      os << v;
+      std::istringstream is(os.str());
+      T back{};
+      is >> back;
+      if (back == v) return os.str();
+    }
+  }
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
 // A config file with every key, its help and its default, commented out: what
 // `zerofarm config --example` prints and docs/config-example.conf holds.
 std::string ExampleConfig();
