@@ -6,9 +6,9 @@
 #                                       below): the step of tools/test.sh
 #   tools/fuzz.sh SECONDS [TARGET...]   each for SECONDS (the long runs: 1800 and more)
 #   tools/fuzz.sh --build               only build
-# TARGETs: config recipe pons gtp weights shard options (default: all), run one
+# TARGETs: config recipe pons gtp weights shard options model (default: all), run one
 # after the other on one core each. Seeds: tests/fuzz/corpus/TARGET (read only;
-# the text targets') and build-fuzz/seeds/TARGET (weights and shard: valid files
+# the text targets' and model's) and build-fuzz/seeds/TARGET (weights and shard: valid files
 # this build's writers make, tests/fuzz/make_seeds.cpp);
 # what a run adds goes to build-fuzz/corpus/TARGET, kept for the next run; a
 # crash, leak or hang is written to build-fuzz/findings/ and fails the command.
@@ -21,7 +21,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${ZF_FUZZ_BUILD_DIR:-build-fuzz}
-all=(config recipe pons gtp weights shard options)
+all=(config recipe pons gtp weights shard options model)
 
 smoke=0
 case "${1:-}" in

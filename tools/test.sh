@@ -28,7 +28,7 @@
 #      sanitizers that a shorter test lacks;
 #   2b. unless ZF_FUZZ_SMOKE=0: every fuzz target (tests/fuzz: config,
 #      recipe, Pons and verdict files, the GTP stream, weights, shards, the
-#      option parser) for ZF_FUZZ_SMOKE_SECONDS (5) each (weights and shards:
+#      option parser, model archives) for ZF_FUZZ_SMOKE_SECONDS (5) each (weights and shards:
 #      their seeds only, as Debian's HDF5 crashes on damaged files), built by
 #      clang with ASan + UBSan into build-fuzz (tools/fuzz.sh --smoke);
 #   3. the list of skipped tests with their reasons (tools/check_tests.py

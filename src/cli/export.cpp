@@ -16,6 +16,7 @@
 #include "zerofarm/game/game.h"
 #include "zerofarm/io/game_records.h"
 #include "zerofarm/io/h5.h"
+#include "zerofarm/io/h5_check.h"
 #include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/shard.h"
 
@@ -121,7 +122,11 @@ int ExportCommand(int argc, char** argv) {
   }
   std::string jsonl;
   int written = 0;
-  for (const std::string& path : shards) {
+  // libhdf5 crashes on some damaged files: a checker process reads them first (io/h5_check.h).
+  io::H5CheckAhead checked(io::H5CheckKind::kShard, shards);  // --limit: no more than needed
+  for (size_t i = 0; i < shards.size() && !(limit > 0 && written >= limit); ++i) {
+    const std::string& path = shards[i];
+    if (!checked.Verdict(i).empty()) throw Error(checked.Verdict(i));
     io::ShardReader shard(path);
     const auto game = game::MakeGame(shard.meta().game);
     if (format == "sgf" && io::SgfGameType(*game) == 0)

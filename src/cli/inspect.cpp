@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/game/game.h"
+#include "zerofarm/io/h5_check.h"
 #include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/shard_manifest.h"
@@ -192,7 +193,12 @@ int InspectCommand(int argc, char** argv) {
   const auto shards = ShardsOf(r["path"].as<std::string>());
   std::string run_id_file;
   const std::string run_id = io::RunDir::RunIdAbove(r["path"].as<std::string>(), &run_id_file);
-  for (const auto& path : shards) {
+  // libhdf5 crashes on some damaged files: a checker process reads them first (io/h5_check.h).
+  const auto verdicts =
+      io::CheckH5Files(r.count("game-id") ? io::H5CheckKind::kShard : io::H5CheckKind::kShardGames, shards);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const std::string& path = shards[i];
+    if (!verdicts[i].empty()) throw Error(verdicts[i]);
     io::ShardReader shard(path);  // one clear line for a file that is not a shard
     CheckSameRun(path, shard.meta(), run_id, run_id_file);
     const auto games = shard.ReadGames();

@@ -13,9 +13,11 @@
 #include "zerofarm/core_version.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/h5.h"
+#include "zerofarm/io/h5_check.h"
 #include "zerofarm/proc/binaries.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/evaluator_command.h"
+#include "zerofarm/proc/options.h"
 #include "zerofarm/proc/roles.h"
 
 namespace zerofarm::cli {
@@ -68,6 +70,13 @@ void HandOverIfNotMine(const std::string& command, char** argv) {
   throw Error(ErrnoMessage("cannot exec " + target, errno));
 }
 
+// HDF5 files from others are read first by `zerofarm __check-h5` (io/h5_check.h),
+// the binary without LibTorch (it starts fast), told this build's options.
+io::H5Checker FarmChecker() {
+  return {{proc::FarmBinary(), io::kCheckH5Command},
+          {std::string(proc::kHandOverEnv) + "=" + proc::OptionTableFingerprint()}};
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -81,6 +90,8 @@ int Main(int argc, char** argv) {
   try {
     proc::CheckHandOver(command);
     HandOverIfNotMine(command, argv);
+    if (command == io::kCheckH5Command) return io::RunH5Check(argc - 1, argv + 1);
+    io::SetH5Checker(FarmChecker);
     if (command == "run") return RunCommand(argc - 1, argv + 1);
     if (command == "selfplay") return SelfplayCommand(argc - 1, argv + 1);
     if (command == "inspect") return InspectCommand(argc - 1, argv + 1);

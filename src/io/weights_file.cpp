@@ -8,6 +8,7 @@
 
 #include "fs_internal.h"
 #include "zerofarm/io/h5.h"
+#include "zerofarm/io/h5_check.h"
 #include "zerofarm/io/torchscript_file.h"
 
 namespace zerofarm::io {
@@ -198,6 +199,10 @@ eval::WeightSet ReadWeights(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))  // a FIFO or a device: never read
     throw ConfigError(path + ": not a regular file");
+  if (H5CheckerSet()) {  // libhdf5 crashes on some damaged files: a checker process reads it first
+    const std::string verdict = CheckH5Files(H5CheckKind::kWeights, {path})[0];
+    if (!verdict.empty()) throw ConfigError(verdict);
+  }
   const uint64_t file_bytes = static_cast<uint64_t>(st.st_size);
   const std::string not_hdf5 = path + ": not an HDF5 file or truncated";
   if (!IsHdf5File(path)) throw ConfigError(not_hdf5);

@@ -23,6 +23,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/symmetry.h"
 #include "zerofarm/io/files.h"
+#include "zerofarm/io/h5_check.h"
 #include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/torchscript_file.h"
@@ -287,7 +288,12 @@ ShardWindow::Shard ShardWindow::Load(const io::ShardReader& reader, int64_t mtim
   return s;
 }
 
-int ShardWindow::Refresh() {
+void ShardWindow::Skip(const std::string& path, const std::string& why) {
+  ZF_LOG(WARN) << "skipping shard: " << why;
+  bad_.insert(std::upper_bound(bad_.begin(), bad_.end(), path), path);
+}
+
+std::vector<ShardWindow::NewShard> ShardWindow::ReadNewMetadata() {
   // The new shards, newest first (by modification time, then name).
   std::vector<std::pair<int64_t, std::string>> by_time;
   for (const auto& path : follower_.NewShards())
@@ -295,31 +301,63 @@ int ShardWindow::Refresh() {
         !std::binary_search(bad_.begin(), bad_.end(), path))
       by_time.emplace_back(MtimeNs(path), path);
   std::sort(by_time.rbegin(), by_time.rend());
+  std::vector<std::string> paths;
+  for (const auto& entry : by_time) paths.push_back(entry.second);
+  // libhdf5 crashes on some damaged files: a checker process reads them first (io/h5_check.h).
+  const std::vector<std::string> verdicts = io::CheckH5Files(io::H5CheckKind::kShardMeta, paths);
+  std::vector<NewShard> out;
+  for (size_t i = 0; i < by_time.size(); ++i) {
+    const std::string& path = paths[i];
+    try {
+      if (!verdicts[i].empty()) throw Error(verdicts[i]);
+      const io::ShardReader reader(path);
+      CheckGame(reader.meta(), path);
+      out.push_back({path, by_time[i].first, static_cast<int64_t>(reader.Positions())});
+    } catch (const std::exception& e) {
+      Skip(path, e.what());
+    }
+  }
+  return out;
+}
+
+int ShardWindow::Refresh() {
   // Only the shards the window keeps are read whole; older ones are counted
   // from their metadata. (A trainer resumed on a long run would otherwise
   // read every shard the run wrote, minutes of CPU, to drop all but the last.)
+  // The checker reads those the window will keep, all in one process; one
+  // that a refused shard brings into the window is checked on its own.
+  std::vector<NewShard> fresh;
+  std::vector<std::string> whole, verdicts;
+  try {
+    fresh = ReadNewMetadata();
+    int64_t planned = 0;
+    for (const NewShard& f : fresh)
+      if (whole.empty() || planned < window_) whole.push_back(f.path), planned += f.positions;
+    verdicts = io::CheckH5Files(io::H5CheckKind::kShard, whole);
+  } catch (const Error& e) {  // the checker could not run: no shard's fault
+    ZF_LOG(WARN) << "cannot read the new shards now (" << e.what() << "); trying again at the next refresh";
+    return 0;
+  }
   std::vector<Shard> kept;  // newest first
   int64_t newer = 0;        // positions in the kept shards newer than this one
   int added = 0;
-  for (const auto& [mtime, path] : by_time) {
-    int64_t positions = 0;
-    try {
-      const io::ShardReader reader(path);
-      CheckGame(reader.meta(), path);
-      if (kept.empty() || newer < window_) {
-        kept.push_back(Load(reader, mtime));
-        positions = kept.back().positions;
-        newer += positions;
-      } else {
-        positions = static_cast<int64_t>(reader.Positions());
+  for (const NewShard& f : fresh) {
+    if (kept.empty() || newer < window_) {
+      try {
+        const auto at = std::find(whole.begin(), whole.end(), f.path) - whole.begin();
+        const std::string verdict = static_cast<size_t>(at) < whole.size()
+                                        ? verdicts[static_cast<size_t>(at)]
+                                        : io::CheckH5Files(io::H5CheckKind::kShard, {f.path})[0];
+        if (!verdict.empty()) throw Error(verdict);
+        kept.push_back(Load(io::ShardReader(f.path), f.mtime_ns));
+        newer += kept.back().positions;
+      } catch (const std::exception& e) {
+        Skip(f.path, e.what());
+        continue;
       }
-    } catch (const std::exception& e) {
-      ZF_LOG(WARN) << "skipping shard: " << e.what();
-      bad_.insert(std::upper_bound(bad_.begin(), bad_.end(), path), path);
-      continue;
     }
-    seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), path), path);
-    produced_ += positions;
+    seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), f.path), f.path);
+    produced_ += f.positions;
     ++added;
   }
   positions_ += newer;

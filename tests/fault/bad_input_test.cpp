@@ -370,3 +370,56 @@ TEST_CASE("an output disk full before the run starts exits 4 and leaves no tmp f
   CHECK(FilesWithSuffix(disk_dir, ".tmp").empty());
   CHECK(SegmentsOf(p.pid()).empty());
 }
+
+// ---- issue 75: files that crash libhdf5 --------------------------------------------
+
+namespace {
+// How a command refuses a file that crashed the HDF5 checker (io/h5_check.h).
+const char* const kCrashed = ": refused: reading it crashed libhdf5 (";
+
+size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("weights and shards that crash libhdf5 are refused in one line and never crash the command",
+          "[multiprocess][fault]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-h5-crash");
+  // Weights: at start, exit 2, nothing made.
+  WriteEditedNet(dir / "crash.h5", [](eval::WeightSet*) {});
+  BreakGlobalHeapReference(dir / "crash.h5");
+  Spawned run(FarmArgs(dir / "run-w", {"--weights", dir / "crash.h5", "--games", "2"}), dir / "w");
+  CheckUsageError(run, 120, Catch::Contains("crash.h5" + std::string(kCrashed)), "run --weights");
+  CHECK_FALSE(std::filesystem::exists(dir / "run-w/shards"));
+  // Shards: a real run's, one of them copied and broken.
+  Spawned farm(FarmArgs(dir / "run", {"--games", "16"}), dir / "farm");
+  REQUIRE(farm.Wait(300) == 0);
+  const std::vector<std::string> shards = FilesWithSuffix(dir / "run/shards", ".h5");
+  REQUIRE_FALSE(shards.empty());
+  const std::string broken = dir / "run/shards/broken.h5";  // a top-level shard: trainers read it
+  std::filesystem::copy_file(shards[0], broken);
+  BreakGlobalHeapReference(broken);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{ZF_BINARY, "inspect", broken},
+        std::vector<std::string>{ZF_BINARY, "export", broken, "--format", "jsonl"}}) {
+    Spawned p(args, dir / "p");
+    const int code = p.Wait(120);
+    const std::string err = p.Stderr();
+    INFO(args[1] << ": " << err);
+    CHECK(code == kExitFailure);  // as for any file that is not a shard
+    CHECK(CountNewlines(err) == 1);
+    CHECK_THAT(err, Catch::Contains(broken + kCrashed));
+  }
+  // The trainer skips it with one line (as any unreadable shard) and trains on the others.
+  Spawned train({ZF_BINARY, "train", "--run", dir / "run", "--steps", "2", "--batch", "16", "--blocks", "1",
+                 "--filters", "8", "--min-positions", "10", "--replay", "0", "--no-wait"},
+                dir / "train");
+  const int code = train.Wait(300);
+  const std::string err = train.Stderr();
+  INFO(err);
+  CHECK(code == 0);
+  CHECK(Occurrences(err, "skipping shard: " + broken + kCrashed) == 1);
+}

@@ -25,8 +25,8 @@ using namespace zerofarm::testing;
 namespace {
 
 // A farm with `gpus` GPU evaluators (0: one on the CPU) hot-reloads version 7,
-// refuses a broken file and a NaN model once each, and loads a half-copied
-// file once it is complete.
+// refuses a broken file and a NaN model once each, loads a half-copied
+// file once it is complete, and refuses a file that crashes libhdf5.
 void CheckHotReload(const std::string& gpus) {
   ScratchDir dir("zf-reload");
   const std::string out = dir / "run";
@@ -67,6 +67,11 @@ void CheckHotReload(const std::string& gpus) {
   std::ofstream(copy, std::ios::binary | std::ios::app) << whole.substr(whole.size() / 2);
   REQUIRE(WaitForLog(farm, "loaded model version 10", 30));
   std::this_thread::sleep_for(std::chrono::seconds(2));  // games searched by version 10
+  // A file that crashes libhdf5 (issue 75): refused, the evaluator lives on with version 10.
+  io::WriteWeights(dir / "v11.h5", v10);
+  BreakGlobalHeapReference(dir / "v11.h5");
+  std::filesystem::rename(dir / "v11.h5", out + "/models/model-000011.h5");
+  REQUIRE(WaitForLog(farm, "refused " + out + "/models/model-000011.h5; keeping model version 10", 30));
   farm.Signal(SIGINT);
   REQUIRE(farm.Wait(120) == 0);
   const std::string err = farm.Stderr();
@@ -85,6 +90,8 @@ void CheckHotReload(const std::string& gpus) {
     ++nan_refusals;
   CHECK(nan_refusals == 1);
   CHECK_THAT(err, Catch::Contains("non-finite value (nan)"));
+  CHECK_THAT(err, Catch::Contains("model-000011.h5: refused: reading it crashed libhdf5 ("));
+  CHECK_THAT(err, !Catch::Contains("restarted "));  // no child died, the evaluator least of all
 
   std::set<uint32_t> versions;
   bool monotonic = true;

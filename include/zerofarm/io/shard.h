@@ -173,7 +173,8 @@ class ShardWriter {
 };
 
 // Reads one shard. Opening checks the signature and the schema version and
-// reads the meta; the data is read on request. Not thread-safe.
+// reads the meta; the data is read on request. Not thread-safe. It reads in
+// this process: for shards from others, CheckH5Files (io/h5_check.h) first.
 class ShardReader {
  public:
   // Throws a one-line Error: "FILE: No such file or directory",

@@ -55,7 +55,9 @@ inline constexpr int kMaxWeightsScorePlies = 1024;
 // elements, more than the file's N bytes hold"), so what is allocated is
 // bounded by the file's size. Content errors throw ConfigError; a file that
 // cannot be opened throws Error. Any tensors are accepted: CheckNetWeights
-// checks them against the net.
+// checks them against the net. With a checker set (io/h5_check.h; every
+// command sets it), a checker process reads an HDF5 file first: its error,
+// or "PATH: refused: reading it crashed libhdf5 (...)", throws ConfigError.
 eval::WeightSet ReadWeights(const std::string& path);
 
 // The mean of several weights files of one net (stochastic weight averaging

@@ -139,6 +139,17 @@ class ShardWindow {
     std::vector<int8_t> ownership;   // with ownership: positions x cells
     std::vector<int16_t> score_bin;  // positions: the score head's targets
   };
+  // A new shard whose metadata was read (and checked: io/h5_check.h).
+  struct NewShard {
+    std::string path;
+    int64_t mtime_ns = 0;
+    int64_t positions = 0;
+  };
+  // The new shards that are of this run's game, newest first; the others
+  // skipped. Throws Error only when the HDF5 checker cannot run.
+  std::vector<NewShard> ReadNewMetadata();
+  // Logs `why` (one line) and never reads `path` again.
+  void Skip(const std::string& path, const std::string& why);
   // Sets the run's game from the first shard; throws if a later one differs.
   void CheckGame(const io::ShardMeta& meta, const std::string& path);
   // The shard's rows, value targets made.
