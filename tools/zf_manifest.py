@@ -9,6 +9,7 @@ complete lines (a torn last line waits for the writer's repair). A host
 without a manifest (a run from before manifests), or whose manifest has a
 damaged line, is listed instead; RUN/shards/*.h5 (a run from before hosts)
 too. A listed shard that is not there is skipped. Nothing is returned twice.
+``follower.from_manifest``: the paths of the last call that a manifest listed.
 Standard library only.
 """
 
@@ -42,6 +43,7 @@ class ShardFollower:
         self.shards_dir = shards if os.path.isdir(shards) else run
         self._offset, self._returned, self._broken = {}, {}, set()
         self.manifest_hosts = self.listed_hosts = 0
+        self.from_manifest = set()  # the paths of the last call read from a manifest
 
     def _from_manifest(self, host, path):
         with open(path, "rb") as f:
@@ -60,7 +62,7 @@ class ShardFollower:
     def _host(self, host):
         directory = os.path.join(self.shards_dir, host)
         manifest = os.path.join(directory, MANIFEST)
-        names = None
+        names, listed = None, False
         if host not in self._broken and os.path.isfile(manifest) and not os.path.islink(manifest):
             try:
                 names = self._from_manifest(host, manifest)
@@ -69,7 +71,7 @@ class ShardFollower:
                 print(f"zf_manifest: {e}; listing {directory} instead", file=sys.stderr)
                 self._broken.add(host)
         if names is None:
-            names = _listed(directory)
+            names, listed = _listed(directory), True
             self.listed_hosts += 1
         seen = self._returned.setdefault(host, set())
         out = []
@@ -78,11 +80,14 @@ class ShardFollower:
             if name not in seen and os.path.isfile(path) and not os.path.islink(path):
                 seen.add(name)
                 out.append(path)
+                if not listed:
+                    self.from_manifest.add(path)
         return out
 
     def new_shards(self):
         """Sorted paths of the shards not returned by an earlier call."""
         self.manifest_hosts = self.listed_hosts = 0
+        self.from_manifest = set()
         out = []
         try:
             entries = list(os.scandir(self.shards_dir))

@@ -73,6 +73,12 @@ import sys
 import h5py
 import numpy as np
 
+try:
+    import zf_manifest
+except ImportError:  # imported by path, tools/ not on sys.path
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import zf_manifest
+
 SCHEMA_VERSION = 2
 
 POSITION_FIELDS = ("features", "policy", "z", "root_value", "ply", "game_id", "model_version",
@@ -202,13 +208,59 @@ def _h5_files(top):
                 yield path
 
 
+def _check_run(path, run_id):
+    """True if `path` is a zerofarm shard (a warning on stderr for a .h5 file
+    that HDF5 cannot open); ValueError if a host's shard belongs to another run."""
+    attrs = _shard_attrs(path)
+    if attrs is None:
+        if not h5py.is_hdf5(path):
+            print(f"zf_shards: skipping {path}: not an HDF5 file", file=sys.stderr)
+        return False
+    shard_run, host = attrs
+    if run_id is not None and host and shard_run != run_id:
+        raise ValueError(f"{path} belongs to run {shard_run}, not to this run ({run_id}): "
+                         f"host directory {host} comes from another run")
+    return True
+
+
+class ShardFollower:
+    """The new shards of a run at each ``new_shards()`` call, sorted, none
+    twice: each host's shards from its manifest (tools/zf_manifest.py, read
+    from the last offset: O(new shards), no listing of old ones), a listing
+    for a host without one (a run from before manifests) and for RUN/shards/*.h5.
+    Checks run ids like iter_shards: every listed file is opened, and the
+    first shard of each host with a manifest."""
+
+    def __init__(self, run):
+        self._follower = zf_manifest.ShardFollower(run)
+        self._run_id = run_id_of(run)
+        self._checked_hosts = set()
+
+    def new_shards(self):
+        out = []
+        paths = self._follower.new_shards()
+        from_manifest = self._follower.from_manifest
+        for path in paths:
+            host = os.path.dirname(path)
+            trusted = path in from_manifest  # the writer listed it after its rename
+            if trusted and host in self._checked_hosts:
+                out.append(path)
+            elif _check_run(path, self._run_id):
+                if trusted:
+                    self._checked_hosts.add(host)
+                out.append(path)
+        return out
+
+
 def iter_shards(run_or_dir):
     """Sorted paths of the complete shards (*.h5, never *.h5.tmp) under a run
-    directory or any directory, searched recursively: a run's hosts write into
-    RUN/shards/HOST/, a run from before hosts into RUN/shards/. Other .h5
-    files (the weights in a run's models directory) are left out, with a
-    warning on stderr for a .h5 file that HDF5 cannot open. A path to a single
-    file is returned as a one-element list.
+    directory or any directory. A run (a directory with shards/, or its
+    shards/ itself) is read as ShardFollower reads it: a host's shards from
+    its manifest, RUN/shards/HOST/manifest, else a listing of RUN/shards/HOST/;
+    shards of a run from before hosts from RUN/shards/. Any other directory is
+    searched recursively. Other .h5 files (the weights in a run's models
+    directory) are left out, with a warning on stderr for a .h5 file that HDF5
+    cannot open. A path to a single file is returned as a one-element list.
 
     Raises ValueError, naming the shard and both run ids, if a host's shard
     belongs to another run than the directory's RUN/run_id (a host directory
@@ -217,19 +269,11 @@ def iter_shards(run_or_dir):
         return [run_or_dir]
     if not os.path.isdir(run_or_dir):
         raise ValueError(f"{run_or_dir}: no such file or directory")
+    if os.path.isdir(os.path.join(run_or_dir, "shards")) or os.path.basename(
+            os.path.normpath(run_or_dir)) == "shards":
+        return ShardFollower(run_or_dir).new_shards()
     run_id = run_id_of(run_or_dir)
-    paths = []
-    for path in sorted(_h5_files(run_or_dir)):
-        attrs = _shard_attrs(path)
-        if attrs is not None:
-            shard_run, host = attrs
-            if run_id is not None and host and shard_run != run_id:
-                raise ValueError(f"{path} belongs to run {shard_run}, not to this run ({run_id}): "
-                                 f"host directory {host} comes from another run")
-            paths.append(path)
-        elif not h5py.is_hdf5(path):
-            print(f"zf_shards: skipping {path}: not an HDF5 file", file=sys.stderr)
-    return paths
+    return [path for path in sorted(_h5_files(run_or_dir)) if _check_run(path, run_id)]
 
 
 def host_counts(run_or_dir):

@@ -17,6 +17,7 @@
 #include "fs_internal.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/log.h"
+#include "zerofarm/io/safe_files.h"
 #include "zerofarm/io/shard.h"
 
 namespace zerofarm::io {
@@ -43,13 +44,23 @@ int64_t ShardIndexOf(const std::string& name, const std::string& prefix) {
   return std::stoll(digits);
 }
 
-// Reads the whole manifest (opened without following a link). Empty if absent.
+// The manifest opened as a file of the run (io::OpenRunFile: no link
+// followed, a regular file, one name when written); -1 when it is absent.
+// ConfigError for a planted link, directory, FIFO or hard link: a writer
+// restarted on it would only fail again (issue 76).
+int OpenManifest(const std::string& path, int flags) {
+  const int fd = OpenRunFile(path, flags);
+  if (fd >= 0 || errno == ENOENT) return fd;
+  if (errno == ELOOP || errno == EINVAL || errno == EISDIR || errno == ENXIO)
+    throw ConfigError(path + " is a link or not a regular file; refusing to use it (remove it: the " +
+                      "writer lists the shards again)");
+  ThrowErrno(path, errno);
+}
+
+// Reads the manifest from byte `from`. Empty if absent.
 std::string ReadManifest(const std::string& path, uint64_t from) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return "";
-    ThrowErrno(path, errno);
-  }
+  const int fd = OpenManifest(path, O_RDONLY);
+  if (fd < 0) return "";
   std::string out;
   char buf[65536];
   off_t at = static_cast<off_t>(from);
@@ -113,8 +124,7 @@ void AppendShardManifest(const std::string& dir, const ManifestEntry& entry) {
     throw Error(path + ": not a manifest entry: " + entry.name);
   struct stat st {};
   const bool existed = ::lstat(path.c_str(), &st) == 0;
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) ThrowErrno(path, errno);
+  const int fd = OpenManifest(path, O_WRONLY | O_APPEND | O_CREAT);
   try {
     WriteAll(fd, line, path);  // one write: a kill tears at most this line
     Fsync(fd, path);
@@ -169,6 +179,11 @@ uint64_t RepairShardManifest(const std::string& dir, const std::string& prefix) 
   }
   if (added > 0) ZF_LOG(INFO) << path << ": listed " << added << " shard(s) renamed before it was written";
   return added;
+}
+
+void CheckShardManifest(const std::string& dir) {
+  const int fd = OpenManifest(ManifestPath(dir), O_WRONLY | O_APPEND);
+  if (fd >= 0) ::close(fd);
 }
 
 ShardManifestReader::ShardManifestReader(std::string dir) : path_(ManifestPath(dir)) {}

@@ -35,6 +35,7 @@
 #include "zerofarm/io/h5.h"
 #include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/shard.h"
+#include "zerofarm/io/shard_manifest.h"
 #include "zerofarm/io/weights_file.h"
 #include "zerofarm/proc/child_process.h"
 #include "zerofarm/proc/evaluator_command.h"
@@ -614,6 +615,7 @@ int RunFarm(const FarmConfig& requested) {
   if (access(run_dir.HostDir().c_str(), W_OK) != 0)
     throw Error(ErrnoMessage("the host directory " + run_dir.HostDir() + " is not writable", errno));
   const io::RunDir::HostLock lock = run_dir.LockHostDir();
+  io::CheckShardManifest(run_dir.HostDir());  // a planted manifest: exit 2 now, not a writer crash loop
   uint64_t id_state = config.seed ^ MonotonicNs() ^ (static_cast<uint64_t>(getpid()) << 32);
   config.run_id = run_dir.ReadOrMakeRunId(SplitMix64(id_state));
   config.host_index = HostIndexOf(config.host_id);

@@ -156,3 +156,18 @@ TEST_CASE("a run or models directory writable by group or others is refused unle
   Spawned ok(FarmArgs(out, {"--games", "2", "--allow-foreign-dir"}), base / "ok");
   CHECK(ok.Wait(300) == kExitOk);
 }
+
+TEST_CASE("a planted manifest in the host directory is refused at start before any child",
+          "[multiprocess][fault]") {
+  // Issue 76: a link (or any file that is not a regular one) named manifest
+  // sent the writer into a crash loop; now the supervisor refuses it at once.
+  ScratchDir base("zf-planted-manifest");
+  const std::string out = base / "run", host = HostDir(out), victim = base / "victim";
+  std::filesystem::create_directories(host);
+  std::ofstream(victim) << "victim\n";
+  REQUIRE(symlink(victim.c_str(), (host + "/manifest").c_str()) == 0);
+  Spawned p(FarmArgs(out, {"--games", "2"}), base / "p");
+  CheckUsageError(p, 120, Catch::Contains(host + "/manifest is a link or not a regular file"));
+  CHECK(Slurp(victim) == "victim\n");
+  CHECK(FilesWithSuffix(host, ".h5").empty());  // no writer ran
+}

@@ -228,6 +228,38 @@ class HostsTest(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("no such file or directory", p.stderr)
 
+    def write_manifest(self, host, names):
+        with open(os.path.join(self.run_dir, "shards", host, "manifest"), "a") as fh:
+            fh.writelines(f"{n} 10 2\n" for n in names)
+
+    def test_hosts_with_a_manifest_are_read_from_it_incrementally(self):
+        self.add_host("0", 3)
+        self.add_host("1", 2)  # host 1: no manifest (a run from before manifests): listed
+        self.write_manifest("0", ["shard-000000.h5", "shard-000001.h5"])  # shard 2: renamed, not yet listed
+        opened = []
+        real = zf_shards._shard_attrs
+        zf_shards._shard_attrs = lambda p: opened.append(os.path.relpath(p, self.run_dir)) or real(p)
+        self.addCleanup(setattr, zf_shards, "_shard_attrs", real)
+        follower = zf_shards.ShardFollower(self.run_dir)
+        got = [os.path.relpath(p, self.run_dir) for p in follower.new_shards()]
+        self.assertEqual(got, ["shards/0/shard-000000.h5", "shards/0/shard-000001.h5",
+                               "shards/1/shard-000000.h5", "shards/1/shard-000001.h5"])
+        # Of host 0 only its first shard is opened (its run id); host 1's are all checked.
+        self.assertEqual(sorted(opened), ["shards/0/shard-000000.h5", "shards/1/shard-000000.h5",
+                                          "shards/1/shard-000001.h5"])
+        self.assertEqual(follower.new_shards(), [])
+        self.assertEqual(len(zf_shards.iter_shards(self.run_dir)), 4)  # not a listing: shard 2 waits
+        self.write_manifest("0", ["shard-000002.h5"])
+        self.assertEqual(follower.new_shards(), [os.path.join(self.run_dir, "shards", "0", "shard-000002.h5")])
+        self.assertEqual(len(zf_shards.iter_shards(self.run_dir)), 5)
+        self.assertEqual(len(zf_shards.iter_shards(os.path.join(self.run_dir, "shards"))), 5)
+
+    def test_a_host_with_a_manifest_of_another_run_is_refused(self):
+        self.add_host("7", 2, run_id="00000000000000bb")
+        self.write_manifest("7", ["shard-000000.h5", "shard-000001.h5"])
+        with self.assertRaisesRegex(ValueError, "host directory 7 comes from another run"):
+            zf_shards.iter_shards(self.run_dir)
+
     def test_shards_from_before_hosts_are_still_read(self):
         # RUN/shards/*.h5 with no host_id next to the new layout: no run id check.
         zftest.write_synthetic_shard(os.path.join(self.run_dir, "shards", "shard-000000.h5"), games=4)

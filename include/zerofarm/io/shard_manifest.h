@@ -41,6 +41,12 @@ void AppendShardManifest(const std::string& dir, const ManifestEntry& entry);
 // disk error or a manifest it cannot parse.
 uint64_t RepairShardManifest(const std::string& dir, const std::string& prefix);
 
+// ConfigError (exit 2) when DIR/manifest is there but is a link, a directory,
+// a FIFO or a file with a second name (planted): the supervisor checks it at
+// start, before any child, so a writer never crash-loops on it. The other
+// functions here throw the same ConfigError for such a manifest.
+void CheckShardManifest(const std::string& dir);
+
 // Follows DIR/manifest: each ReadNew() returns the complete lines added since
 // the last call. A torn last line is left for a later call. Not thread-safe.
 class ShardManifestReader {

@@ -198,8 +198,27 @@ TEST_CASE("a manifest is never written through a link", "[io]") {
   ScratchDir dir("zf-manifest-link");
   const std::string target = dir.path() + "/elsewhere";
   REQUIRE(::symlink(target.c_str(), (dir.path() + "/manifest").c_str()) == 0);
-  CHECK_THROWS_AS(AppendShardManifest(dir.path(), {"shard-000000.h5", 1, 1}), Error);
+  CHECK_THROWS_AS(AppendShardManifest(dir.path(), {"shard-000000.h5", 1, 1}), ConfigError);
   CHECK(::access(target.c_str(), F_OK) != 0);
+  CHECK_THROWS_WITH(CheckShardManifest(dir.path()), Catch::Contains("manifest is a link"));
+  CHECK_THROWS_AS(RepairShardManifest(dir.path(), "shard"), ConfigError);
+}
+
+TEST_CASE("CheckShardManifest passes a regular manifest or none and refuses a directory or FIFO or hard link",
+          "[io]") {
+  ScratchDir dir("zf-manifest-check");
+  const std::string manifest = dir.path() + "/manifest";
+  CheckShardManifest(dir.path());  // none yet
+  AppendShardManifest(dir.path(), {"shard-000000.h5", 1, 1});
+  CheckShardManifest(dir.path());
+  REQUIRE(::link(manifest.c_str(), (dir.path() + "/second-name").c_str()) == 0);
+  CHECK_THROWS_AS(CheckShardManifest(dir.path()), ConfigError);
+  REQUIRE(::unlink(manifest.c_str()) == 0);
+  REQUIRE(::mkfifo(manifest.c_str(), 0644) == 0);
+  CHECK_THROWS_AS(CheckShardManifest(dir.path()), ConfigError);  // and never blocks on it
+  REQUIRE(::unlink(manifest.c_str()) == 0);
+  REQUIRE(::mkdir(manifest.c_str(), 0755) == 0);
+  CHECK_THROWS_AS(CheckShardManifest(dir.path()), ConfigError);
 }
 
 }  // namespace
