@@ -4,9 +4,11 @@
 // are, and the summary is also in the host directory (summary.txt,
 // summary.json). Messages name the fix: a GTP program the shell cannot find.
 // Nothing given is ignored: --weights on a run with a newer model is refused.
-// Only this (parent) process asserts.
+// Progress into a file holds no terminal control codes. Only this (parent)
+// process asserts.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -153,4 +155,54 @@ TEST_CASE("a farm given --weights on a run with a newer model refuses it in one 
   io::WriteWeights(dir / "newer.h5", net);
   Spawned newer(FarmArgs(out, {"--weights", dir / "newer.h5", "--games", "2"}), dir / "newer");
   CHECK(newer.Wait(300) == 0);
+}
+
+// Issue 72: progress lines into a file are whole lines, never a terminal's
+// carriage returns or escape sequences. Positions in no rated file (mirrors
+// of Pons's Test_L3_R1, solved in milliseconds) make eval draw the solver's
+// progress; stderr is a file here (Spawned), not a terminal.
+TEST_CASE("eval's and run's progress into a redirected stderr hold no control codes",
+          "[multiprocess][eval][messages]") {
+  ScratchDir dir("zf-eval-no-tty");
+  const std::string pons = dir / "mirrored_L3";
+  std::ofstream(pons) << "6636312635426644777325523545217537447 -1\n"
+                         "1466547153241147722755315415646322 1\n"
+                         "65725472764121665734421417616472133255 0\n";
+  Spawned eval({ZF_BINARY, "eval", "--weights", SourceDir() + "/data/connect4-4x32.h5", "--pons", pons,
+                "--cache-dir", dir / "cache", "--simulations", "8"},
+               dir / "eval");
+  REQUIRE(eval.Wait(300) == 0);
+  const std::string err = eval.Stderr();
+  INFO(err);
+  CHECK_THAT(err, Catch::Contains("rating " + pons + " with the solver: 0/3\n"));  // the progress was drawn
+  CHECK(err.find('\x1b') == std::string::npos);
+  CHECK(err.find('\r') == std::string::npos);
+  CHECK_THAT(eval.Stdout(), Catch::Contains("mirrored_L3"));
+
+  // run's status line is for terminals only (status_line_test.cpp checks one).
+  Spawned farm({ZF_BINARY,
+                "run",
+                "--workers",
+                "1",
+                "--gpus",
+                "0",
+                "--blocks",
+                "1",
+                "--filters",
+                "8",
+                "--simulations",
+                "8",
+                "--games-per-worker",
+                "2",
+                "--games",
+                "4",
+                "--out",
+                dir / "run",
+                "--host-id",
+                kTestHost},
+               dir / "farm");
+  REQUIRE(farm.Wait(300) == 0);
+  INFO(farm.Stderr());
+  CHECK(farm.Stderr().find('\x1b') == std::string::npos);
+  CHECK(farm.Stderr().find('\r') == std::string::npos);
 }
