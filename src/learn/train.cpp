@@ -291,9 +291,7 @@ int ShardWindow::Refresh() {
   // The new shards, newest first (by modification time, then name).
   std::vector<std::pair<int64_t, std::string>> by_time;
   for (const auto& path : follower_.NewShards())
-    if (!std::binary_search(seen_.begin(), seen_.end(), path) &&
-        !std::binary_search(bad_.begin(), bad_.end(), path))
-      by_time.emplace_back(MtimeNs(path), path);
+    if (seen_.count(path) == 0 && bad_.count(path) == 0) by_time.emplace_back(MtimeNs(path), path);
   std::sort(by_time.rbegin(), by_time.rend());
   // Only the shards the window keeps are read whole; older ones are counted
   // from their metadata. (A trainer resumed on a long run would otherwise
@@ -315,10 +313,10 @@ int ShardWindow::Refresh() {
       }
     } catch (const std::exception& e) {
       ZF_LOG(WARN) << "skipping shard: " << e.what();
-      bad_.insert(std::upper_bound(bad_.begin(), bad_.end(), path), path);
+      bad_.insert(path);
       continue;
     }
-    seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), path), path);
+    seen_.insert(path);
     produced_ += positions;
     ++added;
   }
