@@ -2,6 +2,7 @@
 """Plots a zerofarm run's metrics.csv as PNG files (matplotlib, Agg backend).
 
     plot_metrics.py RUN_DIR [--out DIR]
+    plot_metrics.py --manifest-load CSV [--out DIR]   # zerofarm bench --manifest-load's rows
 
 Reads RUN_DIR/metrics.csv, or the one host's RUN_DIR/shards/HOST/metrics.csv
 of a run with one host (RUN_DIR may also be a host directory or the CSV file
@@ -273,13 +274,45 @@ def plot_run(run_dir, out=None):
     return rows, written
 
 
+def plot_manifest_load(csv_path, out=None):
+    """manifest-load.png from `zerofarm bench --manifest-load`'s CSV: the
+    trainer's time per new shard, and per refresh, against the run's size
+    (flat: finding new shards costs O(new shards)). Returns (rows, path)."""
+    cols = read_metrics(csv_path)
+    for need in ("run_shards", "new_shards", "refresh_ms", "us_per_new_shard"):
+        if need not in cols:
+            raise MetricsError(f"{csv_path}: no column {need}: not a manifest-load CSV")
+    path = os.path.join(out or os.path.dirname(csv_path) or ".", "manifest-load.png")
+    x, found = cols["run_shards"], cols["new_shards"] > 0
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    ax1.plot(x[found], cols["us_per_new_shard"][found], ".", markersize=3)
+    ax1.set_ylabel("us per new shard")
+    ax1.set_ylim(bottom=0)
+    ax2.plot(x, cols["refresh_ms"], ".", markersize=3)
+    ax2.set_ylabel("refresh (ms)")
+    ax2.set_ylim(bottom=0)
+    ax2.set_xlabel("shards in the run")
+    for ax in (ax1, ax2):
+        ax.grid(alpha=0.3)
+    fig.suptitle("trainer finding its next window (zerofarm bench --manifest-load)")
+    fig.tight_layout()
+    _save(fig, path)
+    return len(x), path
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Plot a zerofarm run's metrics.csv as PNG files.")
     parser.add_argument("run_dir", metavar="RUN_DIR", help="run directory holding metrics.csv (or the CSV)")
     parser.add_argument("--out", metavar="DIR", help="where the PNGs go (default: RUN_DIR)")
+    parser.add_argument("--manifest-load", action="store_true",
+                        help="RUN_DIR is the CSV of zerofarm bench --manifest-load: write manifest-load.png")
     args = parser.parse_args(argv)
     try:
-        rows, written = plot_run(args.run_dir, args.out)
+        if args.manifest_load:
+            rows, path = plot_manifest_load(args.run_dir, args.out)
+            written = [path]
+        else:
+            rows, written = plot_run(args.run_dir, args.out)
     except MetricsError as e:
         print(f"plot_metrics: {e}", file=sys.stderr)
         return 1

@@ -75,7 +75,42 @@ void CheckBenchOptions(bench::BenchOptions& o) {
 
 }  // namespace
 
+// `zerofarm bench --manifest-load` (bench::RunManifestLoad): its own options.
+int ManifestLoadCommand(int argc, char** argv) {
+  cxxopts::Options options("zerofarm bench --manifest-load",
+                           "Simulated hosts write shards into one run directory at a set rate while a "
+                           "trainer's window follows it; a CSV row per refresh (docs/scale-out.md).");
+  bench::ManifestLoadOptions o;
+  options.add_options()("manifest-load", "This benchmark")("out", "Run directory to write (must not exist)",
+                                                           cxxopts::value<std::string>())(
+      "csv", "Raw output (default OUT/manifest-load.csv)", cxxopts::value<std::string>()->default_value(""))(
+      "shards", "Shards to write", cxxopts::value<uint64_t>()->default_value(std::to_string(o.shards)))(
+      "hosts", "Simulated hosts", cxxopts::value<int>()->default_value(std::to_string(o.hosts)))(
+      "rate", "Shards a second, all hosts together", cxxopts::value<double>()->default_value("244"))(
+      "follow-every", "Seconds between the trainer's refreshes",
+      cxxopts::value<double>()->default_value("1"))(
+      "window", "The trainer's window, positions",
+      cxxopts::value<int64_t>()->default_value(std::to_string(o.window)))(
+      "games-per-shard", "One-position games per shard",
+      cxxopts::value<int>()->default_value(std::to_string(o.games_per_shard)));
+  cxxopts::ParseResult r;
+  int code = 0;
+  if (!ParseArgs(options, argc, argv, &r, &code)) return code;
+  if (!r.count("out")) throw ConfigError("bench --manifest-load: --out is required (a new directory)");
+  o.out = r["out"].as<std::string>();
+  o.csv = r["csv"].as<std::string>();
+  o.shards = r["shards"].as<uint64_t>();
+  o.hosts = r["hosts"].as<int>();
+  o.rate = r["rate"].as<double>();
+  o.follow_every = r["follow-every"].as<double>();
+  o.window = r["window"].as<int64_t>();
+  o.games_per_shard = r["games-per-shard"].as<int>();
+  return bench::RunManifestLoad(o);
+}
+
 int BenchCommand(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--manifest-load") return ManifestLoadCommand(argc, argv);
   cxxopts::Options options(
       "zerofarm bench",
       "Measures the farm against its bound: the evaluator alone, the farm, the leaf hand-off, "

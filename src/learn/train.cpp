@@ -290,16 +290,14 @@ ShardWindow::Shard ShardWindow::Load(const io::ShardReader& reader, int64_t mtim
 
 void ShardWindow::Skip(const std::string& path, const std::string& why) {
   ZF_LOG(WARN) << "skipping shard: " << why;
-  bad_.insert(std::upper_bound(bad_.begin(), bad_.end(), path), path);
+  bad_.insert(path);
 }
 
 std::vector<ShardWindow::NewShard> ShardWindow::ReadNewMetadata() {
   // The new shards, newest first (by modification time, then name).
   std::vector<std::pair<int64_t, std::string>> by_time;
   for (const auto& path : follower_.NewShards())
-    if (!std::binary_search(seen_.begin(), seen_.end(), path) &&
-        !std::binary_search(bad_.begin(), bad_.end(), path))
-      by_time.emplace_back(MtimeNs(path), path);
+    if (seen_.count(path) == 0 && bad_.count(path) == 0) by_time.emplace_back(MtimeNs(path), path);
   std::sort(by_time.rbegin(), by_time.rend());
   std::vector<std::string> paths;
   for (const auto& entry : by_time) paths.push_back(entry.second);
@@ -356,7 +354,7 @@ int ShardWindow::Refresh() {
         continue;
       }
     }
-    seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), f.path), f.path);
+    seen_.insert(f.path);
     produced_ += f.positions;
     ++added;
   }

@@ -150,7 +150,7 @@ RingServer::RingServer(const FarmConfig& config, const shm::SegmentMap& map, con
       on_gpu_(config.OnGpu()),
       me_(map.EvaluatorProcess(index)),
       block_(map.Evaluator(index)),
-      models_(RunDirOf(config).ModelsDir()),
+      models_(config.stage_dir.empty() ? RunDirOf(config).ModelsDir() : ModelStageDir(config)),
       bell_(map.EvaluatorDoorbell(index)),
       max_batch_(static_cast<uint64_t>(config.max_batch)),
       max_wait_ns_(static_cast<uint64_t>(config.max_wait_us) * 1000),

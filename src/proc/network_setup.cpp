@@ -63,4 +63,8 @@ io::RunDir RunDirOf(const FarmConfig& config) {
   return io::RunDir(config.out, config.host_id, config.models);
 }
 
+std::string ModelStageDir(const FarmConfig& config) {
+  return config.stage_dir.empty() ? "" : config.stage_dir + "/" + config.run_id + "-" + config.host_id;
+}
+
 }  // namespace zerofarm::proc

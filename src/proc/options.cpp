@@ -289,6 +289,11 @@ std::vector<OptionSpec> BuildTable() {
       ZF_STR("models", "models", kOutput,
              "Directory watched for new weights (model-N.h5), loaded between batches (default OUT/models)",
              kRun | kLoop, models),
+      ZF_STR("stage-dir", "stage_dir", kOutput,
+             "Host-local directory (a node's own disk) where the supervisor copies each new model once, into "
+             "DIR/RUN_ID-HOST_ID, for this host's evaluators to load: one read per host on a shared "
+             "filesystem, not one per evaluator (empty = off)",
+             kRun | kLoop, stage_dir),
       ZF_STR("host-id", "host_id", kOutput,
              "This host's name in the run: shards go to OUT/shards/HOST-ID (default Slurm's task number from "
              "SLURM_ARRAY_TASK_ID / SLURM_PROCID, else the hostname)",

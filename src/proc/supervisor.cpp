@@ -21,9 +21,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <thread>
 
+#include "model_watcher.h"
 #include "status.h"
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
@@ -34,6 +36,7 @@
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/h5.h"
 #include "zerofarm/io/run_dir.h"
+#include "zerofarm/io/safe_files.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/shard_manifest.h"
 #include "zerofarm/io/weights_file.h"
@@ -426,6 +429,8 @@ class Farm {
   }
   std::string Supervise(StatusReporter& status, int* exit_code);
   int Stop();
+  // --stage-dir: the supervise loop steps `stager` (model_watcher.h).
+  void StageModelsWith(ModelStager* stager) { stager_ = stager; }
 
  private:
   void Start(Child& c);
@@ -443,6 +448,7 @@ class Farm {
   const uint32_t workers_;
   std::vector<Child> children_;
   WatchClock watch_;  // from construction to the end of the drain
+  ModelStager* stager_ = nullptr;
 };
 
 void Farm::Start(Child& c) {
@@ -484,6 +490,7 @@ std::string Farm::Supervise(StatusReporter& status, int* exit_code) {
     stop_reason = ReapChildren(exit_code);
     if (!stop_reason.empty()) break;
     stop_reason = StopRequested(status, started);
+    if (stager_ != nullptr) stager_->Step();  // at most 16 MB a pass: the loop never stalls on a model
     status.Tick(false);
     if (stop_reason.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -599,6 +606,26 @@ int Farm::Stop() {
   return exit_code;
 }
 
+// --stage-dir: makes and checks the stage directory (the user's DIR as
+// --models is made, then DIR/RUN_ID-HOST_ID as a directory of the run) and
+// stages the newest model before any evaluator starts; nullptr without it.
+std::unique_ptr<ModelStager> StartStaging(const FarmConfig& config, const io::RunDir& run_dir) {
+  if (config.stage_dir.empty()) return nullptr;
+  if (config.run_id.empty() || config.run_id.find('/') != std::string::npos || config.run_id[0] == '.')
+    throw ConfigError(run_dir.RunIdFile() + ": not a run id; --stage-dir names its directory after it");
+  std::error_code ec;
+  std::filesystem::create_directories(config.stage_dir, ec);
+  if (ec) throw Error("cannot create the stage directory " + config.stage_dir + ": " + ec.message());
+  io::CheckOwnDirectory(config.stage_dir, config.allow_foreign_dir);
+  const std::string dir = ModelStageDir(config);
+  io::MakeRunDirectory(dir, config.allow_foreign_dir);
+  auto stager = std::make_unique<ModelStager>(run_dir.ModelsDir(), dir);
+  stager->StageNow();
+  ZF_LOG(INFO) << "staging models of " << run_dir.ModelsDir() << " in " << dir
+               << " for this host's evaluators";
+  return stager;
+}
+
 }  // namespace
 
 int RunFarm(const FarmConfig& requested) {
@@ -642,6 +669,8 @@ int RunFarm(const FarmConfig& requested) {
   // Before any child: on a terminal, every process's log lines go through it (issue 24).
   TerminalRelay terminal(config.status_line && isatty(STDERR_FILENO));
   Farm farm(config, map, segment.name(), launch, cache_memory.valid() ? &cache_memory : nullptr);
+  const std::unique_ptr<ModelStager> stager = StartStaging(config, run_dir);
+  farm.StageModelsWith(stager.get());
   farm.StartAll();
   StatusReporter status(map, config, &terminal);
   status.SetStartNote(start_note);

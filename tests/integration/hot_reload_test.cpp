@@ -131,3 +131,44 @@ TEST_CASE("hot reload on the GPU: the new net is pinned and used and broken file
   if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
   CheckHotReload("1");
 }
+
+TEST_CASE("stage dir: each model is copied once per host and every evaluator loads the copy",
+          "[multiprocess][reload]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-stage");
+  const std::string out = dir / "run", stage = dir / "local";
+  std::filesystem::create_directories(out + "/models");
+  eval::NetConfig c{"connect4", 3, 6, 7, 7, 1, 8, 64};
+  eval::WeightSet v3 = eval::RandomWeights(c, 33);
+  v3.version = 3;
+  io::WriteWeights(out + "/models/model-000003.h5", v3);  // there at start: staged before the evaluators
+  std::vector<std::string> args = FarmArgs(out, {"--shard-positions", "100000", "--stage-dir", stage});
+  *(std::find(args.begin(), args.end(), "--cpu-evaluators") + 1) = "2";
+  Spawned farm(args, dir / "farm");
+  REQUIRE(WaitForLog(farm, "loaded model version 3", 60));
+  eval::WeightSet v5 = eval::RandomWeights(c, 55);
+  v5.version = 5;
+  io::WriteWeights(out + "/models/model-000005.h5", v5);
+  REQUIRE(WaitForLog(farm, "staged model version 5", 30));
+  const auto both_loaded = [&] {
+    const std::string err = farm.Stderr();
+    return err.find("loaded model version 5") != err.rfind("loaded model version 5");
+  };
+  REQUIRE(WaitFor(both_loaded, 30));
+  farm.Signal(SIGINT);
+  REQUIRE(farm.Wait(120) == 0);
+  const std::string err = farm.Stderr();
+  INFO(err.substr(err.size() > 4000 ? err.size() - 4000 : 0));
+  const std::string local = stage + "/" + Slurp(out + "/run_id").substr(0, 16) + "-" + kTestHost;
+  const auto count = [&](const std::string& text) {
+    size_t n = 0;
+    for (size_t at = err.find(text); at != std::string::npos; at = err.find(text, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("staged model version 3: ") == 1);  // one read of each model for the host ...
+  CHECK(count("staged model version 5: ") == 1);
+  CHECK(count("loaded model version 3 from " + local + "/model-000003.h5") == 2);  // ... two evaluators
+  CHECK(count("loaded model version 5 from " + local + "/model-000005.h5") == 2);
+  CHECK(count("from " + out + "/models/") == 0);  // none from the shared models directory
+  CHECK(Slurp(local + "/model-000005.h5") == Slurp(out + "/models/model-000005.h5"));
+}

@@ -166,3 +166,23 @@ TEST_CASE("SIGTERM to every process of a farm (a batch system's stop) drains eve
   CHECK(static_cast<long long>(check.games) == finished);
   CHECK(check.duplicate_ids == 0);
 }
+
+TEST_CASE("bench manifest-load: simulated hosts write while a trainer's window follows and none is lost",
+          "[multiprocess][hosts]") {
+  // Issue 76, point 3 at a test's scale (docs/scale-out.md has the real run).
+  ScratchDir dir("zf-manifest-load");
+  const std::string out = dir / "run", csv = dir / "load.csv";
+  Spawned p({ZF_BINARY, "bench", "--manifest-load", "--out", out, "--csv", csv, "--shards", "300", "--hosts",
+             "6", "--rate", "600", "--follow-every", "0.1", "--window", "400"},
+            dir / "p");
+  REQUIRE(p.Wait(300) == 0);
+  INFO(p.Stderr());
+  CHECK_THAT(p.Stdout(), Catch::Contains("\"found\": 300,") && Catch::Contains("\"positions\": 2400,") &&
+                             Catch::Contains("\"ok\": true"));
+  const std::string rows = Slurp(csv);
+  CHECK(rows.rfind("elapsed_s,run_shards,found_shards,new_shards,refresh_ms,", 0) == 0);
+  CHECK(rows.find(",300,300,") != std::string::npos);  // the last refresh found them all
+  CHECK(std::filesystem::is_regular_file(out + "/shards/5/manifest"));
+  Spawned again({ZF_BINARY, "bench", "--manifest-load", "--out", out}, dir / "again");
+  CHECK(again.Wait(60) == 2);  // an existing --out is refused
+}

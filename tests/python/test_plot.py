@@ -82,6 +82,18 @@ class PlotMetricsTest(unittest.TestCase):
         self.assertIn("30 rows", p.stdout)
         self.assertPngs(self.dir)
 
+    def test_manifest_load_csv(self):
+        path = os.path.join(self.dir, "manifest-load.csv")
+        header = ["elapsed_s", "run_shards", "found_shards", "new_shards", "refresh_ms", "us_per_new_shard",
+                  "window_shards"]
+        write_csv(path, header, [[i, 244 * i, 244 * i, 244 if i else 0, 20.0, 80.0, 10] for i in range(6)])
+        p = run_plotter(path, "--manifest-load")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.dir, "manifest-load.png"), "rb") as fh:
+            self.assertEqual(fh.read(8), PNG_SIGNATURE)
+        p = run_plotter(os.path.join(self.dir, "manifest-load.png.missing"), "--manifest-load")
+        self.assertEqual(p.returncode, 1)
+
     def test_out_dir_and_csv_path(self):
         header, rows = synthetic_metrics(rows=5)
         csv_path = os.path.join(self.dir, "metrics.csv")

@@ -4,8 +4,9 @@
 # runs in its own network namespace (a veth on that bridge, its own address on
 # the test's subnet 10.77.0.0/24, which exists only inside these namespaces),
 # its own UTS namespace (hostname zfa or zfb) and its own mount namespace (a
-# private tmpfs on /dev/shm, and the shared run directory bind-mounted at the
-# path both nodes use). The root namespace's network is not touched.
+# private tmpfs on /dev/shm and another as its local disk, and the shared run
+# directory bind-mounted at the path both nodes use). The root namespace's
+# network is not touched.
 #
 # One job array runs tools/slurm/farm.sbatch on both nodes at once and
 # tools/slurm/train.sbatch beside it; the test checks that
@@ -13,7 +14,9 @@
 #     are unique and carry their host's index and epoch, and each host's
 #     manifest lists exactly its shards;
 #   - the trainer started from both hosts' shards;
-#   - both nodes' evaluators hot-reloaded its models (shards of model > 0);
+#   - both nodes' evaluators hot-reloaded its models (shards of model > 0)
+#     from their node's local disk (--stage-dir: each model copied once per
+#     host start, the copies only on that node);
 #   - array task 1, requeued while running, continued its host's shard
 #     numbering in epoch 1; every task exited 0.
 # NFS: not exported here (no kernel nfsd or exportfs on CI's machine); the
@@ -50,7 +53,7 @@ fi
 
 tmp=$(mktemp -d /tmp/zf-slurm2.XXXXXX)
 chmod 700 "$tmp"
-mkdir -p "$tmp/state" "$tmp/spool/zfa" "$tmp/spool/zfb" "$tmp/log" "$tmp/out" "$tmp/shared" "$tmp/mnt"
+mkdir -p "$tmp/state" "$tmp/spool/zfa" "$tmp/spool/zfb" "$tmp/log" "$tmp/out" "$tmp/shared" "$tmp/mnt" "$tmp/local"
 ns_ctl=zf$$ctl
 nodes=(zfa zfb)
 declare -A ns addr
@@ -166,7 +169,7 @@ pids+=($!)
 for node in "${nodes[@]}"; do
   nsenter --net="/run/netns/${ns[$node]}" unshare --uts --mount --propagation private sh -c \
     "hostname $node && mount -t tmpfs -o size=256m,mode=1777 zfshm-$node /dev/shm &&
-     mount --bind '$tmp/shared' '$tmp/mnt' && exec slurmd -D -N $node -f \"\$SLURM_CONF\"" \
+     mount -t tmpfs -o size=64m,mode=0755 zflocal-$node '$tmp/local' && mount --bind '$tmp/shared' '$tmp/mnt' && exec slurmd -D -N $node -f \"\$SLURM_CONF\"" \
     > "$tmp/log/slurmd-$node.out" 2>&1 &
   pids+=($!)
   declare "pid_$node=$!"
@@ -190,7 +193,7 @@ echo "slurm-nodes: cluster up: $(ctl sinfo -h -N -o '%N %T' | tr '\n' ' ')(own h
 run=$tmp/mnt/run       # where the nodes see it
 disk=$tmp/shared/run   # where this test reads it
 export RUN=$run ZEROFARM=$zf ZF_GPUS=0 ZF_WORKERS=1 ZF_GAME=connect4 ZF_DURATION=0
-export ZF_ARGS="--games-per-worker 4 --simulations 8 --blocks 1 --filters 8 --shard-positions 80 --seed 3"
+export ZF_ARGS="--games-per-worker 4 --simulations 8 --blocks 1 --filters 8 --shard-positions 80 --seed 3 --stage-dir $tmp/local/stage"
 farm=$(ctl sbatch --parsable --array=0-1 --cpus-per-task=3 --time=10 \
   --output="$tmp/out/farm-%a.log" "$src/tools/slurm/farm.sbatch") || fail "sbatch refused the farm script"
 farm=${farm%%;*}
@@ -273,6 +276,12 @@ for h in hosts:
     log = open(os.path.join(out, f"farm-{h}.log")).read()
     names |= set(re.findall(r"task " + h + r" on (\S+), restart", log))
     assert re.search(r"loaded model version [1-9]", log), f"host {h}: no evaluator loaded a trained model"
+    # --stage-dir: every load from the node's stage, each version copied once per host start.
+    loads = re.findall(r"loaded model version \d+ from (\S+)", log)
+    assert loads and all("/local/stage/" in p for p in loads), f"host {h}: loads not from the stage: {loads}"
+    starts = len(re.findall(r"task " + h + r" on \S+, restart", log))
+    copies = re.findall(r"staged model version (\d+):", log)
+    assert copies and max(copies.count(v) for v in copies) <= starts, f"host {h}: copies {copies}, {starts} start(s)"
     paths = zf_shards.iter_shards(os.path.join(run, "shards", h))
     want = [f"shard-{i:06d}.h5" for i in range(len(paths))]
     assert [os.path.basename(p) for p in paths] == want, f"host {h}: shard names not contiguous"
@@ -306,6 +315,14 @@ assert m, "the trainer logged no window"
 assert int(m.group(2)) >= started_with, f"the trainer started on {m.group(2)} shards, {started_with} were there"
 print(f"trainer: started on {m.group(2)} shards of both hosts ({started_with} on disk when it was submitted)")
 EOF
+# Models staged per host: on each node's own disk, none on the shared one.
+[ -z "$(ls -A "$tmp/local")" ] || fail "a staged model on the test's side of $tmp/local: $(ls -A "$tmp/local")"
+for node in "${nodes[@]}"; do
+  pid_var=pid_$node
+  staged=$(nsenter --target "${!pid_var}" --mount sh -c "ls '$tmp'/local/stage/*/ 2>/dev/null" | grep -c '^model-')
+  [ "$staged" -ge 1 ] || fail "node $node: no model staged on its local disk"
+done
+echo "slurm-nodes: both nodes' evaluators loaded models staged on their own disk"
 "$zf" inspect "$disk" --games 0 > "$tmp/inspect.txt" 2>&1 || { cat "$tmp/inspect.txt" >&2; fail "zerofarm inspect failed"; }
 grep -q "^run .*: 2 host(s)" "$tmp/inspect.txt" || { cat "$tmp/inspect.txt" >&2; fail "inspect did not see 2 hosts"; }
 

@@ -46,4 +46,27 @@ struct BenchOptions {
 // or file.
 int RunBench(const BenchOptions& o);
 
+// `zerofarm bench --manifest-load` (manifest_load.cpp; issue 76): `hosts`
+// simulated hosts write `shards` shards into one run directory at `rate`
+// shards a second, as a writer does (a copy of one real shard: .tmp, fsync,
+// rename, the directory's fsync, a manifest line), while a trainer's
+// learn::ShardWindow follows the run (Refresh every `follow_every` s).
+// Each refresh is a CSV row: the run's size and the time the trainer took to
+// find and read its next window. At the end every shard must have been found
+// once (none lost, none counted twice).
+struct ManifestLoadOptions {
+  std::string out;  // the run directory to write (must not exist)
+  std::string csv;  // raw output; "" = OUT/manifest-load.csv
+  uint64_t shards = 20'000;
+  int hosts = 64;
+  double rate = 244;  // shards a second, all hosts together
+  double follow_every = 1.0;
+  int64_t window = 100'000;  // the trainer's window, positions
+  int games_per_shard = 8;   // one-position games
+};
+// Returns kExitOk, or kExitFailure when a shard was lost or counted twice;
+// prints one summary JSON line. Throws ConfigError for a bad option or an
+// existing OUT, Error on a disk error.
+int RunManifestLoad(const ManifestLoadOptions& o);
+
 }  // namespace zerofarm::bench

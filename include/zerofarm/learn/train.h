@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -164,9 +165,11 @@ class ShardWindow {
   std::string game_;
   int feature_bytes_ = 0;
   int actions_ = 0;
-  std::vector<Shard> shards_;      // newest first
-  std::vector<std::string> seen_;  // every shard path counted in produced_ (sorted)
-  std::vector<std::string> bad_;   // shards that could not be read (sorted)
+  std::vector<Shard> shards_;  // newest first
+  // Hashed, not a sorted vector: an insert into a vector of a million paths
+  // moves them all (issue 76's load test: O(run size) per new shard).
+  std::unordered_set<std::string> seen_;  // every shard path counted in produced_
+  std::unordered_set<std::string> bad_;   // shards that could not be read
   int64_t positions_ = 0;
   int64_t produced_ = 0;
 };

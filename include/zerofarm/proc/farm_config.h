@@ -51,6 +51,10 @@ struct FarmConfig {
   // ---- the network -------------------------------------------------------------
   std::string weights;  // HDF5 weights file; empty = random net from seed
   std::string models;   // directory watched for new weights; empty = OUT/models
+  // --stage-dir: where this host's evaluators load host-local copies of the
+  // models from (ModelStageDir, ModelStager); empty = the models directory.
+  std::string stage_dir;
+
   int blocks = 6;
   int filters = 64;
   bool score_head = false;  // a random net's value head: the score head (eval/weights.h), not a scalar

@@ -87,5 +87,9 @@ std::unique_ptr<eval::Evaluator> MakeEvaluatorFor(const game::Game& game, const 
 // This run's directory (io/run_dir.h: every path of a run): --out, the host
 // id (config.host_id must be resolved for the host's paths) and --models.
 io::RunDir RunDirOf(const FarmConfig& config);
+// Where this host's evaluators load models from under --stage-dir (issue
+// 76): STAGE_DIR/RUN_ID-HOST_ID (run id and host id resolved), a host-local
+// copy the supervisor keeps (model_watcher.h's ModelStager); "" without it.
+std::string ModelStageDir(const FarmConfig& config);
 
 }  // namespace zerofarm::proc
