@@ -152,10 +152,8 @@ TEST_CASE("BatchPipeline: two batches in flight hold their slots until each is f
   CHECK(pipe.Empty());
 }
 
-TEST_CASE(
-    "BatchPipeline: a reload and a NaN model between Start and Finish; an evaluator gone with a batch in "
-    "flight",
-    "[proc][pipeline]") {
+TEST_CASE("BatchPipeline: a reload and a NaN model between Start and Finish, and the evaluator gone",
+          "[proc][pipeline]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   const auto first = Weights(1, 1), second = Weights(2, 3);
   auto poisoned = Weights(2, 2);  // every output NaN
