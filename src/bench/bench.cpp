@@ -35,6 +35,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -146,8 +147,30 @@ struct BoundMemory {
   }
 };
 
+// Calls of `net` on chunks[k % chunks.size()], one per batch in flight
+// (eval::Evaluator::Depth), for at least `seconds` and 3 calls, each
+// finished; the calls made.
+int TimeCalls(eval::Evaluator& net, const std::vector<eval::LeafChunk>& chunks, double seconds,
+              double* secs) {
+  std::deque<uint64_t> in_flight;
+  int calls = 0;
+  const auto t0 = Clock::now();
+  while (calls < 3 || Since(t0) < seconds) {
+    if (in_flight.size() == chunks.size()) {
+      net.Finish(in_flight.front());
+      in_flight.pop_front();
+    }
+    in_flight.push_back(net.Start(&chunks[static_cast<size_t>(calls) % chunks.size()], 1));
+    ++calls;
+  }
+  for (; !in_flight.empty(); in_flight.pop_front()) net.Finish(in_flight.front());
+  *secs = Since(t0);
+  return calls;
+}
+
 // `net` alone at each of `batches`: evals/s by batch, a table row per batch
 // (under `section`, column `column`) and a JSON line each ("bench": `kind`).
+// With depth d (TorchOptions::depth) d batches of leaves of their own are in flight.
 std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, BoundMemory& memory, int run,
                                    Table& table, const std::string& precision,
                                    const std::vector<int>& batches, const char* kind = "bound",
@@ -156,35 +179,35 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
   const eval::NetConfig& c = net.Config();
   const size_t feature_bytes = static_cast<size_t>(c.planes) * c.height * c.width;
   const size_t max_batch = static_cast<size_t>(*std::max_element(batches.begin(), batches.end()));
+  const size_t outputs_at = (max_batch * feature_bytes + 63) / 64 * 64;
+  const size_t lane_bytes = (outputs_at + max_batch * (c.actions + 1) * sizeof(float) + 63) / 64 * 64;
+  const size_t depth = static_cast<size_t>(net.Depth());
   if (!memory.base) {
     const size_t page = 4096;
-    memory.bytes =
-        (max_batch * (feature_bytes + (c.actions + 1) * sizeof(float)) + 64 + page - 1) / page * page;
+    memory.bytes = (depth * lane_bytes + page - 1) / page * page;
     void* p = mmap(nullptr, memory.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw Error(ErrnoMessage("mmap of the bound's leaves", errno));
     memory.base = static_cast<uint8_t*>(p);
     net.RegisterHostMemory(memory.base, memory.bytes);
   }
-  uint8_t* features = memory.base;
-  float* policy = reinterpret_cast<float*>(memory.base + (max_batch * feature_bytes + 63) / 64 * 64);
-  float* value = policy + max_batch * c.actions;
+  ZF_CHECK(memory.bytes >= depth * lane_bytes) << "the bound's memory was sized for another net";
   std::map<int, double> bound;
   std::mt19937 rng(7);
   for (int b : batches) {
-    for (size_t i = 0; i < static_cast<size_t>(b) * feature_bytes; ++i)
-      features[i] = static_cast<uint8_t>(rng() % 2);
-    const eval::LeafChunk chunk{features, policy, value, b};
-    net.Evaluate(&chunk, 1);  // warm-up (allocations, oneDNN kernels)
+    std::vector<eval::LeafChunk> chunks;
+    for (size_t lane = 0; lane < depth; ++lane) {
+      uint8_t* features = memory.base + lane * lane_bytes;
+      float* policy = reinterpret_cast<float*>(features + outputs_at);
+      for (size_t i = 0; i < static_cast<size_t>(b) * feature_bytes; ++i)
+        features[i] = static_cast<uint8_t>(rng() % 2);
+      chunks.push_back(eval::LeafChunk{features, policy, policy + max_batch * c.actions, b});
+      net.Evaluate(&chunks.back(), 1);  // warm-up (allocations, oneDNN kernels)
+    }
     // A machine-bound child: every child starts measuring at one instant.
     while (o.start_at > 0 && WallSeconds() < o.start_at)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    int calls = 0;
-    const auto t0 = Clock::now();
-    while (calls < 3 || Since(t0) < o.bound_seconds) {
-      net.Evaluate(&chunk, 1);
-      ++calls;
-    }
-    const double secs = Since(t0);
+    double secs = 0;
+    const int calls = TimeCalls(net, chunks, o.bound_seconds, &secs);
     const double rate = b * calls / secs;
     bound[b] = rate;
     table.Add(section, "batch " + std::to_string(b), column, rate);
@@ -193,6 +216,7 @@ std::map<int, double> MeasureBound(const BenchOptions& o, eval::Evaluator& net, 
              .Add("run", run)
              .Add("precision", precision)
              .Add("batch", b)
+             .Add("depth", static_cast<int>(depth))
              .Add("evals_per_s", rate)
              .Add("ms_per_batch", secs * 1e3 / calls));
   }
@@ -386,7 +410,8 @@ void MeasureSweep(const BenchOptions& o, bool on_gpu, int run, Table& table) {
     t.cuda = on_gpu;
     t.intra_op_threads = o.farm.eval_threads;
     t.bf16 = v.bf16, t.fp16 = v.fp16, t.cuda_graph = v.graphs, t.tf32 = v.tf32;
-    BoundMemory memory;  // declared first: outlives the evaluator that pins it
+    t.depth = o.farm.eval_depth;  // batches in flight: the sweep at --eval-depth 1 against 2
+    BoundMemory memory;           // declared first: outlives the evaluator that pins it
     const auto evaluator = eval::MakeTorchEvaluator(eval::RandomWeights(net, o.farm.seed), t);
     MeasureBound(o, *evaluator, memory, run, table, v.name, o.sweep_batches, "sweep", kSweepSection, v.name);
   }

@@ -14,6 +14,9 @@
 // adaptive_wait off: always up to --max-wait-us); run the network on the slots in
 // place (features read where the workers wrote them, outputs written into the
 // same slots); publish completion per ring (one wake-up per ring per batch).
+// With --eval-depth 2 (batch_pipeline.h) batch N + 1 is gathered and started
+// before batch N is waited for and completed: a GPU runs one while the next
+// is copied in.
 // A replacement evaluator starts from each ring's `done`, so leaves its
 // predecessor took but did not finish are evaluated again.
 #include <unistd.h>
@@ -25,6 +28,7 @@
 #include <sstream>
 #include <vector>
 
+#include "batch_pipeline.h"
 #include "model_watcher.h"
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
@@ -41,49 +45,6 @@ namespace zerofarm::proc {
 namespace {
 
 constexpr uint64_t kIdleWaitNs = 100'000'000;
-
-// Non-finite network output (issue #21): counted in the evaluator's block and
-// logged once per model version. The workers check their own leaves and drop
-// the games that got NaN or Inf (worker.cpp); nothing is retried here, since
-// the same model would answer the same again.
-class NonFiniteCheck {
- public:
-  explicit NonFiniteCheck(shm::EvaluatorBlock& block) : block_(block) {}
-  // True once per model version: its first batch is about to run.
-  bool NewModel(uint32_t version) {
-    if (seen_ && version == version_) return false;
-    seen_ = true;
-    version_ = version;
-    logged_ = false;
-    block_.model_nonfinite.store(0, std::memory_order_relaxed);  // relaxed: a flag for the summary
-    return true;
-  }
-  void Check(const std::vector<shm::LeafRun>& runs, uint32_t actions, uint32_t version, uint64_t batch) {
-    uint64_t bad = 0;
-    for (const auto& run : runs)
-      for (uint32_t i = 0; i < run.count; ++i)
-        bad += !Finite(run.policy + uint64_t{i} * actions, actions, run.value[i]);
-    if (bad == 0) return;
-    // relaxed: statistics and a flag, read by the supervisor.
-    block_.nonfinite_leaves.fetch_add(bad, std::memory_order_relaxed);
-    block_.model_nonfinite.store(1, std::memory_order_relaxed);
-    if (logged_) return;
-    logged_ = true;
-    ZF_LOG(ERROR) << "model version " << version << " produced NaN or Inf for " << bad << " of " << batch
-                  << " leaves; the workers drop the games that asked (logged once per model version)";
-  }
-  static bool Finite(const float* policy, uint32_t actions, float value) {
-    if (!std::isfinite(value)) return false;
-    for (uint32_t a = 0; a < actions; ++a)
-      if (!std::isfinite(policy[a])) return false;
-    return true;
-  }
-
- private:
-  shm::EvaluatorBlock& block_;
-  uint32_t version_ = 0;
-  bool seen_ = false, logged_ = false;
-};
 
 // One evaluator's state: its network, its rings, its batching policy, and
 // what the loop's steps share. Lives in the evaluator process; the loop runs
@@ -102,7 +63,9 @@ class RingServer {
   bool DropCorruptRing();
   void WaitForMoreLeaves();
   bool RingsFull() const;
-  void EvaluateBatch();
+  void StartBatch();
+  void FinishOldest();
+  void Drain();
 
   const FarmConfig& config_;
   const shm::SegmentMap& map_;
@@ -125,8 +88,9 @@ class RingServer {
   // since a wait for the first leaf and one for more leaves win differently.
   shm::SpinPolicy idle_spin_, batch_spin_;
   NonFiniteCheck nonfinite_;
+  BatchPipeline pipeline_;  // batches started, not finished: up to net_->Depth()
+  uint64_t last_finish_ns_ = 0;
 
-  std::vector<eval::LeafChunk> chunks_;
   std::vector<shm::LeafRun> runs_;
   size_t start_ring_ = 0;
   uint64_t batch_ = 0;
@@ -203,6 +167,7 @@ void RingServer::MaybeReload(bool at_start) {
     const bool in_place = weights.config.SameShape(net_->Config()) && net_->UpdateWeights(weights);
     if (!in_place) {
       auto fresh = eval::MakeTorchEvaluator(weights, TorchOptionsFor(config_, on_gpu_));
+      Drain();       // the old network answers its batches in flight
       net_.reset();  // unpins the segment before the new network pins it
       net_ = std::move(fresh);
       net_->RegisterHostMemory(view_.data(), view_.size());
@@ -242,6 +207,7 @@ void RingServer::Gather() {
 bool RingServer::DropCorruptRing() {
   for (size_t i = 0; i < rings_.size(); ++i)
     if (rings_[i].Corrupt()) {
+      Drain();  // the batches in flight hold slots of every ring, by index
       ZF_LOG(ERROR) << "the ring of worker " << ring_workers_[i]
                     << " has impossible counters; no longer serving it (its worker stops the run)";
       rings_[i].Refuse();
@@ -260,19 +226,30 @@ int RingServer::Run() {
       me_.Beat(now);
       last_beat = now;
     }
-    if (map_.StopRequested() != 0) return kExitOk;
+    if (map_.StopRequested() != 0) {
+      Drain();
+      return kExitOk;
+    }
     MaybeReload(false);
     runs_.clear();
     batch_ = 0;
     Gather();
     if (!DropCorruptRing()) return kExitFailure;
     if (batch_ == 0) {
+      if (!pipeline_.Empty()) {  // the workers wait for it
+        FinishOldest();
+        continue;
+      }
       bell_.SpinThenSleepUnless([this]() { return AnyReady(); }, idle_spin_, kIdleWaitNs);
       if (getppid() != supervisor_) return kExitPeerGone;
       continue;
     }
-    WaitForMoreLeaves();
-    EvaluateBatch();
+    // With a batch in flight this one starts at once, overlapping it.
+    if (pipeline_.Empty()) WaitForMoreLeaves();
+    StartBatch();
+    // Depth 1: finished before the next gather (the old loop); depth 2: batch
+    // N is waited for once N + 1 is started.
+    if (pipeline_.Full(*net_)) FinishOldest();
   }
 }
 
@@ -310,28 +287,35 @@ void RingServer::WaitForMoreLeaves() {
   }
 }
 
-// Evaluate in place: the network reads the features where the workers wrote
-// them and writes policy and value into the same slots; then each ring's
-// completion is published.
-void RingServer::EvaluateBatch() {
-  chunks_.clear();
-  for (const auto& run : runs_) {
-    // Bounds were checked when the segment was validated; a run never wraps.
-    ZF_CHECK(run.count > 0 && run.count <= max_batch_);
-    chunks_.push_back(eval::LeafChunk{run.features, run.policy, run.value, static_cast<int>(run.count)});
-  }
+// Starts the gathered batch in place: the network reads the features where
+// the workers wrote them and writes policy and value into the same slots,
+// which stay the evaluator's until FinishOldest completes the batch.
+void RingServer::StartBatch() {
+  // Bounds were checked when the segment was validated; a run never wraps.
+  for (const auto& run : runs_) ZF_CHECK(run.count > 0 && run.count <= max_batch_);
   const uint64_t t0 = MonotonicNs();
-  const uint32_t version = net_->ModelVersion();
   // The first batch of a model may take long (LibTorch's lazy set-up, cuDNN).
-  if (nonfinite_.NewModel(version)) me_.Beat(t0, config_.BusyAllowanceNs());
-  net_->Evaluate(chunks_.data(), static_cast<int>(chunks_.size()));
-  nonfinite_.Check(runs_, map_.params().actions, version, batch_);
-  for (const auto& run : runs_)
-    for (uint32_t i = 0; i < run.count; ++i) run.model_version[i] = version;
-  for (auto& ring : rings_) ring.CompleteAllTaken();
-  const uint64_t compute_ns = MonotonicNs() - t0;
-  policy_.ObserveBatch(batch_, compute_ns);
-  shm::RecordBatch(block_, batch_, compute_ns);
+  if (nonfinite_.NewModel(net_->ModelVersion())) me_.Beat(t0, config_.BusyAllowanceNs());
+  pipeline_.Start(*net_, runs_, batch_, rings_, t0);
+}
+
+// Waits for the oldest batch, checks its outputs and publishes each ring's
+// completion. Its busy time runs from its start, or from the previous
+// batch's finish if later (batches in flight overlap).
+void RingServer::FinishOldest() {
+  const BatchPipeline::Batch& b = pipeline_.WaitOldest(*net_);
+  nonfinite_.Check(b.runs, map_.params().actions, b.version, b.leaves);
+  const uint64_t leaves = b.leaves, start_ns = b.start_ns;
+  pipeline_.CompleteOldest(rings_);
+  const uint64_t now = MonotonicNs();
+  const uint64_t busy_ns = now - std::max(start_ns, last_finish_ns_);
+  last_finish_ns_ = now;
+  policy_.ObserveBatch(leaves, busy_ns);
+  shm::RecordBatch(block_, leaves, busy_ns);
+}
+
+void RingServer::Drain() {
+  while (!pipeline_.Empty()) FinishOldest();
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu) {
   options.bf16 = precision == "bf16" || (precision == "auto" && !on_gpu && eval::AutoPrefersBf16());
   options.fp16 = precision == "fp16";
   options.cuda_graph = on_gpu && config.gpu_graphs;
+  options.depth = config.eval_depth;
   options.value_discount = config.search.value_discount;
   options.probe_batch = config.max_batch;
   return options;

@@ -246,6 +246,10 @@ std::vector<OptionSpec> BuildTable() {
               "GPU evaluators run the network as CUDA graphs captured per batch size (a power of two, 16 to "
               "4096; larger batches eagerly); CPU evaluators ignore it",
               "1", kRun | kLoop | kBench, gpu_graphs),
+      ZF_NUM("eval-depth", "eval_depth", kFarm,
+             "Batches each evaluator keeps in flight: 1 waits for each; 2 starts the next while a GPU runs "
+             "this one (a stream each; on the CPU no overlap)",
+             1, 4, kRun | kLoop | kBench, eval_depth),
       ZF_FLAG("random-evaluator", "random_evaluator", kFarm,
               "Evaluators answer every leaf at once without a network (outputs hashed from the position; "
               "no model, no GPU): the search's own speed (zerofarm bench part search); not for training",

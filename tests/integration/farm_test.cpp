@@ -26,7 +26,10 @@ using namespace zerofarm::testing;
 TEST_CASE("a farm of 2 workers and a CPU evaluator writes 50 games exactly once", "[multiprocess][farm]") {
   ScratchDir dir("zf-farm");
   const std::string out = dir / "run";
-  Spawned farm(FarmArgs(out, {"--games", "50", "--shard-positions", "300", "--simulations", "24"}),
+  const std::string depth = GENERATE("1", "2");  // batches in flight (--eval-depth)
+  INFO("--eval-depth " << depth);
+  Spawned farm(FarmArgs(out, {"--games", "50", "--shard-positions", "300", "--simulations", "24",
+                              "--eval-depth", depth}),
                dir / "farm");
   // Roles are visible to ps while it runs.
   std::multiset<std::string> names;
@@ -67,6 +70,7 @@ TEST_CASE("a farm of 2 workers and a CPU evaluator writes 50 games exactly once"
   CHECK(names.count("zf-writer") == 1);
   const std::string summary = farm.Stdout();
   CHECK_THAT(summary, Catch::Contains("50 games finished, 50 written"));
+  if (depth == "2" && eval::TorchBuilt()) CHECK_THAT(farm.Stderr(), Catch::Contains(", depth 2"));
 
   const ShardCheck check = CheckShards(HostDir(out));
   CHECK(check.games == 50);

@@ -26,12 +26,15 @@ namespace {
 
 // A farm with `gpus` GPU evaluators (0: one on the CPU) hot-reloads version 7,
 // refuses a broken file and a NaN model once each, loads a half-copied
-// file once it is complete, and refuses a file that crashes libhdf5.
-void CheckHotReload(const std::string& gpus) {
+// file once it is complete, and refuses a file that crashes libhdf5. With
+// `depth` batches in flight (--eval-depth).
+void CheckHotReload(const std::string& gpus, const std::string& depth) {
   ScratchDir dir("zf-reload");
   const std::string out = dir / "run";
   std::vector<std::string> args = FarmArgs(out, {"--shard-positions", "100000"});
   *(std::find(args.begin(), args.end(), "--gpus") + 1) = gpus;
+  args.insert(args.end(), {"--eval-depth", depth});
+  INFO("--eval-depth " << depth);
   Spawned farm(args, dir / "farm");
   REQUIRE(WaitForLog(farm, "serving workers", 60));
   std::this_thread::sleep_for(std::chrono::seconds(2));  // some games with the random net (version 0)
@@ -122,14 +125,14 @@ void CheckHotReload(const std::string& gpus) {
 TEST_CASE("new weights are hot-reloaded between batches and broken files are refused without sticking",
           "[multiprocess][reload]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
-  CheckHotReload("0");
+  CheckHotReload("0", GENERATE("1", "2"));
 }
 
 TEST_CASE("hot reload on the GPU: the new net is pinned and used and broken files are refused",
           "[multiprocess][reload][gpu]") {
   if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
   if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
-  CheckHotReload("1");
+  CheckHotReload("1", GENERATE("1", "2"));
 }
 
 TEST_CASE("stage dir: each model is copied once per host and every evaluator loads the copy",

@@ -37,6 +37,12 @@ struct TorchOptions {
   // 1 and one of this many leaves (the farm's largest), on its own device and
   // precision (docs/models.md).
   int probe_batch = 1;
+  // Batches in flight (Evaluator::Depth, BatchTickets::kMaxDepth; issue 77).
+  // 1: each batch is answered by the time Start returns, as before. More: on
+  // a GPU each in-flight batch has its own stream, device input and graphs,
+  // so the next batch is copied and launched while this one runs; on the CPU
+  // its forward pass waits for Finish (no overlap: the same logic, testable).
+  int depth = 1;
 };
 
 // True when this binary links LibTorch.

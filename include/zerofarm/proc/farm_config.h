@@ -112,6 +112,10 @@ struct FarmConfig {
   // up to a power of two (eval::TorchOptions::cuda_graph). Off until measured
   // on a GPU; ignored by CPU evaluators.
   bool gpu_graphs = false;
+  // Batches each evaluator keeps in flight (eval::TorchOptions::depth;
+  // proc/batch_pipeline.h): 1 waits for each batch before gathering the next;
+  // 2 gathers and starts the next while a GPU runs this one. Unmeasured.
+  int eval_depth = 1;
   // The evaluators answer every leaf at once without a network: the random
   // evaluator (eval::MakeRandomEvaluator, outputs hashed from the features),
   // no model loaded, no GPU touched. The search's own bound (`zerofarm bench`

@@ -160,6 +160,59 @@ TEST_CASE("the CUDA evaluator's graphs answer as its eager passes, before and af
   CHECK(std::vector<float>(policy, policy + 7 * 16) != new_policy);
 }
 
+TEST_CASE("the CUDA evaluator at depth 2 answers as at depth 1, two batches in flight across a reload",
+          "[eval][gpu][pipeline]") {
+  if (!eval::CudaBuilt()) ZF_SKIP("this build's LibTorch has no CUDA");
+  if (eval::CudaDeviceCount() == 0) ZF_SKIP("no CUDA device");
+  auto g = game::MakeGame("connect4");
+  const eval::NetConfig c{"connect4", 3, 6, 7, 7, 2, 32, 32};
+  const auto first = eval::RandomWeights(c, 21);
+  auto second = eval::RandomWeights(c, 22);
+  second.version = 5;
+  constexpr int kBatch = 40, kBatches = 4;  // batches 0 and 1 by `first`, 2 and 3 by `second`
+  const size_t fb = g->Shape().FeatureBytes();
+  const MappedLeaves m(*g, kBatch * kBatches, 3, 2);
+  auto chunk = [&](int k) {
+    return eval::LeafChunk{m.features + k * kBatch * fb, m.policy + k * kBatch * 7, m.value + k * kBatch,
+                           kBatch};
+  };
+  eval::TorchOptions depth1;
+  depth1.cuda = true;
+  auto by_first = eval::MakeTorchEvaluator(first, depth1),
+       by_second = eval::MakeTorchEvaluator(second, depth1);
+  for (int k = 0; k < kBatches; ++k) {
+    const eval::LeafChunk ch = chunk(k);
+    (k < 2 ? by_first : by_second)->Evaluate(&ch, 1);
+  }
+  const std::vector<float> want_policy(m.policy, m.policy + kBatch * kBatches * 7);
+  const std::vector<float> want_value(m.value, m.value + kBatch * kBatches);
+  for (const bool graphs : {false, true}) {
+    INFO("graphs " << graphs);
+    eval::TorchOptions o = depth1;
+    o.depth = 2;
+    o.cuda_graph = graphs;
+    auto e = eval::MakeTorchEvaluator(first, o);
+    e->RegisterHostMemory(m.region, m.bytes);
+    std::memset(m.policy, 0, kBatch * kBatches * 8 * sizeof(float));
+    eval::LeafChunk chunks[kBatches];
+    for (int k = 0; k < kBatches; ++k) chunks[k] = chunk(k);
+    const uint64_t t0 = e->Start(&chunks[0], 1);
+    const uint64_t t1 = e->Start(&chunks[1], 1);
+    CHECK_THROWS_AS(e->Start(&chunks[2], 1), Error);
+    e->Finish(t0);
+    REQUIRE(e->UpdateWeights(second));  // batch 1 in flight keeps `first`
+    const uint64_t t2 = e->Start(&chunks[2], 1);
+    e->Finish(t1);
+    const uint64_t t3 = e->Start(&chunks[3], 1);
+    e->Finish(t2);
+    e->Finish(t3);
+    for (int i = 0; i < kBatch * kBatches * 7; ++i)
+      REQUIRE(m.policy[i] == Approx(want_policy[i]).margin(1e-4));
+    for (int i = 0; i < kBatch * kBatches; ++i) REQUIRE(m.value[i] == Approx(want_value[i]).margin(1e-4));
+    e->Start(&chunks[0], 1);  // destroyed with a batch in flight: waits for it, unpins after
+  }
+}
+
 namespace {
 // A fixed batch of n random Connect Four-shaped positions and targets.
 struct TrainData {

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "skip.h"
 #include "zerofarm/core/error.h"
@@ -44,6 +46,7 @@ std::vector<uint8_t> SomePositions(int n) {
   std::vector<uint8_t> f(n * g->Shape().FeatureBytes());
   std::vector<int> legal;
   for (int i = 0; i < n; ++i) {
+    if (s->IsTerminal()) s = g->NewInitialState();
     s->EncodeFeatures(f.data() + i * g->Shape().FeatureBytes());
     s->LegalActions(&legal);
     s->Apply(legal[(i * 3) % legal.size()]);
@@ -242,4 +245,99 @@ TEST_CASE("the random evaluator is deterministic per position", "[eval]") {
   auto b = Run(*r, features, 6, 5);
   CHECK(a.policy == b.policy);
   CHECK(a.value == b.value);
+}
+
+namespace {
+constexpr float kUnset = 12345.0f;  // an output slot not written yet
+
+// One batch of Pipelined's test: eight positions from `all` (batch k), laid
+// out in two chunks as Run lays them out, its outputs kUnset until written.
+struct InFlight {
+  InFlight(const std::vector<uint8_t>& all, int k, const eval::NetConfig& c) {
+    const size_t fb = static_cast<size_t>(c.planes) * c.height * c.width;
+    features.assign(all.begin() + k * 8 * fb, all.begin() + (k + 1) * 8 * fb);
+    out = Outputs{std::vector<float>(8 * c.actions, kUnset), std::vector<float>(8, kUnset)};
+    chunks[0] = {features.data(), out.policy.data(), out.value.data(), 3};
+    chunks[1] = {features.data() + 3 * fb, out.policy.data() + 3 * c.actions, out.value.data() + 3, 5};
+  }
+  bool Unset() const {
+    for (float v : out.value)
+      if (v != kUnset) return false;
+    return true;
+  }
+  std::vector<uint8_t> features;
+  Outputs out;
+  eval::LeafChunk chunks[2];
+};
+}  // namespace
+
+TEST_CASE(
+    "the CPU evaluator at depth 2: two batches in flight, each answered in its own slots by its Start's "
+    "weights",
+    "[eval][torch][pipeline]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  const auto config = SmallConnect4();
+  const auto first = eval::RandomWeights(config, 1);
+  auto second = eval::RandomWeights(config, 2);
+  second.version = 7;
+  auto poisoned = second;  // every output NaN
+  poisoned.version = 8;
+  for (auto& t : poisoned.tensors)
+    if (t.name == "stem.conv.weight") std::fill(t.data.begin(), t.data.end(), std::nanf(""));
+  const auto all = SomePositions(48);
+  auto by_first = eval::MakeTorchEvaluator(first, {});
+  auto by_second = eval::MakeTorchEvaluator(second, {});
+  // What a depth-1 evaluator of `weights` answers for batch k.
+  auto want = [&](eval::Evaluator& ref, int k) { return Run(ref, InFlight(all, k, config).features, 8, 3); };
+  std::vector<std::unique_ptr<InFlight>> b;
+  for (int k = 0; k < 6; ++k) b.push_back(std::make_unique<InFlight>(all, k, config));
+  auto same = [](const Outputs& got, const Outputs& wanted) {
+    return got.policy == wanted.policy && got.value == wanted.value;
+  };
+
+  eval::TorchOptions o;
+  o.depth = 2;
+  auto e = eval::MakeTorchEvaluator(first, o);
+  REQUIRE(e->Depth() == 2);
+  const uint64_t t0 = e->Start(b[0]->chunks, 2);
+  const uint64_t t1 = e->Start(b[1]->chunks, 2);
+  CHECK((b[0]->Unset() && b[1]->Unset()));  // the CPU answers at Finish
+  CHECK_THROWS_WITH(e->Start(b[2]->chunks, 2), Catch::Contains("in flight"));
+  CHECK_THROWS_WITH(e->Finish(t1), Catch::Contains("out of order"));
+  e->Finish(t0);
+  CHECK(same(b[0]->out, want(*by_first, 0)));
+  CHECK(b[1]->Unset());
+
+  // A reload between Start and Finish: the batches in flight keep the old weights.
+  const uint64_t t2 = e->Start(b[2]->chunks, 2);
+  REQUIRE(e->UpdateWeights(second));
+  CHECK(e->ModelVersion() == 7);
+  e->Finish(t1);
+  const uint64_t t3 = e->Start(b[3]->chunks, 2);
+  e->Finish(t2);
+  CHECK(same(b[1]->out, want(*by_first, 1)));
+  CHECK(same(b[2]->out, want(*by_first, 2)));
+  CHECK(b[3]->Unset());
+
+  // NaN in one of the two: weights that answer NaN loaded with batch 3 in flight.
+  REQUIRE(e->UpdateWeights(poisoned));
+  const uint64_t t4 = e->Start(b[4]->chunks, 2);
+  e->Finish(t3);
+  e->Finish(t4);
+  CHECK(same(b[3]->out, want(*by_second, 3)));
+  for (float v : b[4]->out.value) CHECK(std::isnan(v));
+
+  // Destroyed with a batch in flight: nothing is written after.
+  e->Start(b[5]->chunks, 2);
+  e.reset();
+  CHECK(b[5]->Unset());
+
+  // Depth 1 answers in Start; depths past BatchTickets::kMaxDepth are refused.
+  auto one = eval::MakeTorchEvaluator(first, {});
+  auto again = std::make_unique<InFlight>(all, 0, config);
+  const uint64_t t = one->Start(again->chunks, 2);
+  CHECK(same(again->out, want(*by_first, 0)));
+  one->Finish(t);
+  o.depth = eval::BatchTickets::kMaxDepth + 1;
+  CHECK_THROWS_AS(eval::MakeTorchEvaluator(first, o), ConfigError);
 }
