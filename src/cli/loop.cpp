@@ -85,7 +85,24 @@ void AddLoopOptions(cxxopts::Options& options) {
       "train-args",
       "More options for `zerofarm train`, as one string (e.g. \"--lr 0.01 --window "
       "100000\"; given here, it goes after a recipe's, whose stages then add theirs)",
+      cxxopts::value<std::string>()->default_value(""))(
+      "trainer-command",
+      "Your own trainer in place of `zerofarm train`, as one string of words (no shell), given the run "
+      "directory as its last argument, e.g. \"python3 examples/train_torch.py --steps 100\"; how a "
+      "TorchScript --weights closes the loop (docs/models.md)",
       cxxopts::value<std::string>()->default_value(""));
+}
+
+// --trainer-command against what only zerofarm's trainer does: one line each (exit 2).
+void CheckTrainerCommand(const learn::LoopConfig& loop, bool recipe) {
+  if (loop.trainer_command.empty()) return;
+  if (recipe)
+    throw ConfigError("--trainer-command: a recipe schedules zerofarm's own trainer; give one or the other");
+  if (!loop.train_args.empty())
+    throw ConfigError("--train-args go to zerofarm train; put your trainer's options in --trainer-command");
+  if (loop.final_mean > 0)
+    throw ConfigError(
+        "--final-mean averages zerofarm's own checkpoints; it does not go with --trainer-command");
 }
 
 // The loop's settings from its parsed options; ConfigError for a bad value.
@@ -123,6 +140,7 @@ learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
   }
   loop.run_args = learn::SplitWords(r["run-args"].as<std::string>());
   loop.train_args = learn::SplitWords(r["train-args"].as<std::string>());
+  loop.trainer_command = learn::SplitWords(r["trainer-command"].as<std::string>());
   loop.shipped_ratings = ShippedRatings();
   return loop;
 }
@@ -160,6 +178,7 @@ int LoopCommand(int argc_in, char** argv_in) {
   int code = 0;
   if (!ParseArgs(options, argc, with_recipe.data(), &r, &code)) return code;
   learn::LoopConfig loop = LoopConfigFrom(r);
+  CheckTrainerCommand(loop, !recipe.text.empty());
   // A run goes on with the recipe it was begun with: another is refused (exit 2) unless
   // --recipe-changed, and then recorded in RUN/eval/stages.csv.
   const std::optional<learn::Recipe> kept = KeptRecipe(loop.farm.out);
