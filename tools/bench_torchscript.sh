@@ -4,13 +4,15 @@
 # (tools/zf_weights_torch.py to-torchscript), farms of R rounds, interleaved
 # (each round runs both, the first format alternating), every farm's summary
 # line printed raw, then min/median/max positions/s and leaf evals/s and the
-# pt/h5 ratio of the medians. Run it alone on the machine; tee its output
-# into docs/results/ to keep it.
+# pt/h5 ratio of the medians. 32 games per worker, so that games finish
+# within a round (positions/s counts finished games; leaf evals/s is the
+# steadier figure). Run it alone on the machine; tee its output into
+# docs/results/ to keep it.
 #   tools/bench_torchscript.sh [RUNS] [SECONDS] [PRECISION] [-- MORE RUN OPTIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
-secs=${2:-60}
+secs=${2:-120}
 precision=${3:-fp32}
 shift $(($# < 3 ? $# : 3))
 [ "${1:-}" = "--" ] && shift
@@ -26,7 +28,7 @@ for r in $(seq "$runs"); do
   order="h5 pt"
   [ $((r % 2)) = 0 ] && order="pt h5"
   for format in $order; do
-    "$bin" run --game connect4 --simulations 100 --workers 2 --gpus 0 --precision "$precision" \
+    "$bin" run --game connect4 --simulations 100 --workers 2 --games-per-worker 32 --gpus 0 --precision "$precision" \
       --weights "$tmp/w.$format" --duration "$secs" --no-status --out "$tmp/run-$format-$r" "$@" \
       >"$tmp/out-$format-$r.txt" 2>"$tmp/err-$format-$r.txt" || true
     line=$(grep -m1 'positions/s' "$tmp/out-$format-$r.txt" || echo "no summary line: $(tail -1 "$tmp/err-$format-$r.txt")")

@@ -283,6 +283,17 @@ class TrainTorchLoopTest(unittest.TestCase):
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
             self.assertEqual(p.returncode, 0, p.stdout[-3000:])
             self.assertIn("the trainer command finished", p.stdout)
+            # One killed by the loop's SIGTERM (no handler, as a plain Python script) stopped cleanly.
+            sleeper = os.path.join(tmp, "sleeper.sh")
+            with open(sleeper, "w") as f:
+                f.write("#!/bin/sh\nexec sleep 600\n")
+            os.chmod(sleeper, 0o755)
+            p = subprocess.run(loop + ["--trainer-command", sleeper, "--hours", "0.003", "--out",
+                                       os.path.join(tmp, "run-sleep")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stdout[-3000:])
+            self.assertNotIn("did not stop cleanly", p.stdout)
+            self.assertNotIn("before it could catch SIGTERM", p.stdout)  # zerofarm train's warning, not this one's
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
