@@ -4,6 +4,9 @@
     zerofarm run --game connect4 --out runs/mine --duration 1800
     python3 examples/train_torch.py runs/mine
 
+or both as one command: zerofarm loop --game connect4 --out runs/mine
+--weights START.pt --trainer-command "python3 examples/train_torch.py".
+
 Every round it reads the run's newest shards (tools/zf_shards.py's
 ShardDataset), takes --steps SGD steps on them and writes the network as
 RUN/models/model-N.pt (TorchScript with its metadata, atomically: a temporary
@@ -14,6 +17,7 @@ in, (policy logits [B, actions], value [B] in [-1, 1]) out.
 
 import argparse
 import os
+import signal
 import sys
 import time
 
@@ -44,13 +48,17 @@ class Net(nn.Module):
         return self.policy(h), torch.tanh(self.value(h)).squeeze(1)
 
 
-def newest_model(models_dir):
-    """The highest N of models_dir/model-N.{h5,pt}, or 0."""
+def newest_version(run):
+    """The highest N of RUN/models/model-N.{h5,pt} and of the model versions in the run's shards
+    (a farm started from --weights runs that file's version), or 0: a new model must be newer."""
+    models_dir = os.path.join(run, "models")
     best = 0
     for name in os.listdir(models_dir) if os.path.isdir(models_dir) else []:
         stem, ext = os.path.splitext(name)
         if ext in (".h5", ".pt") and stem.startswith("model-") and stem[6:].isdigit():
             best = max(best, int(stem[6:]))
+    for path in zf_shards.iter_shards(run):
+        best = max(best, int(zf_shards.read_meta(path)["model_version_max"]))
     return best
 
 
@@ -93,6 +101,8 @@ def main():
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--min-positions", type=int, default=2000, help="positions to wait for before training")
     args = p.parse_args()
+    # SIGTERM (zerofarm loop --trainer-command stops it so) ends it cleanly: exit 0, no temporary file left.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     torch.set_num_threads(int(os.environ.get("ZF_TRAIN_THREADS", "1")))
     models_dir = os.path.join(args.run, "models")
     data = wait_for_shards(args.run, args.min_positions)
@@ -101,7 +111,7 @@ def main():
     made = 0
     while args.models == 0 or made < args.models:
         loss = train_round(net, opt, data, args.steps, args.batch)
-        version = newest_model(models_dir) + 1
+        version = newest_version(args.run) + 1
         path = os.path.join(models_dir, f"model-{version}.pt")
         zw.save_torchscript(net, path, data.game, version)
         made += 1

@@ -430,6 +430,40 @@ def save_torchscript(net, path, game, version, example=None, shape=None):
     return meta
 
 
+def save_aoti(net, path, game, version, max_batch=1024, device="cpu", shape=None):
+    """Writes `net` as an AOTInductor package (.pt2, docs/models.md) for
+    `device` ("cpu" or "cuda"), fp32, batches of 1 to `max_batch`, with
+    zerofarm.json at the archive's top. Needs PyTorch 2.5+ (and a zerofarm
+    built with LibTorch 2.x to run it); not run with Debian's 1.13."""
+    require_torch()
+    import json
+    import shutil
+    import tempfile
+    import zipfile
+    if not hasattr(getattr(torch, "_inductor", None), "aoti_compile_and_package"):
+        raise RuntimeError(f"a .pt2 package needs PyTorch 2.5+; this is {torch.__version__}")
+    shape = shape or zf_shards.GAME_SHAPES.get(game)
+    if shape is None:
+        raise ValueError(f"unknown game {game!r}")
+    meta = dict(game=game, version=int(version), **{k: int(shape[k]) for k in ("planes", "height", "width",
+                                                                             "actions")})
+    net = _unwrap(net).eval().float().to(device)
+    example = torch.zeros(2, shape["planes"], shape["height"], shape["width"], device=device)
+    batch = torch.export.Dim("batch", min=1, max=max_batch)
+    with torch.no_grad():
+        exported = torch.export.export(net, (example,), dynamic_shapes=({0: batch},))
+    tmp_dir = tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(path)))  # the package path must end in .pt2
+    try:
+        tmp = os.path.join(tmp_dir, "model.pt2")
+        torch._inductor.aoti_compile_and_package(exported, package_path=tmp)
+        with zipfile.ZipFile(tmp, "a") as z:  # stored, at the top, where LibTorch's loader does not look
+            z.writestr(MODEL_METADATA, json.dumps(meta))
+        os.replace(tmp, path)
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+    return meta
+
+
 # ---- CLI -----------------------------------------------------------------------
 
 def _torch_load(path):
@@ -523,6 +557,12 @@ def _cmd_to_torchscript(args):
     print(f"{args.out}: TorchScript of {describe(net.config, net.version)}")
 
 
+def _cmd_to_aoti(args):
+    net = load_zerofarm_weights(args.weights)
+    save_aoti(net.float(), args.out, net.config["game"], net.version, args.max_batch, args.device, net.config)
+    print(f"{args.out}: AOTInductor package ({args.device}) of {describe(net.config, net.version)}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description="Convert zerofarm weights files (HDF5) to and from PyTorch state_dicts.")
@@ -554,6 +594,12 @@ def main(argv=None):
     p.add_argument("weights", metavar="WEIGHTS.h5")
     p.add_argument("out", metavar="MODEL.pt")
     p.set_defaults(func=_cmd_to_torchscript)
+    p = sub.add_parser("to-aoti", help="weights file -> AOTInductor package (.pt2; PyTorch 2.5+, docs/models.md)")
+    p.add_argument("weights", metavar="WEIGHTS.h5")
+    p.add_argument("out", metavar="MODEL.pt2")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--max-batch", type=int, default=1024, help="the largest batch it takes (the farm's --max-batch)")
+    p.set_defaults(func=_cmd_to_aoti)
     args = parser.parse_args(argv)
     try:
         require_torch()

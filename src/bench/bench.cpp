@@ -258,6 +258,7 @@ double MeasureMachineBound(const BenchOptions& o, int batch, int run, Table& tab
                                    std::to_string(start_at),
                                    "--gpus",
                                    "0"};
+  if (!f.weights.empty()) argv.insert(argv.end(), {"--weights", f.weights});  // the net measured, .h5 or .pt
   std::vector<std::string> dirs;
   std::vector<std::thread> threads_of;
   std::vector<std::string> outs(static_cast<size_t>(evaluators)), errors(static_cast<size_t>(evaluators));
@@ -657,6 +658,7 @@ class Bench {
              .Add("precision", precision_)
              .Add("gpus", o_.farm.gpus)
              .Add("game", o_.farm.game)
+             .Add("weights", o_.farm.weights)
              .Add("blocks", o_.farm.blocks)
              .Add("filters", o_.farm.filters)
              .Add("simulations", o_.farm.search.simulations)
@@ -696,9 +698,11 @@ class Bench {
   }
 
   void PrintTable() const {
-    std::cout << "\nzerofarm bench: " << o_.farm.game << ", " << o_.farm.blocks << " blocks x "
-              << o_.farm.filters << " filters, " << o_.farm.search.simulations << " simulations, "
-              << precision_
+    const std::string net = o_.farm.weights.empty() ? std::to_string(o_.farm.blocks) + " blocks x " +
+                                                          std::to_string(o_.farm.filters) + " filters"
+                                                    : "weights " + o_.farm.weights;
+    std::cout << "\nzerofarm bench: " << o_.farm.game << ", " << net << ", " << o_.farm.search.simulations
+              << " simulations, " << precision_
               << (on_gpu_ ? " on " + std::to_string(o_.farm.gpus) + " GPU evaluator(s)"
                           : std::string(" on the CPU"))
               << "; " << CpuModel() << ", " << proc::CpusGranted() << " cores, load average now "

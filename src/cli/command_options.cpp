@@ -251,6 +251,11 @@ std::vector<CommandOption> LoopRows() {
                "More options for `zerofarm train`, as one string (e.g. \"--lr 0.01 --window 100000\"; given "
                "here, it goes after a recipe's, whose stages then add theirs)",
                kLoop, loop.train_args),
+      ZF_WORDS("trainer-command", "trainer",
+               "Your own trainer in place of `zerofarm train`, as one string of words (no shell), given the "
+               "run directory as its last argument, e.g. \"python3 examples/train_torch.py --steps 100\"; how "
+               "a TorchScript --weights closes the loop (docs/models.md)",
+               kLoop, loop.trainer_command),
   };
 }
 

@@ -52,6 +52,19 @@ void AddLoopOptions(cxxopts::Options& options) {
   AddCommandOptions(options, proc::kLoop);
 }
 
+// --trainer-command against what only zerofarm's trainer does: one line each (exit 2).
+void CheckTrainerCommand(const learn::LoopConfig& loop, bool recipe) {
+  if (loop.trainer_command.empty()) return;
+  if (recipe)
+    throw ConfigError("--trainer-command: a recipe schedules zerofarm's own trainer; give one or the other");
+  if (!loop.train_args.empty())
+    throw ConfigError("--train-args go to zerofarm train; put your trainer's options in --trainer-command");
+  if (loop.final_mean > 0)
+    throw ConfigError(
+        "--final-mean averages zerofarm's own checkpoints; it does not go with --trainer-command");
+}
+
+// The loop's settings from its parsed options; ConfigError for a bad value.
 learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r) {
   learn::LoopConfig loop = ReadCommandOptions(r, proc::kLoop).loop;  // each in its range
   loop.farm = ReadTableOptions(r, proc::kLoop);
@@ -106,6 +119,7 @@ int LoopCommand(int argc_in, char** argv_in) {
   int code = 0;
   if (!ParseArgs(options, argc, with_recipe.data(), &r, &code)) return code;
   learn::LoopConfig loop = LoopConfigFrom(r);
+  CheckTrainerCommand(loop, !recipe.text.empty());
   // A run goes on with the recipe it was begun with: another is refused (exit 2) unless
   // --recipe-changed, and then recorded in RUN/eval/stages.csv.
   const std::optional<learn::Recipe> kept = KeptRecipe(loop.farm.out);

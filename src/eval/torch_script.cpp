@@ -1,9 +1,25 @@
-// A TorchScript model as the evaluators' forward pass (docs/models.md). With
-// torch_evaluator.cpp and torch_train.cpp, the only translation units that
-// include LibTorch.
+// A TorchScript model, or an AOTInductor package (.pt2, LibTorch 2.x only), as
+// the evaluators' forward pass (docs/models.md). With torch_evaluator.cpp and
+// torch_train.cpp, the only translation units that include LibTorch.
 #include <torch/script.h>
+#include <torch/version.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
+
+// The AOTInductor package loader: LibTorch 2.x (2.5+) only. Not compiled with
+// Debian's LibTorch 1.13, where io::ReadWeights refuses a .pt2 first.
+#if TORCH_VERSION_MAJOR >= 2 && __has_include(<torch/csrc/inductor/aoti_package/model_package_loader.h>)
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#define ZF_AOTI_HERE 1
+#else
+#define ZF_AOTI_HERE 0
+#endif
+#if ZF_AOTI_HERE != ZF_AOTI_BUILT
+#error "src/CMakeLists.txt's ZF_AOTI_BUILT disagrees with this LibTorch's headers"
+#endif
 
 #include "torch_net.h"
 #include "zerofarm/core/error.h"
@@ -34,6 +50,9 @@ std::string ShapeOf(const torch::Tensor& t) {
 
 struct ScriptedNet::Impl {
   torch::jit::Module module;
+#if ZF_AOTI_HERE
+  std::unique_ptr<torch::inductor::AOTIModelPackageLoader> package;  // a .pt2, instead of module
+#endif
   NetConfig config;
   std::string source;
   torch::Device device = torch::kCPU;
@@ -41,12 +60,20 @@ struct ScriptedNet::Impl {
   uint64_t failures = 0;
 
   [[noreturn]] void Refuse(const std::string& what) const { throw ConfigError(source + ": " + what); }
+  // An AOTInductor package (weights.package) into `package`; see below.
+  void LoadPackage(const WeightSet& weights);
 
-  // forward on x, its outputs checked against the contract; ConfigError naming what breaks it.
-  std::pair<torch::Tensor, torch::Tensor> Checked(const torch::Tensor& x) {
-    const int64_t n = x.size(0);
-    torch::IValue out = module.forward({x});
+  // The model's outputs on x. A package runs as it was compiled: fp32 input.
+  std::vector<torch::IValue> Outputs(const torch::Tensor& x) {
     std::vector<torch::IValue> parts;
+#if ZF_AOTI_HERE
+    if (package) {
+      std::vector<torch::Tensor> inputs = {x.to(torch::kFloat)};
+      for (auto& t : package->run(inputs)) parts.emplace_back(std::move(t));
+      return parts;
+    }
+#endif
+    torch::IValue out = module.forward({x});
     if (out.isTuple()) {
       for (const auto& e : out.toTupleRef().elements()) parts.push_back(e);
     } else if (out.isList()) {
@@ -55,6 +82,13 @@ struct ScriptedNet::Impl {
       Refuse("forward must return (policy, value), a tuple or list of two tensors; it returned " +
              out.tagKind());
     }
+    return parts;
+  }
+
+  // forward on x, its outputs checked against the contract; ConfigError naming what breaks it.
+  std::pair<torch::Tensor, torch::Tensor> Checked(const torch::Tensor& x) {
+    const int64_t n = x.size(0);
+    const std::vector<torch::IValue> parts = Outputs(x);
     if (parts.size() != 2)
       Refuse("forward must return two tensors (policy, value); it returned " + std::to_string(parts.size()));
     for (const auto& p : parts)
@@ -98,6 +132,43 @@ struct ScriptedNet::Impl {
   }
 };
 
+// The bytes io::ReadWeights checked, written to a private temporary file (the
+// loader takes a path), loaded, and the file removed. Its device
+// (AOTI_DEVICE_KEY) must be the evaluator's. Not compiled here (LibTorch 1.13).
+void ScriptedNet::Impl::LoadPackage(const WeightSet& weights) {
+  Impl& m = *this;
+#if ZF_AOTI_HERE
+  const char* tmp = std::getenv("TMPDIR");
+  std::string name = std::string(tmp && *tmp ? tmp : "/tmp") + "/zf-model-XXXXXX.pt2";
+  const int fd = ::mkstemps(&name[0], 4);  // mode 0600, a new file
+  if (fd < 0) m.Refuse("cannot write a temporary copy for LibTorch's package loader: " + name);
+  bool written = true;
+  for (size_t at = 0; written && at < weights.script.size();) {
+    const ssize_t n = ::write(fd, weights.script.data() + at, weights.script.size() - at);
+    written = n > 0;
+    if (written) at += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  try {
+    if (!written) throw std::runtime_error("cannot write a temporary copy to " + name);
+    m.package = std::make_unique<torch::inductor::AOTIModelPackageLoader>(name);
+    ::unlink(name.c_str());
+  } catch (const std::exception& e) {
+    ::unlink(name.c_str());
+    m.Refuse("LibTorch cannot load it as an AOTInductor package: " + Gist(e.what()));
+  }
+  const std::string key = m.package->get_metadata()["AOTI_DEVICE_KEY"];
+  if ((key == "cuda") != m.device.is_cuda())
+    m.Refuse("it was compiled for " + (key.empty() ? std::string("no device") : key) +
+             "; this evaluator runs on " +
+             (m.device.is_cuda() ? "a GPU (--gpus >= 1 takes a package compiled for cuda)"
+                                 : "the CPU (--gpus 0 takes a package compiled for cpu)"));
+#else
+  (void)weights;
+  m.Refuse("a .pt2 (AOTInductor) package needs a zerofarm built with LibTorch 2.x");
+#endif
+}
+
 ScriptedNet::ScriptedNet(const WeightSet& weights, torch::Device device, torch::ScalarType dtype,
                          int64_t probe_rows)
     : impl_(std::make_unique<Impl>()) {
@@ -106,13 +177,17 @@ ScriptedNet::ScriptedNet(const WeightSet& weights, torch::Device device, torch::
   m.source = weights.source.empty() ? "the TorchScript model" : weights.source;
   m.device = device;
   m.dtype = dtype;
-  std::istringstream in(weights.script);
-  try {
-    m.module = torch::jit::load(in, device);
-    m.module.eval();
-    m.module.to(dtype);
-  } catch (const std::exception& e) {
-    m.Refuse("LibTorch cannot load it as TorchScript: " + Gist(e.what()));
+  if (weights.package) {
+    m.LoadPackage(weights);
+  } else {
+    std::istringstream in(weights.script);
+    try {
+      m.module = torch::jit::load(in, device);
+      m.module.eval();
+      m.module.to(dtype);
+    } catch (const std::exception& e) {
+      m.Refuse("LibTorch cannot load it as TorchScript: " + Gist(e.what()));
+    }
   }
   c10::InferenceMode guard;
   m.Probe(1);

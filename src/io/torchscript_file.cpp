@@ -298,17 +298,28 @@ eval::WeightSet ReadTorchScriptFile(const std::string& path) {
   w.script = ReadBoundedFile(path);
   uint64_t inflated = 0;
   const std::vector<ZipEntry> entries = ListEntries(w.script, path, &inflated);
+  // An AOTInductor package (.pt2) keeps its model under data/aotinductor/ and
+  // zerofarm.json at its top, where LibTorch's loader does not look.
+  w.package = IsPt2Path(path);
   const ZipEntry* metadata = nullptr;
   bool has_data = false;
   for (const ZipEntry& e : entries) {
-    has_data |= EndsWith(e.name, "/data.pkl");
-    if (EndsWith(e.name, std::string("/extra/") + kModelMetadataFile)) metadata = &e;
+    has_data |= w.package ? e.name.rfind("data/aotinductor/", 0) == 0 : EndsWith(e.name, "/data.pkl");
+    if (w.package ? e.name == kModelMetadataFile
+                  : EndsWith(e.name, std::string("/extra/") + kModelMetadataFile))
+      metadata = &e;
   }
   if (metadata && metadata->size == 0) {  // torch.jit.save stores extra files, uncompressed
-    throw ConfigError(path + ": its " + kModelMetadataFile +
-                      " is compressed or empty; save it with torch.jit.save");
+    throw ConfigError(path + ": its " + kModelMetadataFile + " is compressed or empty; save it with " +
+                      (w.package ? "tools/zf_weights_torch.py" : "torch.jit.save"));
   }
+  if (!has_data && w.package)
+    throw ConfigError(path + ": a zip archive, but not an AOTInductor package (no data/aotinductor/)");
   if (!has_data) throw ConfigError(path + ": a zip archive, but not a TorchScript model (no data.pkl)");
+  if (!metadata && w.package)
+    throw ConfigError(
+        path + ": no " + kModelMetadataFile +
+        " at its top (the model's metadata, docs/models.md; tools/zf_weights_torch.py to-aoti adds it)");
   if (!metadata)
     throw ConfigError(path + ": no extra file " + kModelMetadataFile +
                       " (the model's metadata, docs/models.md; a torch.save state_dict of the built-in net "

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "fs_internal.h"
+#include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/h5.h"
 #include "zerofarm/io/h5_check.h"
 #include "zerofarm/io/torchscript_file.h"
@@ -192,10 +193,12 @@ void WriteWeights(const std::string& path, const eval::WeightSet& weights) {
 eval::WeightSet ReadWeights(const std::string& path) {
   internal::RequireExists(path);
   if (IsTorchScriptPath(path)) return ReadTorchScriptFile(path);
-  if (IsPt2Path(path))
-    throw ConfigError(path +
-                      ": a .pt2 (AOTInductor) package needs a zerofarm built with LibTorch 2.x; "
-                      "this one reads TorchScript (.pt, torch.jit.save)");
+  if (IsPt2Path(path) && !eval::AotiBuilt())
+    throw ConfigError(
+        path + ": a .pt2 (AOTInductor) package needs a zerofarm built with LibTorch 2.x (2.5+); " +
+        "this one has LibTorch " + (eval::TorchVersionBuilt().empty() ? "none" : eval::TorchVersionBuilt()) +
+        " and reads TorchScript (.pt, torch.jit.save)");
+  if (IsPt2Path(path)) return ReadTorchScriptFile(path);
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))  // a FIFO or a device: never read
     throw ConfigError(path + ": not a regular file");

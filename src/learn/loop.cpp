@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -50,6 +51,9 @@ double ReadSeconds(const std::string& path) {
   return (in >> s) ? s : 0.0;
 }
 
+// The label of a trainer command's child (LoopConfig::trainer_command) in the log.
+constexpr const char* kTrainerCommand = "trainer command";
+
 // The loop's exit code for a child that stopped: its own when it says bad
 // input (2) or a full disk (4), as `zerofarm run` would; else 1 (issue 21).
 int ChildFailureCode(int status) {
@@ -65,8 +69,11 @@ int ChildFailureCode(int status) {
 // (on a short piece of a loaded machine, while LibTorch was still being loaded):
 // it had written no checkpoint and no game, so it stopped as cleanly as one that
 // exits 0 (before 2026-12-01 this failed the loop).
+// A trainer command of the user's (LoopConfig::trainer_command) killed by
+// SIGTERM is its ordinary end: a Python script's default action.
 void CheckStopped(const char* what, int status, int* code) {
   if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == kExitOk)) return;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM && std::string(what) == kTrainerCommand) return;
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) {
     ZF_LOG(WARN) << "loop: the " << what
                  << " was stopped before it could catch SIGTERM, before writing a checkpoint or a game";
@@ -116,6 +123,26 @@ std::vector<std::string> TrainerArgv(const LoopConfig& c, const std::string& exe
   for (std::string w; words >> w;) argv.push_back(w);
   argv.insert(argv.end(), c.train_args.begin(), c.train_args.end());
   if (stage) argv.insert(argv.end(), stage->train_args.begin(), stage->train_args.end());
+  return argv;
+}
+
+// The program of a trainer command: itself when it names a path, else the
+// first executable of that name on PATH; ConfigError when there is none.
+std::string ProgramOnPath(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate)) return candidate;
+  }
+  throw ConfigError("--trainer-command: " + program + " is not an executable on PATH");
+}
+
+// The user's trainer's command line: its words and the run directory last.
+std::vector<std::string> TrainerCommandArgv(const LoopConfig& c) {
+  std::vector<std::string> argv = c.trainer_command;
+  argv.push_back(c.farm.out);
   return argv;
 }
 
@@ -354,7 +381,11 @@ void Evaluation::Measure() {
     return;
   }
   last_evaluated_ = static_cast<uint32_t>(best);
-  MeasureModel(model, "model", Rows{curve_, "", ""});
+  try {
+    MeasureModel(model, "model", Rows{curve_, "", ""});
+  } catch (const ConfigError& e) {  // a model the farm refuses too (its probe): the loop goes on
+    ZF_LOG(WARN) << "loop: " << model << " not measured: " << e.what();
+  }
 }
 
 void Evaluation::MeasureMean(const std::string& path, size_t count, int64_t first) {
@@ -437,13 +468,18 @@ void Evaluation::PrintCurve(const std::vector<mcts::SearchConfig>& searches) {
 // trainer would go on with the models' net and the farm would load it, but the
 // run's records (farm-config.txt, each shard's config.txt) would name the other.
 // A TorchScript model (--weights or the run's newest) is refused: the loop's
-// trainer trains zerofarm's own net only.
+// trainer trains zerofarm's own net only. A trainer command of the user's
+// trains whatever net it likes: nothing to check.
 void CheckRunNet(const LoopConfig& c) {
+  if (!c.trainer_command.empty()) {
+    ProgramOnPath(c.trainer_command[0]);  // a typo fails now, before any child starts
+    return;
+  }
   for (const std::string& m : {c.farm.weights, io::RunDir(c.farm.out).NewestModel().second})
-    if (io::IsTorchScriptPath(m))
+    if (io::IsTorchScriptPath(m) || io::IsPt2Path(m))
       throw ConfigError(m +
-                        ": zerofarm loop trains zerofarm's own net; train a TorchScript model in PyTorch "
-                        "beside zerofarm run (examples/train_torch.py, docs/models.md)");
+                        ": zerofarm's trainer trains its own net only; give --trainer-command \"python3 "
+                        "examples/train_torch.py\" or run your trainer beside zerofarm run (docs/models.md)");
   const auto [newest, model] = io::RunDir(c.farm.out).NewestModel();
   if (model.empty()) return;
   const auto game = game::MakeGame(c.farm.game);
@@ -491,7 +527,12 @@ Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::Child
     int status = 0;
     for (proc::ChildProcess* child : {&farm, &trainer})
       if (child->TryReap(&status)) {
-        ZF_LOG(ERROR) << "the " << (child == &farm ? "farm" : "trainer")
+        if (child == &trainer && !c.trainer_command.empty() && WIFEXITED(status) &&
+            WEXITSTATUS(status) == kExitOk) {
+          ZF_LOG(INFO) << "loop: the trainer command finished (exit 0): the loop ends";
+          return Watched::kStopped;
+        }
+        ZF_LOG(ERROR) << "the " << (child == &farm ? "farm" : trainer.role())
                       << " stopped: " << proc::DescribeWaitStatus(status);
         *code = ChildFailureCode(status);
         return Watched::kChildFailed;
@@ -547,10 +588,14 @@ Watched RunPiece(const LoopConfig& c, const LoopClock& clock, Evaluation& evalua
   const std::string exe = proc::SelfBinary(), farm_exe = proc::FarmBinary();
   const RecipeStage* stage = StageIn(c, started);
   proc::ChildProcess farm = proc::ChildProcess::Exec("farm", farm_exe, FarmArgv(c, farm_exe, stage), {});
-  proc::ChildProcess trainer = proc::ChildProcess::Exec("trainer", exe, TrainerArgv(c, exe, stage), {});
+  proc::ChildProcess trainer =
+      c.trainer_command.empty()
+          ? proc::ChildProcess::Exec("trainer", exe, TrainerArgv(c, exe, stage), {})
+          : proc::ChildProcess::Exec(kTrainerCommand, ProgramOnPath(c.trainer_command[0]),
+                                     TrainerCommandArgv(c), {});
   const Watched why = WatchChildren(c, farm, trainer, clock, evaluation, started, code);
   // The farm flushes its finished games and the trainer writes a checkpoint on SIGTERM.
-  if (trainer.running()) CheckStopped("trainer", trainer.Stop(60'000), code);
+  if (trainer.running()) CheckStopped(trainer.role().c_str(), trainer.Stop(60'000), code);
   if (farm.running()) CheckStopped("farm", farm.Stop(120'000), code);
   return why;
 }

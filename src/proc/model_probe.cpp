@@ -45,16 +45,19 @@ std::string LastLine(std::string text) {
 }  // namespace
 
 void ProbeModelBeforeStart(const FarmConfig& config) {
-  if (config.weights.empty() || !io::IsTorchScriptPath(config.weights)) return;
+  const bool package = io::IsPt2Path(config.weights);
+  if (config.weights.empty() || !(io::IsTorchScriptPath(config.weights) || package)) return;
   if (!eval::TorchBuilt())
     throw ConfigError("--weights " + config.weights + ": a TorchScript model needs a build with LibTorch");
+  // A package runs only on the device it was compiled for: on GPUs, each
+  // evaluator probes it there (its file was checked by the caller).
+  if (package && config.OnGpu()) return;
+  // The precision the evaluator resolves (TorchOptionsFor): --bf16 is bf16.
+  const std::string precision = config.OnGpu() ? "fp32" : config.bf16 ? "bf16" : config.precision;
   const std::string binary = NetworkBinary();
-  const std::vector<std::string> args = {"zf-probe",
-                                         kProbeModelCommand,
-                                         config.game,
-                                         config.weights,
-                                         config.OnGpu() ? "fp32" : config.precision,
-                                         std::to_string(config.max_batch)};
+  const std::vector<std::string> args = {"zf-probe",  kProbeModelCommand,
+                                         config.game, config.weights,
+                                         precision,   std::to_string(config.max_batch)};
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(ErrnoMessage("pipe", errno));
   const pid_t pid = ::fork();

@@ -4,7 +4,9 @@ and inspect shows, hot reload takes .pt and keeps the old model when a new one
 is refused, and examples/train_torch.py closes the loop. Needs $ZF_BINARY and
 torch."""
 
+import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -64,6 +66,19 @@ class TorchScriptFarmTest(unittest.TestCase):
             self.assertEqual(p.returncode, 2, (command, p.stdout, p.stderr))
             self.assertIn("examples/train_torch.py", p.stderr.strip().splitlines()[-1])
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "loop-run")))
+
+    def test_a_trainer_command_is_refused_beside_what_only_zerofarms_trainer_does(self):
+        loop = [zftest.binary(), "loop", "--game", "connect4", "--out", os.path.join(self.tmp, "loop-cmd"),
+                "--weights", self.model("good")]
+        for extra, says in ((["--trainer-command", "no-such-trainer-zf"], "no-such-trainer-zf is not an executable"),
+                            (["--trainer-command", "true", "--train-args", "--lr 0.1"], "--train-args go to"),
+                            (["--trainer-command", "true", "--final-mean", "2"], "--final-mean averages"),
+                            (["--trainer-command", "true", "--recipe", "connect4"], "a recipe schedules")):
+            p = subprocess.run(loop + extra, capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 2, (extra, p.stdout, p.stderr))
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, (extra, p.stderr))
+            self.assertIn(says, p.stderr, extra)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "loop-cmd", "shards")))
 
     def test_a_transformer_plays_a_farm_that_inspect_and_eval_see(self):
         out = os.path.join(self.tmp, "run-transformer")
@@ -130,6 +145,79 @@ class TorchScriptFarmTest(unittest.TestCase):
 
 
 @requires_torch
+class EveryCommandTest(unittest.TestCase):
+    """data/connect4-4x32.h5 as TorchScript (to-torchscript) in every command that runs a network:
+    the same numbers as the .h5 where both run fp32, every CPU precision, fp16 refused as for .h5."""
+
+    @classmethod
+    def setUpClass(cls):
+        if zftest.binary() is None:
+            raise unittest.SkipTest("ZF_BINARY is not set")
+        cls.tmp = tempfile.mkdtemp(prefix="zf_every_")
+        cls.h5 = os.path.join(zftest.REPO, "data", "connect4-4x32.h5")
+        cls.pt = os.path.join(cls.tmp, "c4.pt")
+        convert = os.path.join(zftest.TOOLS, "zf_weights_torch.py")
+        zftest.run([sys.executable, convert, "to-torchscript", cls.h5, cls.pt])
+        cls.go_pt = os.path.join(cls.tmp, "go.pt")  # gtp plays Go only: a small conv net for 9x9 Go
+        go = dict(planes=3, height=9, width=9, actions=82)
+        zf_test_models.zw.save_torchscript(zf_test_models.torch.jit.script(zf_test_models.TinyConv(*go.values())),
+                                           cls.go_pt, "go", 3, shape=go)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def zf(self, *args, stdin=None):
+        """zerofarm ARGS (stdin: its input): stdout and stderr, failing the test unless it exits 0."""
+        p = subprocess.run([zftest.binary(), *args], input=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, f"{args}: {p.stdout[-3000:]}")
+        return p.stdout
+
+    def test_eval_gives_the_h5s_move_error_and_plays_an_arena(self):
+        pons = os.path.join(zftest.REPO, "data", "reference", "connect4", "Test_L1_R1")
+        def move_error(weights):
+            out = self.zf("eval", "--weights", weights, "--pons", pons, "--limit", "40", "--simulations", "16",
+                          "--no-status", "--cache-dir", self.tmp)
+            m = json.loads([x for x in out.splitlines() if '"kind":"move_error"' in x][0])
+            return m["model_version"], m["network_alone"], m["mcts"], m["value_head"]
+        self.assertEqual(move_error(self.pt), move_error(self.h5))
+        arena = self.zf("eval", "--weights", self.pt, "--against", self.h5, "--games", "2", "--simulations", "8",
+                        "--no-status")
+        self.assertIn('"games":2', arena)
+
+    def test_selfplay_bench_tune_and_gtp_run_a_pt(self):
+        self.zf("selfplay", "--weights", self.pt, "--games", "2", "--simulations", "8", "--out",
+                os.path.join(self.tmp, "selfplay"))
+        shard = zf_shards.read_meta(os.path.join(self.tmp, "selfplay", "selfplay-000000.h5"))
+        self.assertEqual(int(shard["model_version_max"]), 1501)  # connect4-4x32.h5's version
+        bench = self.zf("bench", "--weights", self.pt, "--parts", "bound", "--runs", "1", "--bound-batches", "8")
+        self.assertIn('"bench":"bound"', bench)
+        self.assertIn("weights " + self.pt, bench)
+        tune = self.zf("tune", "--weights", self.pt, "--quick", "--seconds", "2", "--out", os.path.join(self.tmp, "tune"))
+        self.assertIn("TorchScript", tune)
+        gtp = self.zf("gtp", "--weights", self.go_pt, "--simulations", "4", stdin="boardsize 9\ngenmove b\nquit\n")
+        self.assertRegex(gtp, r"= ([a-hjA-HJ][1-9]|pass)")
+
+    def test_every_cpu_precision_runs_a_pt_and_fp16_is_refused_as_for_h5(self):
+        def farm_precision(precision, weights):
+            out = os.path.join(self.tmp, "run-" + precision + os.path.splitext(weights)[1])
+            log = self.zf("run", *SMALL_FARM, "--games", "2", "--precision", precision, "--weights", weights,
+                          "--out", out)
+            self.assertTrue(zf_shards.iter_shards(out), (precision, log[-2000:]))
+            return re.search(r"LibTorch CPU (\w+)", log).group(1)
+        self.assertEqual(farm_precision("fp32", self.pt), "fp32")
+        self.assertEqual(farm_precision("bf16", self.pt), "bf16")
+        self.assertEqual(farm_precision("auto", self.pt), farm_precision("auto", self.h5))  # one rule for both
+        for weights in (self.pt, self.h5):
+            p = subprocess.run([zftest.binary(), "run", *SMALL_FARM, "--games", "2", "--precision", "fp16",
+                                "--weights", weights, "--out", os.path.join(self.tmp, "run-fp16")],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("fp16 needs a GPU", p.stderr)
+
+
+@requires_torch
 class TrainTorchLoopTest(unittest.TestCase):
     """[slow] A farm and examples/train_torch.py together: the shards' model versions advance."""
 
@@ -163,6 +251,58 @@ class TrainTorchLoopTest(unittest.TestCase):
             self.assertGreaterEqual(seen, 2, log[-3000:])
             for p in zf_shards.iter_shards(out):
                 self.assertEqual(zf_shards.check_shard(p), [], p)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_loop_runs_the_farm_on_a_pt_beside_a_trainer_command(self):
+        if zftest.binary() is None:
+            raise unittest.SkipTest("ZF_BINARY is not set")
+        tmp = tempfile.mkdtemp(prefix="zf_loop_cmd_")
+        try:
+            zf_test_models.main(tmp, "connect4", ["good"], version=7)
+            loop = [zftest.binary(), "loop", *SMALL_FARM[:-1], "--shard-positions", "200", "--weights",
+                    os.path.join(tmp, "good.pt"), "--eval-every", "10", "--eval-positions", "20",
+                    "--eval-simulations", "8", "--eval-solver-simulations", "0"]
+            # The trainer: examples/train_torch.py for two models, then until the farm's shards show one of
+            # them, then exit 0, which ends the loop (no race with the loop's end).
+            trainer = os.path.join(tmp, "trainer.py")
+            with open(trainer, "w") as f:
+                f.write(f"""#!{sys.executable}
+import subprocess, sys, time
+sys.path.insert(0, {zftest.TOOLS!r})
+import zf_shards
+run = sys.argv[-1]
+subprocess.run([sys.executable, {os.path.join(zftest.REPO, "examples", "train_torch.py")!r}, run, "--models", "2",
+                "--steps", "20", "--batch", "64", "--min-positions", "300"], check=True)
+for _ in range(300):
+    if max([int(zf_shards.read_meta(p)["model_version_max"]) for p in zf_shards.iter_shards(run)] + [0]) > 7:
+        sys.exit(0)
+    time.sleep(1)
+sys.exit(3)
+""")
+            os.chmod(trainer, 0o755)
+            out = os.path.join(tmp, "run")
+            p = subprocess.run(loop + ["--trainer-command", trainer, "--hours", "0.15", "--out", out],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+            # The trainer command's exit 0 ends the loop, exit 0.
+            self.assertEqual(p.returncode, 0, p.stdout[-3000:])
+            self.assertIn("the trainer command finished", p.stdout)
+            # Numbered above the start's version 7 (train_torch.py reads it in the shards): the farm loads them.
+            models = os.listdir(os.path.join(out, "models"))
+            self.assertTrue(models and all(m.endswith(".pt") and int(m[6:-3]) > 7 for m in models), models)
+            with open(os.path.join(out, "eval", "curve.csv")) as f:
+                self.assertGreaterEqual(len(f.read().splitlines()), 2)  # a header and a measured .pt model
+            # One killed by the loop's SIGTERM (no handler, as a plain Python script) stopped cleanly.
+            sleeper = os.path.join(tmp, "sleeper.sh")
+            with open(sleeper, "w") as f:
+                f.write("#!/bin/sh\nexec sleep 600\n")
+            os.chmod(sleeper, 0o755)
+            p = subprocess.run(loop + ["--trainer-command", sleeper, "--hours", "0.003", "--out",
+                                       os.path.join(tmp, "run-sleep")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stdout[-3000:])
+            self.assertNotIn("did not stop cleanly", p.stdout)
+            self.assertNotIn("before it could catch SIGTERM", p.stdout)  # zerofarm train's warning, not this one's
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

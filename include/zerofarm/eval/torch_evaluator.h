@@ -54,6 +54,11 @@ inline constexpr const char* kTorchBinary = "zerofarm-torch";
 // True when this build's LibTorch has CUDA. A fact of the build, the same in
 // every binary: asking it initialises nothing (the supervisor may call it).
 bool CudaBuilt();
+// True when this build's LibTorch (2.x) loads AOTInductor packages (.pt2,
+// docs/models.md); a fact of the build, as CudaBuilt. Debian's 1.13: false.
+bool AotiBuilt();
+// The LibTorch version built against ("1.13.1"; "" without LibTorch).
+std::string TorchVersionBuilt();
 // CUDA devices this process sees. Initialises CUDA: call it only in an
 // evaluator or a test, never in the supervisor. 0 when !CudaBuilt().
 int CudaDeviceCount();

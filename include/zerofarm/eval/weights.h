@@ -91,7 +91,8 @@ struct WeightSet {
   // A TorchScript archive's bytes (a .pt model file, docs/models.md), read
   // and checked by io::ReadWeights: then config.scripted, and no tensors.
   std::string script;
-  std::string source;  // the file it was read from, for messages (may be empty)
+  bool package = false;  // script holds an AOTInductor package (.pt2), not TorchScript
+  std::string source;    // the file it was read from, for messages (may be empty)
 
   const NamedTensor* Find(const std::string& name) const {
     for (const auto& t : tensors)

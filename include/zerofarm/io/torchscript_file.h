@@ -21,7 +21,7 @@ inline constexpr const char* kModelMetadataFile = "zerofarm.json";
 inline constexpr uint64_t kMaxModelFileBytes = uint64_t{2} << 30;
 
 // True for a path naming a TorchScript model ("*.pt"); ".pt2" for an
-// AOTInductor package (refused: it needs LibTorch 2.x).
+// AOTInductor package (read where eval::AotiBuilt(): LibTorch 2.x).
 bool IsTorchScriptPath(const std::string& path);
 bool IsPt2Path(const std::string& path);
 
@@ -35,6 +35,9 @@ bool IsPt2Path(const std::string& path);
 //   "m.pt: entry m/data.pkl is compressed (method 8); torch.jit.save stores entries uncompressed"
 //   "m.pt: no extra file zerofarm.json (the model's metadata, docs/models.md)"
 //   "m.pt: zerofarm.json: \"planes\" must be a non-negative integer"
+// A "*.pt2" AOTInductor package is read the same way (package = true): its
+// model under data/aotinductor/, its metadata an entry zerofarm.json at the
+// archive's top (docs/models.md).
 eval::WeightSet ReadTorchScriptFile(const std::string& path);
 
 // The metadata of zerofarm.json's text `json` into `w` (config and version);

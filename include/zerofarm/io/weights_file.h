@@ -36,7 +36,8 @@ inline constexpr int kMaxWeightsActions = 65536;
 inline constexpr int kMaxWeightsScorePlies = 1024;
 
 // Reads a model file: a TorchScript archive ("*.pt") with
-// ReadTorchScriptFile (io/torchscript_file.h; "*.pt2" is refused), any other
+// ReadTorchScriptFile (io/torchscript_file.h; an AOTInductor "*.pt2" too where
+// eval::AotiBuilt(), else refused in one line), any other
 // name as a weights file. Tensors come back in the order they were written (by
 // name for files that do not track creation order). Integer datasets become
 // int_data, floating-point ones data (converted to float32). Throws a

@@ -26,6 +26,14 @@
 // and measures it as it measures the checkpoints, into RUN/eval/mean.csv. The
 // farm never loads it (it is not in the models directory); it is the run's
 // result, what `zerofarm eval --weights` and `play` take.
+//
+// A trainer of the user's (trainer_command, docs/models.md): the loop starts
+// that command in place of `zerofarm train`, the run directory appended as its
+// last argument, and stops it with SIGTERM as it stops its own. It is how a
+// TorchScript model (--weights X.pt) closes the loop: zerofarm's trainer trains
+// only its own net. The command ending with exit 0 ends the loop (exit 0); any
+// other end is a failed child's. Stages, the checkpoint mean and --train-args
+// belong to zerofarm's trainer and are refused beside it (cli/loop.cpp).
 #include <string>
 #include <vector>
 
@@ -48,6 +56,9 @@ struct LoopConfig {
   int eval_solver_simulations = 100;    // PUCT with the MCTS-solver too; 0 = off
   std::vector<std::string> run_args;    // more arguments for `zerofarm run`
   std::vector<std::string> train_args;  // more arguments for `zerofarm train`
+  // The user's trainer (see above): program and arguments; empty: `zerofarm train`.
+  // A program without a slash is looked up on PATH at start.
+  std::vector<std::string> trainer_command;
   std::vector<std::string> shipped_ratings;  // solver verdicts shipped with zerofarm (RatePositions' `known`)
   std::vector<RecipeStage> stages;           // a recipe's stages; empty: the options above throughout
   double cpu_hours = 0;     // stop once the run's CPU hours (all pieces) reach this; 0 = no bound

@@ -76,7 +76,8 @@ int RunModelProbe(int argc, const char* const* argv);
 // where the run's evaluators are on GPUs: they probe again on their device),
 // and waits; ConfigError with the child's one line when it refuses the model.
 // Before any child of the farm starts; nothing when config.weights is not a
-// TorchScript model.
+// TorchScript model (.pt) or an AOTInductor package (.pt2; on GPUs only
+// each evaluator probes it, on the device it was compiled for).
 void ProbeModelBeforeStart(const FarmConfig& config);
 // LibTorch settings of this run's evaluators.
 eval::TorchOptions TorchOptionsFor(const FarmConfig& config, bool on_gpu);

@@ -141,9 +141,38 @@ TEST_CASE("a TorchScript model that breaks the contract is refused in one line n
   CHECK(good.version == 7);
   CHECK_NOTHROW(eval::MakeTorchEvaluator(good, Fp32(1024)));
   CHECK_NOTHROW(eval::MakeTorchEvaluator(io::ReadWeights(models + "/transformer.pt"), Fp32(256)));
-  const auto pt2 = dir / "model.pt2";
-  RunCommand("cp " + models + "/good.pt " + pt2);
-  CHECK_THROWS_WITH(io::ReadWeights(pt2), Contains("needs a zerofarm built with LibTorch 2.x"));
+}
+
+TEST_CASE("a .pt2 package is refused in one line by a build without LibTorch 2.x, checked by one with it",
+          "[io][torch][torchscript]") {
+  if (!HaveTorchPython()) ZF_SKIP("/usr/bin/python3 with torch and h5py not found");
+  testing::ScratchDir dir("zf-pt2");
+  // A package's layout (its model under data/aotinductor/, zerofarm.json at its top), and a
+  // TorchScript archive misnamed .pt2.
+  const std::string pt2 = dir / "model.pt2", misnamed = dir / "misnamed.pt2";
+  const std::string make = R"(/usr/bin/python3 -c 'import json, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1], "w")
+z.writestr("data/aotinductor/model/m.so", b"x" * 64)
+z.writestr("zerofarm.json", json.dumps(dict(game="connect4", planes=3, height=6, width=7, actions=7, version=5)))
+z.close()' )";
+  REQUIRE(RunCommand(make + pt2) == 0);
+  REQUIRE(RunCommand("/usr/bin/python3 " + testing::SourceDir() + "/tests/python/zf_test_models.py " +
+                     std::string(dir / "") + " connect4 good && mv " + (dir / "good.pt") + " " + misnamed) ==
+          0);
+  if (!eval::AotiBuilt()) {
+    for (const std::string& path : {pt2, misnamed})
+      CHECK_THROWS_WITH(io::ReadWeights(path), Contains("needs a zerofarm built with LibTorch 2.x") &&
+                                                   Contains(path) && Contains(eval::TorchVersionBuilt()) &&
+                                                   !Contains("\n"));
+    return;
+  }
+  const eval::WeightSet w = io::ReadWeights(pt2);  // a LibTorch 2.x build: read as a package
+  CHECK(w.package);
+  CHECK(w.version == 5);
+  CHECK(w.config.game == "connect4");
+  CHECK_THROWS_WITH(io::ReadWeights(misnamed), Contains("not an AOTInductor package"));
+  CHECK_THROWS_WITH(eval::MakeTorchEvaluator(w, Fp32()),
+                    Contains("cannot load it as an AOTInductor package"));
 }
 
 TEST_CASE("a TorchScript model whose forward fails on real positions gives NaN outputs, not a crash",
