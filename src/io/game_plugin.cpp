@@ -91,8 +91,10 @@ std::string LoadGamePlugin(const std::string& path) {
   const std::string fd_path = "/proc/self/fd/" + std::to_string(file.fd);
   void* handle = ::dlopen(fd_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
-    const char* why = ::dlerror();
-    throw ConfigError(path + ": cannot load it: " + PrintableText(why ? why : "dlopen failed", 300));
+    const char* error = ::dlerror();
+    std::string why = error ? error : "dlopen failed";  // it names fd_path: say path instead
+    if (why.rfind(fd_path + ": ", 0) == 0) why.erase(0, fd_path.size() + 2);
+    throw ConfigError(path + ": cannot load it: " + PrintableText(why, 300));
   }
   const ZfGamePlugin& plugin = CheckedPlugin(handle, path);
   const std::string name = plugin.name;

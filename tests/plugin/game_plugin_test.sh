@@ -49,7 +49,7 @@ grep -Eq "total: [0-9]+ shard\(s\), (1[2-9]|[2-9][0-9]|[0-9]{3,}) games" "$tmp/i
 "$zf" export "$run" --format jsonl --game-plugin "$plugin" >"$tmp/games.jsonl" 2>/dev/null || fail "export"
 [ "$(grep -c '"game":"misere"' "$tmp/games.jsonl")" -ge 12 ] || fail "export wrote fewer than 12 misere games"
 "$zf" inspect "$run" >/dev/null 2>"$tmp/noplugin.err" && fail "inspect without the plugin read its shards"
-grep -q "unknown game 'misere'" "$tmp/noplugin.err" || { cat "$tmp/noplugin.err"; fail "inspect without the plugin"; }
+grep -q "unknown game 'misere'.*--game-plugin" "$tmp/noplugin.err" || { cat "$tmp/noplugin.err"; fail "inspect without the plugin"; }
 
 # refused FILE WHAT: `run` and `check-game` exit 2 with one line naming FILE and WHAT, start nothing.
 refused() {
