@@ -9,6 +9,9 @@
 // Players are 0 (moves first) and 1. Actions are integers in [0, ActionCount()).
 // Feature planes are uint8, laid out [plane][row][col] (row 0 = top of the board
 // as drawn by ToString), always from the point of view of the player to move.
+//
+// Game plugins (game/plugin.h) are built against these classes: a change to
+// them that alters their layout or virtual functions must raise ZF_GAME_PLUGIN_ABI.
 #include <cstdint>
 #include <functional>
 #include <memory>
