@@ -1,6 +1,6 @@
-// zerofarm check-game NAME: the game conformance suite (game/conformance.h
-// and the shard round trip of io/game_conformance.h) on a registered game,
-// as a test would run it; one line per failure.
+// zerofarm check-game NAME|FILE.so: the game conformance suite
+// (game/conformance.h and the shard round trip of io/game_conformance.h) on a
+// registered game or a game plugin's, as a test would run it; one line per failure.
 #include <stdlib.h>
 
 #include <cerrno>
@@ -15,6 +15,7 @@
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/game/conformance.h"
 #include "zerofarm/io/game_conformance.h"
+#include "zerofarm/io/game_plugin.h"
 #include "zerofarm/io/safe_files.h"
 
 namespace zerofarm::cli {
@@ -53,8 +54,9 @@ int CheckGameCommand(int argc, char** argv) {
       "zerofarm check-game",
       "Check that a game keeps the promises of the game interface "
       "(docs/adding-a-game.md): random games, symmetries, hashing, text, a shard round trip.");
-  options.positional_help("NAME");
-  options.add_options("check")("game", "A registered game (zerofarm run --help lists them)",
+  options.positional_help("NAME|FILE.so");
+  options.add_options("check")("game",
+                               "A registered game (zerofarm run --help lists them) or a game plugin file",
                                cxxopts::value<std::string>())("playouts", "Random games per check",
                                                               cxxopts::value<int>()->default_value("12"))(
       "seed", "Seed of the random games", cxxopts::value<uint64_t>()->default_value("1"))(
@@ -70,12 +72,17 @@ int CheckGameCommand(int argc, char** argv) {
   opt.playouts = r["playouts"].as<int>();
   opt.seed = r["seed"].as<uint64_t>();
   if (opt.playouts < 1 || opt.playouts > 100000) throw ConfigError("--playouts must be in 1..100000");
+  std::vector<std::string> names;
+  if (r.count("game")) {
+    std::string name = r["game"].as<std::string>();
+    if (io::IsGamePluginPath(name)) name = io::LoadGamePlugin(name);
+    names.push_back(name);
+  }
   if (r.count("symmetry-samples"))
-    return SymmetrySamples(
-        r["symmetry-samples"].as<std::string>(),
-        r.count("game") ? std::vector<std::string>{r["game"].as<std::string>()} : game::GameNames(), opt);
-  if (!r.count("game")) throw ConfigError("give the game's NAME");
-  const auto game = game::MakeGame(r["game"].as<std::string>());
+    return SymmetrySamples(r["symmetry-samples"].as<std::string>(), names.empty() ? game::GameNames() : names,
+                           opt);
+  if (names.empty()) throw ConfigError("give the game's NAME or its plugin FILE.so");
+  const auto game = game::MakeGame(names[0]);
   game::ConformanceFailures failures = game::CheckConformance(*game, opt);
   for (auto& f : ShardRoundTrip(*game, opt)) failures.push_back(f);
   for (const auto& f : failures) std::cout << game->Name() << ": " << f.check << ": " << f.message << "\n";

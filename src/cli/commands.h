@@ -152,6 +152,11 @@ proc::FarmConfig ReadTableOptions(const cxxopts::ParseResult& r, proc::OptionCom
 // FarmConfig::Validate, which checks them all).
 void CheckTableOptions(const proc::FarmConfig& c, proc::OptionCommand command);
 
+// --game-plugin FILE for a command outside the option table (inspect,
+// export), and its loading (io/game_plugin.h) once argv is parsed.
+void AddGamePluginOption(cxxopts::Options& options);
+void LoadGamePluginOption(const cxxopts::ParseResult& r);
+
 // Parses argv; on --help prints the help and returns false with *exit_code 0.
 // Bad options and stray arguments throw ConfigError.
 bool ParseArgs(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult* result,

@@ -102,11 +102,13 @@ int ExportCommand(int argc, char** argv) {
       "out", "sgf: a directory (made if missing); jsonl: a file; empty: stdout",
       cxxopts::value<std::string>()->default_value(""))("limit", "At most N games (0 = all)",
                                                         cxxopts::value<int>()->default_value("0"));
+  AddGamePluginOption(options);  // a plugin game's shards
   options.parse_positional({"path"});
   options.positional_help("RUN");
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
+  LoadGamePluginOption(r);
   if (!r.count("path")) throw ConfigError("give a run directory or shard: zerofarm export RUN --format sgf");
   const std::string format = r["format"].as<std::string>();
   if (format != "sgf" && format != "jsonl")

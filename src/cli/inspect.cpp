@@ -179,11 +179,13 @@ int InspectCommand(int argc, char** argv) {
       "ply", "Which position of --game-id to draw (plies played)", cxxopts::value<int>()->default_value("0"))(
       "games", "List at most this many games per shard, each with its moves and final board",
       cxxopts::value<int>()->default_value("10"));
+  AddGamePluginOption(options);  // a plugin game's shards
   options.parse_positional({"path"});
   options.positional_help("FILE|DIR");
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
+  LoadGamePluginOption(r);
   if (!r.count("path")) throw ConfigError("give a shard file or a directory");
   const int list = r["games"].as<int>();
   if (list < 0) throw ConfigError("--games must be >= 0");

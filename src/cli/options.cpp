@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "zerofarm/core/error.h"
+#include "zerofarm/io/game_plugin.h"
 
 namespace zerofarm::cli {
 
@@ -134,7 +135,20 @@ proc::FarmConfig ReadTableOptions(const cxxopts::ParseResult& r, proc::OptionCom
     const std::string value = o.kind == proc::OptionKind::kFlag ? o.flag_value : r[o.name].as<std::string>();
     proc::SetOption(o, &c, value, "--" + o.name);
   }
+  // The plugin first: --game (checked now, not when set) may name its game.
+  if (!c.game_plugin.empty()) io::LoadGamePlugin(c.game_plugin);
+  const proc::OptionSpec* game = proc::FindOptionByName("game");
+  if (game->commands & command) proc::CheckOption(*game, c);
   return c;
+}
+
+void AddGamePluginOption(cxxopts::Options& options) {
+  options.add_options()("game-plugin", proc::FindOptionByName("game-plugin")->help,
+                        cxxopts::value<std::string>());
+}
+
+void LoadGamePluginOption(const cxxopts::ParseResult& r) {
+  if (r.count("game-plugin")) io::LoadGamePlugin(r["game-plugin"].as<std::string>());
 }
 
 void CheckTableOptions(const proc::FarmConfig& c, proc::OptionCommand command) {

@@ -2,6 +2,7 @@
 // of games by name.
 #include "zerofarm/game/game.h"
 
+#include <array>
 #include <cctype>
 #include <functional>
 
@@ -27,7 +28,7 @@ std::string DescribeAction(const Game& game, int action) {
 }
 
 struct Registered {
-  const char* name;
+  std::string name;
   std::function<std::unique_ptr<Game>()> make;
 };
 
@@ -47,6 +48,23 @@ const std::vector<Registered>& Registry() {
       {"breakthrough", MakeBreakthroughGame},
   };
   return registry;
+}
+
+// The games registered at run time (RegisterGame), after the built-in ones.
+std::vector<Registered>& Plugins() {
+  static std::vector<Registered> plugins;
+  return plugins;
+}
+
+// The built-in games, then the plugins'.
+std::array<const std::vector<Registered>*, 2> AllGames() { return {&Registry(), &Plugins()}; }
+
+// The registered game of this name, or nullptr.
+const Registered* FindGame(const std::string& name) {
+  for (const auto* list : AllGames())
+    for (const Registered& r : *list)
+      if (name == r.name) return &r;
+  return nullptr;
 }
 
 }  // namespace
@@ -96,18 +114,23 @@ std::unique_ptr<State> Game::Replay(const std::vector<int>& moves) const {
 }
 
 std::unique_ptr<Game> MakeGame(const std::string& name) {
-  for (const Registered& r : Registry()) {
-    if (name == r.name) return r.make();
-  }
+  if (const Registered* r = FindGame(name)) return r->make();
   std::string known;
   for (const std::string& n : GameNames()) known += (known.empty() ? "" : ", ") + n;
-  throw ConfigError("unknown game '" + name + "' (known games: " + known + ")");
+  throw ConfigError("unknown game '" + name + "' (known games: " + known +
+                    "; a plugin's needs --game-plugin FILE.so)");
 }
 
 std::vector<std::string> GameNames() {
   std::vector<std::string> names;
-  for (const Registered& r : Registry()) names.emplace_back(r.name);
+  for (const auto* list : AllGames())
+    for (const Registered& r : *list) names.emplace_back(r.name);
   return names;
+}
+
+void RegisterGame(const std::string& name, std::function<std::unique_ptr<Game>()> make) {
+  if (FindGame(name)) throw ConfigError("a game named '" + name + "' exists already");
+  Plugins().push_back({name, std::move(make)});
 }
 
 }  // namespace zerofarm::game

@@ -148,6 +148,32 @@ void CheckOwnDirectory(const std::string& dir, bool allow_foreign) {
                       "; refusing to write into it" + hint);
 }
 
+int OpenOwnCodeFile(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0)
+    throw ConfigError(ErrnoMessage(path, errno));  // "no such file or directory" among others
+  if (S_ISLNK(st.st_mode) && !TrustedOwner(st.st_uid))
+    throw ConfigError(path + " is a symbolic link owned by uid " + std::to_string(st.st_uid) +
+                      "; refusing to follow it");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw ConfigError(ErrnoMessage(path, errno));
+  // The checks are on the open file: what is loaded is what was checked.
+  std::string refusal;
+  if (::fstat(fd, &st) != 0)
+    refusal = ErrnoMessage(path, errno);
+  else if (!S_ISREG(st.st_mode))
+    refusal = path + " is not a regular file";
+  else if (!TrustedOwner(st.st_uid))
+    refusal = path + " belongs to uid " + std::to_string(st.st_uid) + ", not to this user (uid " +
+              std::to_string(::geteuid()) + ") or root; refusing to run its code";
+  else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    refusal = path + " is writable by " + ((st.st_mode & S_IWOTH) ? "others" : "its group") +
+              "; refusing to run its code (chmod go-w it)";
+  if (refusal.empty()) return fd;
+  ::close(fd);
+  throw ConfigError(refusal);
+}
+
 bool RemoveTree(const std::string& path) {
   // Depth first (FTW_DEPTH) so a directory is empty when it is removed;
   // FTW_PHYS: a link is an entry to remove, not a directory to enter.

@@ -121,6 +121,7 @@ std::vector<std::string> TrainerArgv(const LoopConfig& c, const std::string& exe
   std::vector<std::string> argv = {exe, "train", "--run", f.out, "--seed", std::to_string(f.seed)};
   std::istringstream words(net_args.str());
   for (std::string w; words >> w;) argv.push_back(w);
+  if (!f.game_plugin.empty()) argv.insert(argv.end(), {"--game-plugin", f.game_plugin});  // its shards' game
   argv.insert(argv.end(), c.train_args.begin(), c.train_args.end());
   if (stage) argv.insert(argv.end(), stage->train_args.begin(), stage->train_args.end());
   return argv;

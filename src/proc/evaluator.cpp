@@ -36,6 +36,7 @@
 #include "zerofarm/core/log.h"
 #include "zerofarm/eval/cpu_features.h"
 #include "zerofarm/io/files.h"
+#include "zerofarm/io/game_plugin.h"
 #include "zerofarm/proc/batch_policy.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/layout.h"
@@ -322,6 +323,7 @@ void RingServer::Drain() {
 
 int RunEvaluatorProcess(const std::string& segment_name, uint32_t index, const std::string& config_path) {
   const FarmConfig config = FarmConfig::FromText(io::ReadTextFile(config_path));
+  if (!config.game_plugin.empty()) io::LoadGamePlugin(config.game_plugin);  // the supervisor's, checked
   shm::ShmView view(segment_name);
   shm::SegmentMap map(view.data(), view.size());
   if (index >= map.params().num_evaluators)

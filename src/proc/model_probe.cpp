@@ -10,6 +10,7 @@
 #include "zerofarm/core/error.h"
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/game/game.h"
+#include "zerofarm/io/game_plugin.h"
 #include "zerofarm/io/torchscript_file.h"
 #include "zerofarm/proc/binaries.h"
 #include "zerofarm/proc/child_process.h"
@@ -19,8 +20,10 @@
 namespace zerofarm::proc {
 
 int RunModelProbe(int argc, const char* const* argv) {
-  if (argc != 5)
-    throw ConfigError(std::string(kProbeModelCommand) + " GAME MODEL PRECISION MAX_BATCH (internal)");
+  if (argc != 5 && argc != 6)
+    throw ConfigError(std::string(kProbeModelCommand) +
+                      " GAME MODEL PRECISION MAX_BATCH [PLUGIN] (internal)");
+  if (argc == 6) io::LoadGamePlugin(argv[5]);  // the game plugin of --game-plugin
   FarmConfig config;
   config.game = argv[1];
   config.weights = argv[2];
@@ -55,9 +58,9 @@ void ProbeModelBeforeStart(const FarmConfig& config) {
   // The precision the evaluator resolves (TorchOptionsFor): --bf16 is bf16.
   const std::string precision = config.OnGpu() ? "fp32" : config.bf16 ? "bf16" : config.precision;
   const std::string binary = NetworkBinary();
-  const std::vector<std::string> args = {"zf-probe",  kProbeModelCommand,
-                                         config.game, config.weights,
-                                         precision,   std::to_string(config.max_batch)};
+  std::vector<std::string> args = {"zf-probe",     kProbeModelCommand, config.game,
+                                   config.weights, precision,          std::to_string(config.max_batch)};
+  if (!config.game_plugin.empty()) args.push_back(config.game_plugin);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(ErrnoMessage("pipe", errno));
   const pid_t pid = ::fork();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <type_traits>
 
@@ -93,8 +94,20 @@ std::vector<OptionSpec> BuildTable() {
                                " (eval and gtp: the weights' own unless given; gtp without weights: go)",
                            OptionKind::kChoice, kPlay | kEval | kGtp);
         o.choices = game::GameNames();
+        o.choices_now = game::GameNames;  // --game-plugin adds its game
         o.get = [](const FarmConfig& c) { return c.game; };
         o.set = [](FarmConfig& c, const std::string& v) { c.game = v; };
+        return o;
+      }(),
+      [] {
+        OptionSpec o =
+            Row("game-plugin", "game_plugin", kGame,
+                "A game built as a shared library (docs/adding-a-game.md); --game then names its game",
+                OptionKind::kText, kNet | kGtp);
+        o.get = [](const FarmConfig& c) { return c.game_plugin; };
+        o.set = [](FarmConfig& c, const std::string& v) {  // absolute: children may start elsewhere
+          c.game_plugin = v.empty() ? v : std::filesystem::absolute(v).string();
+        };
         return o;
       }(),
       ZF_NUM("seed", "seed", kGame, "Run seed: games, noise and a random net derive from it", 0, 1.9e19,
@@ -373,13 +386,18 @@ const OptionSpec* FindOptionByName(const std::string& name) {
   return nullptr;
 }
 
+namespace {
+// ConfigError "WHO: bad value 'v' (one of a, b)" unless `value` is a choice.
+void CheckChoice(const std::vector<std::string>& choices, const std::string& value, const std::string& who) {
+  if (std::find(choices.begin(), choices.end(), value) != choices.end()) return;
+  std::string list;
+  for (const auto& ch : choices) list += (list.empty() ? "" : ", ") + ch;
+  throw ConfigError(who + ": bad value '" + PrintableText(value) + "' (one of " + list + ")");
+}
+}  // namespace
+
 void SetOption(const OptionSpec& o, FarmConfig* c, const std::string& value, const std::string& who) {
-  if (o.kind == OptionKind::kChoice &&
-      std::find(o.choices.begin(), o.choices.end(), value) == o.choices.end()) {
-    std::string list;
-    for (const auto& ch : o.choices) list += (list.empty() ? "" : ", ") + ch;
-    throw ConfigError(who + ": bad value '" + PrintableText(value) + "' (one of " + list + ")");
-  }
+  if (o.kind == OptionKind::kChoice && !o.choices_now) CheckChoice(o.choices, value, who);
   try {
     o.set(*c, value);
   } catch (const ConfigError& e) {
@@ -388,12 +406,8 @@ void SetOption(const OptionSpec& o, FarmConfig* c, const std::string& value, con
 }
 
 void CheckOption(const OptionSpec& o, const FarmConfig& c) {
-  if (o.kind == OptionKind::kChoice) {
-    const std::string v = o.get(c);
-    if (std::find(o.choices.begin(), o.choices.end(), v) == o.choices.end())
-      SetOption(o, const_cast<FarmConfig*>(&c), v, o.Display());  // throws the choice message; sets nothing
-    return;
-  }
+  if (o.kind == OptionKind::kChoice)
+    return CheckChoice(o.choices_now ? o.choices_now() : o.choices, o.get(c), o.Display());
   if (o.kind != OptionKind::kNumber || o.get(c) == "auto") return;  // "auto": resolved later (eval-cache)
   const double v = std::stod(o.get(c));
   if (v >= o.lo && v <= o.hi) return;

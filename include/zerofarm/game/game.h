@@ -9,7 +9,11 @@
 // Players are 0 (moves first) and 1. Actions are integers in [0, ActionCount()).
 // Feature planes are uint8, laid out [plane][row][col] (row 0 = top of the board
 // as drawn by ToString), always from the point of view of the player to move.
+//
+// Game plugins (game/plugin.h) are built against these classes: a change to
+// them that alters their layout or virtual functions must raise ZF_GAME_PLUGIN_ABI.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -103,9 +107,14 @@ class State {
 };
 
 // Games by name: connect4, connect4-threats, tictactoe, gomoku, gomoku-standard,
-// othello, go (9x9), go9, go7, breakthrough (see docs/games.md). Throws ConfigError for an unknown
-// name, listing the known ones.
+// othello, go (9x9), go9, go7, breakthrough (see docs/games.md), then the
+// registered plugins' games. Throws ConfigError for an unknown name, listing
+// the known ones.
 std::unique_ptr<Game> MakeGame(const std::string& name);
 std::vector<std::string> GameNames();
+// Adds a game to the registry (a plugin's: io/game_plugin.h). Throws
+// ConfigError when a game of that name exists. Not thread-safe: register
+// before any other thread reads the registry.
+void RegisterGame(const std::string& name, std::function<std::unique_ptr<Game>()> make);
 
 }  // namespace zerofarm::game

@@ -58,6 +58,14 @@ void MakeRunDirectory(const std::string& dir, bool allow_foreign);
 // owner and the mode.
 void CheckOwnDirectory(const std::string& dir, bool allow_foreign);
 
+// Opens a file of code to run (a game plugin) for reading, O_CLOEXEC, and
+// returns the descriptor; the caller closes it. As for CheckOwnDirectory: a
+// link is followed only when this user or root owns it; the file must be a
+// regular file owned by this user or root and not writable by group or
+// others (nobody else could have written the code). No --allow-foreign-dir.
+// Throws ConfigError with one line naming `path` otherwise, or when it is missing.
+int OpenOwnCodeFile(const std::string& path);
+
 // Removes `path` and everything under it without following a link (a link is
 // removed, never what it points to). False if anything could not be removed.
 // Not std::filesystem::remove_all: a binary linking PyTorch's pip LibTorch

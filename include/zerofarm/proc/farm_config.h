@@ -32,6 +32,7 @@ inline mcts::SearchConfig SelfPlaySearch() {
 struct FarmConfig {
   // ---- what to play --------------------------------------------------------
   std::string game = "connect4";
+  std::string game_plugin;                       // a game plugin file, absolute (io/game_plugin.h); "" = none
   mcts::SearchConfig search = SelfPlaySearch();  // simulations, c_puct, noise, temperature, L
   uint64_t seed = 1;                             // run seed: games, random net, noise derive from it
 

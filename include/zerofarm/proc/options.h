@@ -69,6 +69,10 @@ struct OptionSpec {
   // Parses `value` into the field; throws ConfigError "bad value ..." (the
   // caller prefixes the option's name or the file and line).
   std::function<void(FarmConfig&, const std::string&)> set;
+  // kChoice: when set, the choices now, checked by CheckOption only (--game:
+  // a plugin loaded after the row was set adds a game). `choices` stays the
+  // list of the help and the fingerprint.
+  std::function<std::vector<std::string>()> choices_now;
 
   // The default as text (the field of a default FarmConfig).
   std::string Default() const { return get(FarmConfig{}); }
@@ -86,7 +90,7 @@ const OptionSpec* FindOptionByName(const std::string& name);
 // "WHO: bad value 'abc' (an integer)". who: "--workers" or "file:3: workers".
 void SetOption(const OptionSpec& o, FarmConfig* c, const std::string& value, const std::string& who);
 // ConfigError "--name must be in [lo, hi], got v" when a kNumber or kChoice
-// row's field is out of range.
+// row's field is out of range ("--game: bad value 'x' (one of ...)").
 void CheckOption(const OptionSpec& o, const FarmConfig& c);
 // A hash (16 hex digits) of every row's name, key, kind, range, choices, flag
 // value, commands and default: two binaries with the same fingerprint read the

@@ -70,7 +70,8 @@ eval::NetConfig NetConfigFor(const game::Game& game, const FarmConfig& config);
 eval::WeightSet LoadWeightsFor(const game::Game& game, const std::string& path);
 // The __probe-model command (evaluator_command.h): argv[0] is the command.
 // Loads argv[2] for game argv[1] as a CPU evaluator with precision argv[3]
-// and probe batch argv[4]; ConfigError (exit 2) when it breaks the contract.
+// and probe batch argv[4], after loading the game plugin argv[5] if given;
+// ConfigError (exit 2) when it breaks the contract.
 int RunModelProbe(int argc, const char* const* argv);
 // Runs __probe-model in NetworkBinary() on config.weights, on the CPU (fp32
 // where the run's evaluators are on GPUs: they probe again on their device),

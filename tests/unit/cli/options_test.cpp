@@ -72,8 +72,10 @@ TEST_CASE("cli options: help shows each default once and every game", "[cli][opt
     CHECK(Count(help, "(default: ") == with_default);
     CHECK(Count(help, "(default: \"\")") == 0);
     CHECK(Count(help, "--config") == 1);
-    if (proc::FindOptionByName("game")->commands & command)
+    if (proc::FindOptionByName("game")->commands & command) {
       for (const auto& g : game::GameNames()) CHECK_THAT(help, Catch::Contains(g));
+      CHECK_THAT(help, Catch::Contains("--game-plugin"));  // a game outside the tree (issue 73)
+    }
   }
 }
 
