@@ -36,20 +36,15 @@ int CheckGameCommand(int argc, char** argv) {
       "Check that a game keeps the promises of the game interface "
       "(docs/adding-a-game.md): random games, symmetries, hashing, text, a shard round trip.");
   options.positional_help("NAME");
-  options.add_options("check")("game", "A registered game (zerofarm run --help lists them)",
-                               cxxopts::value<std::string>())("playouts", "Random games per check",
-                                                              cxxopts::value<int>()->default_value("12"))(
-      "seed", "Seed of the random games", cxxopts::value<uint64_t>()->default_value("1"));
+  AddCommandOptions(options, proc::kCheckGame);
   options.parse_positional({"game"});
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
   if (!r.count("game")) throw ConfigError("give the game's NAME");
-  game::ConformanceOptions opt;
-  opt.playouts = r["playouts"].as<int>();
-  opt.seed = r["seed"].as<uint64_t>();
-  if (opt.playouts < 1 || opt.playouts > 100000) throw ConfigError("--playouts must be in 1..100000");
-  const auto game = game::MakeGame(r["game"].as<std::string>());
+  const CommandConfig own = ReadCommandOptions(r, proc::kCheckGame);  // each in its range
+  const game::ConformanceOptions opt = own.check;
+  const auto game = game::MakeGame(own.check_game);
   game::ConformanceFailures failures = game::CheckConformance(*game, opt);
   for (auto& f : ShardRoundTrip(*game, opt)) failures.push_back(f);
   for (const auto& f : failures) std::cout << game->Name() << ": " << f.check << ": " << f.message << "\n";
