@@ -321,7 +321,7 @@ const cli::CommandOption* OwnRow(proc::OptionCommand command, const std::string&
 }
 }  // namespace
 
-TEST_CASE("cli options: every command's help prints its config structs' defaults, and they are what it uses",
+TEST_CASE("cli options: every command's help prints its config structs' defaults and uses them",
           "[cli][options]") {
   const cli::CommandConfig defaults;  // the structs' own defaults, field by field
   CHECK(OwnRow(proc::kTrain, "lr")->Default() ==
@@ -354,7 +354,7 @@ TEST_CASE("cli options: every command's help prints its config structs' defaults
   }
 }
 
-TEST_CASE("cli options: every option of every command takes effect or is refused, none is ignored",
+TEST_CASE("cli options: every option of every command takes effect or is refused and none is ignored",
           "[cli][options]") {
   // Options whose effect the settings do not show, and where it is checked instead:
   const std::map<std::string, std::string> elsewhere = {
@@ -418,7 +418,7 @@ TEST_CASE("cli options: every option of every command takes effect or is refused
   }
 }
 
-TEST_CASE("cli options: a resumed trainer refuses a net shape other than its models', never ignores it",
+TEST_CASE("cli options: a resumed trainer refuses a net shape other than its models' and never ignores it",
           "[cli][options]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   testing::ScratchDir dir("zf-train-resume");
