@@ -138,7 +138,7 @@ std::string Dump(const proc::FarmConfig& f) {
   return f.ToText() + "allow_foreign_dir=" + std::to_string(f.allow_foreign_dir);
 }
 std::string Dump(const learn::TrainConfig& c) {
-  std::ostringstream os;  // net_given left out: it says which options were given, not a setting
+  std::ostringstream os;  // *_given left out: they say which options were given, not a setting
   const eval::TrainerOptions& o = c.optim;
   os << c.run << ' ' << c.weights << ' ' << c.blocks << ' ' << c.filters << ' ' << c.score_head << ' '
      << c.value_channels << ' ' << c.batch << ' ' << c.window << ' ' << c.min_positions << ' ' << c.replay
@@ -443,16 +443,19 @@ TEST_CASE("cli options: a resumed trainer refuses a net shape other than its mod
   // Taken: past the shape's check to the data, of which there is none.
   CHECK_THROWS_WITH(train({}), Catch::Contains("has 0 positions"));  // no shape given: its models' net
   CHECK_THROWS_WITH(train({"--blocks", "1", "--filters", "8"}), Catch::Contains("has 0 positions"));
-  for (const auto& args :
-       std::vector<std::vector<std::string>>{{"--blocks", "2", "--filters", "8"},
-                                             {"--filters", "8"},
-                                             {"--blocks", "1", "--filters", "8", "--score-head"},
-                                             {"--blocks", "1", "--filters", "8", "--value-channels", "4"}}) {
-    INFO(args[0] << ' ' << args[1]);
+  CHECK_THROWS_WITH(train({"--filters", "8"}), Catch::Contains("has 0 positions"));  // --blocks is not given
+  // Refused: each option given that is not the models' net, named.
+  for (const auto& [args, named] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--blocks", "2", "--filters", "8"}, "--blocks 2: "},
+           {{"--filters", "16"}, "--filters 16: "},
+           {{"--blocks", "1", "--filters", "8", "--score-head"}, "--score-head: "},
+           {{"--blocks", "3", "--value-channels", "4"}, "--blocks 3 --value-channels 4: "}}) {
+    INFO(named);
+    CHECK_THROWS_WITH(train(args), Catch::StartsWith(named));
     CHECK_THROWS_MATCHES(
         train(args), ConfigError, Catch::Matchers::Predicate<ConfigError>([&](const ConfigError& e) {
           const std::string m = e.what();
-          return m.find(run + " trains connect4") != std::string::npos &&
+          return m.find(": " + run + " trains connect4") != std::string::npos &&
                  m.find("leave the shape out") != std::string::npos && m.find('\n') == std::string::npos;
         }));
   }
