@@ -55,32 +55,19 @@ int CheckGameCommand(int argc, char** argv) {
       "Check that a game keeps the promises of the game interface "
       "(docs/adding-a-game.md): random games, symmetries, hashing, text, a shard round trip.");
   options.positional_help("NAME|FILE.so");
-  options.add_options("check")("game",
-                               "A registered game (zerofarm run --help lists them) or a game plugin file",
-                               cxxopts::value<std::string>())("playouts", "Random games per check",
-                                                              cxxopts::value<int>()->default_value("12"))(
-      "seed", "Seed of the random games", cxxopts::value<uint64_t>()->default_value("1"))(
-      "symmetry-samples",
-      "Instead of checking: write DIR/GAME/ with a shard of random games and its positions under "
-      "each symmetry, as the C++ helpers transform them (for readers' tests); no NAME: every game",
-      cxxopts::value<std::string>());
+  AddCommandOptions(options, proc::kCheckGame);
   options.parse_positional({"game"});
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
-  game::ConformanceOptions opt;
-  opt.playouts = r["playouts"].as<int>();
-  opt.seed = r["seed"].as<uint64_t>();
-  if (opt.playouts < 1 || opt.playouts > 100000) throw ConfigError("--playouts must be in 1..100000");
+  const CommandConfig own = ReadCommandOptions(r, proc::kCheckGame);  // each in its range
+  const game::ConformanceOptions opt = own.check;
   std::vector<std::string> names;
-  if (r.count("game")) {
-    std::string name = r["game"].as<std::string>();
-    if (io::IsGamePluginPath(name)) name = io::LoadGamePlugin(name);
-    names.push_back(name);
-  }
-  if (r.count("symmetry-samples"))
-    return SymmetrySamples(r["symmetry-samples"].as<std::string>(), names.empty() ? game::GameNames() : names,
-                           opt);
+  if (!own.check_game.empty())
+    names.push_back(io::IsGamePluginPath(own.check_game) ? io::LoadGamePlugin(own.check_game)
+                                                         : own.check_game);
+  if (!own.symmetry_samples.empty())
+    return SymmetrySamples(own.symmetry_samples, names.empty() ? game::GameNames() : names, opt);
   if (names.empty()) throw ConfigError("give the game's NAME or its plugin FILE.so");
   const auto game = game::MakeGame(names[0]);
   game::ConformanceFailures failures = game::CheckConformance(*game, opt);

@@ -251,11 +251,12 @@ std::vector<CommandOption> LoopRows() {
                "More options for `zerofarm train`, as one string (e.g. \"--lr 0.01 --window 100000\"; given "
                "here, it goes after a recipe's, whose stages then add theirs)",
                kLoop, loop.train_args),
-      ZF_WORDS("trainer-command", "trainer",
-               "Your own trainer in place of `zerofarm train`, as one string of words (no shell), given the "
-               "run directory as its last argument, e.g. \"python3 examples/train_torch.py --steps 100\"; how "
-               "a TorchScript --weights closes the loop (docs/models.md)",
-               kLoop, loop.trainer_command),
+      ZF_WORDS(
+          "trainer-command", "trainer",
+          "Your own trainer in place of `zerofarm train`, as one string of words (no shell), given the "
+          "run directory as its last argument, e.g. \"python3 examples/train_torch.py --steps 100\"; how "
+          "a TorchScript --weights closes the loop (docs/models.md)",
+          kLoop, loop.trainer_command),
   };
 }
 
@@ -299,6 +300,37 @@ std::vector<CommandOption> TuneRows() {
       ZF_FLAG("no-plot", "tune", "Do not draw tune.png", "0", kTune, tune.plot),
   };
 }
+std::vector<CommandOption> OtherRows() {
+  using proc::kCheckGame, proc::kExport, proc::kInspect, proc::kSelfplay;
+  return {
+      ZF_NUM("games", "self-play", "Games to play", 1, kInf, kSelfplay, selfplay.games),
+      ZF_NUM("concurrent", "self-play", "Games in flight (K)", 1, 100'000, kSelfplay, selfplay.concurrent),
+      ZF_STR("out", "self-play", "Write the games as one HDF5 shard into this directory", kSelfplay,
+             selfplay.out),
+      ZF_STR("path", "", "A run directory (its shards/), a directory of shards or one shard", kExport,
+             exporting.path),
+      ZF_CHOICE("format", "", "sgf or jsonl", "", kExport, exporting.format, "sgf", "jsonl"),
+      ZF_STR("out", "", "sgf: a directory (made if missing); jsonl: a file; empty: stdout", kExport,
+             exporting.out),
+      ZF_NUM("limit", "", "At most N games (0 = all)", 0, kInf, kExport, exporting.limit),
+      ZF_STR("path", "",
+             "A shard file, a directory of shards (searched recursively) or a run directory (its shards/)",
+             kInspect, inspect.path),
+      ZF_STR("game-id", "", "Draw a position of this game", kInspect, inspect.game_id),
+      ZF_NUM("ply", "", "Which position of --game-id to draw (plies played)", -kInf, kInf, kInspect,
+             inspect.ply),
+      ZF_NUM("games", "", "List at most this many games per shard, each with its moves and final board", 0,
+             kInf, kInspect, inspect.games),
+      ZF_STR("game", "check", "A registered game (zerofarm run --help lists them) or a game plugin file",
+             kCheckGame, check_game),
+      ZF_NUM("playouts", "check", "Random games per check", 1, 100'000, kCheckGame, check.playouts),
+      ZF_NUM("seed", "check", "Seed of the random games", 0, kInf, kCheckGame, check.seed),
+      ZF_STR("symmetry-samples", "check",
+             "Instead of checking: write DIR/GAME/ with a shard of random games and its positions under "
+             "each symmetry, as the C++ helpers transform them (for readers' tests); no NAME: every game",
+             kCheckGame, symmetry_samples),
+  };
+}
 #undef ZF_NUM
 #undef ZF_STR
 #undef ZF_FLAG
@@ -309,7 +341,7 @@ std::vector<CommandOption> TuneRows() {
 
 std::vector<CommandOption> BuildTable() {
   std::vector<CommandOption> t;
-  for (auto rows : {TrainRows(), EvalRows(), LoopRows(), BenchRows(), TuneRows()})
+  for (auto rows : {TrainRows(), EvalRows(), LoopRows(), BenchRows(), TuneRows(), OtherRows()})
     t.insert(t.end(), rows.begin(), rows.end());
   return t;
 }

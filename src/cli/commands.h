@@ -10,6 +10,7 @@
 #include "zerofarm/bench/bench.h"
 #include "zerofarm/bench/tune.h"
 #include "zerofarm/eval/evaluator.h"
+#include "zerofarm/game/conformance.h"
 #include "zerofarm/game/game.h"
 #include "zerofarm/learn/loop.h"
 #include "zerofarm/learn/train.h"
@@ -50,6 +51,29 @@ struct EvalConfig {
   std::string out;                // --make-set: the file to write
 };
 
+// `zerofarm selfplay`'s own settings (the farm's are the option table's).
+struct SelfplayConfig {
+  int games = 20;       // games to play (run's --games is a limit, 0 = none)
+  int concurrent = 16;  // games in flight (K)
+  std::string out;      // write the games as one shard here; "" = none
+};
+
+// `zerofarm export`'s settings.
+struct ExportConfig {
+  std::string path;            // a run directory, a directory of shards or one shard
+  std::string format = "sgf";  // sgf or jsonl
+  std::string out;             // sgf: a directory; jsonl: a file; "" = stdout
+  int limit = 0;               // at most this many games; 0 = all
+};
+
+// `zerofarm inspect`'s settings.
+struct InspectConfig {
+  std::string path;     // a shard, a directory of shards or a run directory
+  std::string game_id;  // draw a position of this game ("" = list the shards)
+  int ply = 0;          // --game-id's position (plies played)
+  int games = 10;       // games listed per shard
+};
+
 // Each command's own settings, every default in one default-constructed
 // instance: the rows of CommandOptionTable() read and write these fields.
 struct CommandConfig {
@@ -63,6 +87,12 @@ struct CommandConfig {
   bench::BenchOptions bench;
   bool bench_quick = false;  // smaller sizes where an option is not given
   bench::TuneOptions tune;
+  SelfplayConfig selfplay;
+  ExportConfig exporting;
+  InspectConfig inspect;
+  std::string check_game;        // the registered game (or plugin file) to check
+  std::string symmetry_samples;  // check-game --symmetry-samples DIR ("" = check instead)
+  game::ConformanceOptions check;
 };
 
 enum class CommandOptionKind {

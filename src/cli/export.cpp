@@ -96,12 +96,7 @@ int ExportCommand(int argc, char** argv) {
       "GAMEID.sgf, in --out DIR, or one SGF collection on stdout) or --format jsonl (every game; one JSON "
       "object\n"
       "per line, to --out FILE or stdout). Existing files are never overwritten (exit 2).");
-  options.add_options()("path", "A run directory (its shards/), a directory of shards or one shard",
-                        cxxopts::value<std::string>())("format", "sgf or jsonl",
-                                                       cxxopts::value<std::string>()->default_value("sgf"))(
-      "out", "sgf: a directory (made if missing); jsonl: a file; empty: stdout",
-      cxxopts::value<std::string>()->default_value(""))("limit", "At most N games (0 = all)",
-                                                        cxxopts::value<int>()->default_value("0"));
+  AddCommandOptions(options, proc::kExport);
   AddGamePluginOption(options);  // a plugin game's shards
   options.parse_positional({"path"});
   options.positional_help("RUN");
@@ -110,13 +105,11 @@ int ExportCommand(int argc, char** argv) {
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
   LoadGamePluginOption(r);
   if (!r.count("path")) throw ConfigError("give a run directory or shard: zerofarm export RUN --format sgf");
-  const std::string format = r["format"].as<std::string>();
-  if (format != "sgf" && format != "jsonl")
-    throw ConfigError("--format must be sgf or jsonl, not '" + format + "'");
-  const int limit = r["limit"].as<int>();
-  if (limit < 0) throw ConfigError("--limit must be >= 0");
-  const std::string out = r["out"].as<std::string>();
-  const auto shards = ShardFiles(r["path"].as<std::string>());
+  const ExportConfig e = ReadCommandOptions(r, proc::kExport).exporting;  // each in its range or choices
+  const std::string& format = e.format;
+  const int limit = e.limit;
+  const std::string& out = e.out;
+  const auto shards = ShardFiles(e.path);
   if (format == "sgf" && !out.empty()) {
     std::error_code ec;
     fs::create_directories(out, ec);

@@ -169,16 +169,20 @@ void PrintTotals(const Totals& t, size_t shards, const std::string& run_id) {
             << " second-player wins, " << count(-1) << " draws\n";
 }
 
+// --game-id as a number; ConfigError naming it otherwise.
+uint64_t ParseGameId(const std::string& text) {
+  try {
+    return proc::ParseOptionValue<uint64_t>(text);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("--game-id: ") + e.what());
+  }
+}
+
 }  // namespace
 
 int InspectCommand(int argc, char** argv) {
   cxxopts::Options options("zerofarm inspect", "Summarise zerofarm HDF5 shards and draw their positions.");
-  options.add_options()(
-      "path", "A shard file, a directory of shards (searched recursively) or a run directory (its shards/)",
-      cxxopts::value<std::string>())("game-id", "Draw a position of this game", cxxopts::value<uint64_t>())(
-      "ply", "Which position of --game-id to draw (plies played)", cxxopts::value<int>()->default_value("0"))(
-      "games", "List at most this many games per shard, each with its moves and final board",
-      cxxopts::value<int>()->default_value("10"));
+  AddCommandOptions(options, proc::kInspect);
   AddGamePluginOption(options);  // a plugin game's shards
   options.parse_positional({"path"});
   options.positional_help("FILE|DIR");
@@ -187,17 +191,23 @@ int InspectCommand(int argc, char** argv) {
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
   LoadGamePluginOption(r);
   if (!r.count("path")) throw ConfigError("give a shard file or a directory");
-  const int list = r["games"].as<int>();
-  if (list < 0) throw ConfigError("--games must be >= 0");
+  const InspectConfig own = ReadCommandOptions(r, proc::kInspect).inspect;  // each in its range
+  const int list = own.games;
+  const bool draw = !own.game_id.empty();
+  // Listing and drawing take different options: one of the other's is refused, never ignored.
+  RefuseGiven(r, {draw ? "games" : "ply"},
+              draw ? "lists the shards' games: --game-id draws one position"
+                   : "goes with --game-id (the game whose position to draw)");
+  const uint64_t game_id = draw ? ParseGameId(own.game_id) : 0;
 
   Totals totals;
   bool drawn = false;
-  const auto shards = ShardsOf(r["path"].as<std::string>());
+  const auto shards = ShardsOf(own.path);
   std::string run_id_file;
-  const std::string run_id = io::RunDir::RunIdAbove(r["path"].as<std::string>(), &run_id_file);
+  const std::string run_id = io::RunDir::RunIdAbove(own.path, &run_id_file);
   // libhdf5 crashes on some damaged files: a checker process reads them first (io/h5_check.h).
   const auto verdicts =
-      io::CheckH5Files(r.count("game-id") ? io::H5CheckKind::kShard : io::H5CheckKind::kShardGames, shards);
+      io::CheckH5Files(draw ? io::H5CheckKind::kShard : io::H5CheckKind::kShardGames, shards);
   for (size_t i = 0; i < shards.size(); ++i) {
     const std::string& path = shards[i];
     if (!verdicts[i].empty()) throw Error(verdicts[i]);
@@ -205,18 +215,18 @@ int InspectCommand(int argc, char** argv) {
     CheckSameRun(path, shard.meta(), run_id, run_id_file);
     const auto games = shard.ReadGames();
     AddToTotals(shard, games, totals);
-    if (!r.count("game-id")) {
+    if (!draw) {
       ListShard(path, shard, games, list, totals);
       continue;
     }
     for (const auto& g : games)
-      if (g.game_id == r["game-id"].as<uint64_t>()) {
-        DrawPosition(shard, g, r["ply"].as<int>());
+      if (g.game_id == game_id) {
+        DrawPosition(shard, g, own.ply);
         drawn = true;
       }
   }
-  if (r.count("game-id")) {
-    if (!drawn) throw Error("no game with id " + std::to_string(r["game-id"].as<uint64_t>()));
+  if (draw) {
+    if (!drawn) throw Error("no game with id " + std::to_string(game_id));
     return 0;
   }
   PrintTotals(totals, shards.size(), run_id);

@@ -15,34 +15,29 @@ namespace zerofarm::cli {
 int SelfplayCommand(int argc, char** argv) {
   cxxopts::Options options("zerofarm selfplay", "Single-process self-play with batched evaluation.");
   AddTableOptions(options, proc::kSelfplay);
-  // selfplay's own options (proc/options.h): --games here is a count to play,
-  // where run's --games is a limit with 0 = none, so it is not the table's.
-  options.add_options("self-play")("games", "Games to play", cxxopts::value<int>()->default_value("20"))(
-      "concurrent", "Games in flight (K)", cxxopts::value<int>()->default_value("16"))(
-      "out", "Write the games as one HDF5 shard into this directory",
-      cxxopts::value<std::string>()->default_value(""));
+  // selfplay's own options (command_options.cpp): --games here is a count to
+  // play, where run's --games is a limit with 0 = none, so it is not the table's.
+  AddCommandOptions(options, proc::kSelfplay);
   cxxopts::ParseResult r;
   int code = 0;
   if (!ParseArgs(options, argc, argv, &r, &code)) return code;
   proc::FarmConfig c = ReadTableOptions(r, proc::kSelfplay);
-  c.out = r["out"].as<std::string>().empty() ? "." : r["out"].as<std::string>();
+  const SelfplayConfig own = ReadCommandOptions(r, proc::kSelfplay).selfplay;  // each in its range
+  c.out = own.out.empty() ? "." : own.out;
   c.gpus = 0;
   c.Validate();
   eval::SelfPlayOptions sp;
-  sp.total_games = r["games"].as<int>();
-  sp.concurrent_games = r["concurrent"].as<int>();
+  sp.total_games = own.games;
+  sp.concurrent_games = own.concurrent;
   sp.max_batch = c.max_batch;
   sp.seed = c.seed;
-  if (sp.total_games < 1) throw ConfigError("--games must be >= 1");
-  if (sp.concurrent_games < 1 || sp.concurrent_games > 100000)
-    throw ConfigError("--concurrent must be in [1, 100000]");
   if (sp.max_batch < c.search.leaves_per_round)
     throw ConfigError("--max-batch must be >= --leaves-per-round");
 
   const auto game = game::MakeGame(c.game);
   auto evaluator = proc::MakeEvaluatorFor(*game, c);
   std::unique_ptr<io::ShardWriter> writer;
-  if (!r["out"].as<std::string>().empty()) {
+  if (!own.out.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(c.out, ec);
     if (ec) throw Error("cannot create " + c.out + ": " + ec.message());

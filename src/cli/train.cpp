@@ -49,7 +49,10 @@ learn::TrainConfig TrainConfigFrom(const cxxopts::ParseResult& r) {
   c.score_head = shared.score_head;
   c.value_channels = shared.value_channels;
   // A resumed trainer goes on with its model's net: a shape given here is checked against it.
-  c.net_given = r.count("blocks") || r.count("filters") || r.count("score-head") || r.count("value-channels");
+  c.blocks_given = r.count("blocks") > 0;
+  c.filters_given = r.count("filters") > 0;
+  c.score_head_given = r.count("score-head") > 0;
+  c.value_channels_given = r.count("value-channels") > 0;
   c.optim = OptimiserFrom(cc, shared);
   c.seed = shared.seed;
   c.duration = shared.duration;

@@ -827,15 +827,19 @@ namespace {
 void CheckResumedNet(const TrainConfig& config, const Paths& paths) {
   const auto [n, path] = paths.dir.NewestModel();
   if (n < 0) return;
-  const auto game = game::MakeGame(io::ReadWeights(path).config.game);
-  const eval::NetConfig kept = proc::LoadWeightsFor(*game, path).config;
-  const eval::NetConfig asked = RandomNetFor(*game, config);
-  if (kept.SameShape(asked)) return;
+  const eval::NetConfig kept = io::ReadWeights(path).config;
+  std::string given;  // the options given that are not the models' net
+  if (config.blocks_given && config.blocks != kept.blocks)
+    given += " --blocks " + std::to_string(config.blocks);
+  if (config.filters_given && config.filters != kept.filters)
+    given += " --filters " + std::to_string(config.filters);
+  if (config.value_channels_given && config.value_channels != kept.value_channels)
+    given += " --value-channels " + std::to_string(config.value_channels);
+  if (config.score_head_given && config.score_head != (kept.score_plies > 0)) given += " --score-head";
+  if (given.empty()) return;
   throw ConfigError(
-      "--blocks " + std::to_string(config.blocks) + " --filters " + std::to_string(config.filters) +
-      (config.value_channels != 1 ? " --value-channels " + std::to_string(config.value_channels) : "") +
-      (config.score_head ? " --score-head" : "") + ": " + config.run + " trains " + kept.Describe() + " (" +
-      path + "), and a trainer resumes with its models' net; leave the shape out, or give a new --run");
+      given.substr(1) + ": " + config.run + " trains " + kept.Describe() + " (" + path +
+      "), and a trainer resumes with its models' net; leave the shape out, or give a new --run");
 }
 }  // namespace
 
@@ -848,7 +852,7 @@ int RunTrainer(const TrainConfig& config) {
         "--weights " + config.weights + ": " + config.run +
         " has models already, and a trainer resumes from its newest one; --weights only starts a "
         "run without models (leave it out, or give a new --run)");
-  if (config.net_given) CheckResumedNet(config, paths);
+  CheckResumedNet(config, paths);
   MakeTrainDirs(config, paths);
   InstallStopHandlers();
   const double t_start = MonotonicSeconds();

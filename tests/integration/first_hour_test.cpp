@@ -129,7 +129,7 @@ TEST_CASE("eval --against-gtp with a program not on PATH says so, with the comma
   CHECK_THAT(eval.Stderr(), Catch::Contains(command + ": 'zf-no-such-gtp-program' not found on PATH"));
 }
 
-TEST_CASE("a farm given --weights on a run with a newer model refuses it in one line, exit 2",
+TEST_CASE("a farm given --weights on a run with a newer model refuses it in one line with exit 2",
           "[multiprocess][farm][messages]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   ScratchDir dir("zf-weights-resumed");

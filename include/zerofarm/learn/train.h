@@ -47,9 +47,9 @@ struct TrainConfig {
   int filters = 64;
   bool score_head = false;  // a random start's value head: the score head (eval/weights.h)
   int value_channels = 1;   // a random start's value head: its conv1x1's channels
-  // The shape above was given (--blocks, --filters, --score-head, --value-channels): on a run
-  // with models, where the trainer resumes with their net, a shape that is not theirs is refused.
-  bool net_given = false;
+  // Which of the shape above the command line gave: on a run with models, where the trainer
+  // resumes with their net, one given that is not theirs is refused (issue 72).
+  bool blocks_given = false, filters_given = false, score_head_given = false, value_channels_given = false;
   int batch = 256;                 // positions per step
   int64_t window = 250'000;        // train on the newest this-many positions
   int64_t min_positions = 2'048;   // wait until the window holds this many

@@ -45,6 +45,10 @@ enum OptionCommand : uint32_t {
   kEval = 1u << 5,
   kTrain = 1u << 6,
   kGtp = 1u << 7,  // zerofarm gtp (and eval --against-gtp reads the same rows through kEval)
+  // Commands with no farm option: only their own rows (src/cli/command_options.cpp).
+  kExport = 1u << 8,
+  kInspect = 1u << 9,
+  kCheckGame = 1u << 10,
 };
 
 enum class OptionKind {

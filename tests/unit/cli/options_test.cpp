@@ -140,7 +140,7 @@ std::string Dump(const proc::FarmConfig& f) {
   return f.ToText() + "allow_foreign_dir=" + std::to_string(f.allow_foreign_dir);
 }
 std::string Dump(const learn::TrainConfig& c) {
-  std::ostringstream os;  // net_given left out: it says which options were given, not a setting
+  std::ostringstream os;  // *_given left out: they say which options were given, not a setting
   const eval::TrainerOptions& o = c.optim;
   os << c.run << ' ' << c.weights << ' ' << c.blocks << ' ' << c.filters << ' ' << c.score_head << ' '
      << c.value_channels << ' ' << c.batch << ' ' << c.window << ' ' << c.min_positions << ' ' << c.replay
@@ -189,6 +189,33 @@ std::string Dump(const cli::EvalConfig& e) {
   return os.str();
 }
 
+std::string Dump(const cli::CommandConfig& c) {  // the own settings of selfplay, export, inspect, check-game
+  std::ostringstream os;
+  os << c.selfplay.games << ' ' << c.selfplay.concurrent << ' ' << c.selfplay.out << " | " << c.exporting.path
+     << ' ' << c.exporting.format << ' ' << c.exporting.out << ' ' << c.exporting.limit << " | "
+     << c.inspect.path << ' ' << c.inspect.game_id << ' ' << c.inspect.ply << ' ' << c.inspect.games << " | "
+     << c.check_game << ' ' << c.check.playouts << ' ' << c.check.seed;
+  return os.str();
+}
+
+// A command that only reads the option table's rows and its own (selfplay,
+// export, inspect, check-game, run, gtp): what it reads, the farm's validated.
+template <proc::OptionCommand kCommand>
+void AddRows(cxxopts::Options& options) {
+  if (kCommand != proc::kExport && kCommand != proc::kInspect && kCommand != proc::kCheckGame)
+    cli::AddTableOptions(options, kCommand);
+  cli::AddCommandOptions(options, kCommand);
+}
+template <proc::OptionCommand kCommand>
+std::string ReadRows(const cxxopts::ParseResult& r) {
+  proc::FarmConfig farm = cli::ReadTableOptions(r, kCommand);
+  if (kCommand == proc::kRun && farm.out.empty()) farm.out = "runs/run-DATE-TIME";  // as RunCommand does
+  if (kCommand == proc::kSelfplay) farm.out = ".";  // its own --out is SelfplayConfig's
+  if (kCommand == proc::kRun || kCommand == proc::kSelfplay) farm.Validate();
+  cli::CheckTableOptions(farm, kCommand);
+  return Dump(farm) + Dump(cli::ReadCommandOptions(r, kCommand));
+}
+
 // One command as the tests drive it: its options, the arguments it cannot do
 // without, and the settings it hands on, dumped (ConfigError when refused).
 struct CommandUnderTest {
@@ -230,6 +257,12 @@ const std::vector<CommandUnderTest>& Commands() {
        cli::AddTuneOptions,
        {},
        [](const cxxopts::ParseResult& r) { return Dump(cli::TuneOptionsFrom(r)); }},
+      {"run", proc::kRun, AddRows<proc::kRun>, {}, ReadRows<proc::kRun>},
+      {"selfplay", proc::kSelfplay, AddRows<proc::kSelfplay>, {}, ReadRows<proc::kSelfplay>},
+      {"gtp", proc::kGtp, AddRows<proc::kGtp>, {}, ReadRows<proc::kGtp>},
+      {"export", proc::kExport, AddRows<proc::kExport>, {}, ReadRows<proc::kExport>},
+      {"inspect", proc::kInspect, AddRows<proc::kInspect>, {}, ReadRows<proc::kInspect>},
+      {"check-game", proc::kCheckGame, AddRows<proc::kCheckGame>, {}, ReadRows<proc::kCheckGame>},
   };
   return commands;
 }
@@ -290,7 +323,7 @@ const cli::CommandOption* OwnRow(proc::OptionCommand command, const std::string&
 }
 }  // namespace
 
-TEST_CASE("cli options: every command's help prints its config structs' defaults, and they are what it uses",
+TEST_CASE("cli options: every command's help prints its config structs' defaults and uses them",
           "[cli][options]") {
   const cli::CommandConfig defaults;  // the structs' own defaults, field by field
   CHECK(OwnRow(proc::kTrain, "lr")->Default() ==
@@ -323,7 +356,7 @@ TEST_CASE("cli options: every command's help prints its config structs' defaults
   }
 }
 
-TEST_CASE("cli options: every option of every command takes effect or is refused, none is ignored",
+TEST_CASE("cli options: every option of every command takes effect or is refused and none is ignored",
           "[cli][options]") {
   // Options whose effect the settings do not show, and where it is checked instead:
   const std::map<std::string, std::string> elsewhere = {
@@ -387,7 +420,7 @@ TEST_CASE("cli options: every option of every command takes effect or is refused
   }
 }
 
-TEST_CASE("cli options: a resumed trainer refuses a net shape other than its models', never ignores it",
+TEST_CASE("cli options: a resumed trainer refuses a net shape other than its models' and never ignores it",
           "[cli][options]") {
   if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
   testing::ScratchDir dir("zf-train-resume");
@@ -412,17 +445,79 @@ TEST_CASE("cli options: a resumed trainer refuses a net shape other than its mod
   // Taken: past the shape's check to the data, of which there is none.
   CHECK_THROWS_WITH(train({}), Catch::Contains("has 0 positions"));  // no shape given: its models' net
   CHECK_THROWS_WITH(train({"--blocks", "1", "--filters", "8"}), Catch::Contains("has 0 positions"));
-  for (const auto& args :
-       std::vector<std::vector<std::string>>{{"--blocks", "2", "--filters", "8"},
-                                             {"--filters", "8"},
-                                             {"--blocks", "1", "--filters", "8", "--score-head"},
-                                             {"--blocks", "1", "--filters", "8", "--value-channels", "4"}}) {
-    INFO(args[0] << ' ' << args[1]);
+  CHECK_THROWS_WITH(train({"--filters", "8"}), Catch::Contains("has 0 positions"));  // --blocks is not given
+  // Refused: each option given that is not the models' net, named.
+  for (const auto& [args, named] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--blocks", "2", "--filters", "8"}, "--blocks 2: "},
+           {{"--filters", "16"}, "--filters 16: "},
+           {{"--blocks", "1", "--filters", "8", "--score-head"}, "--score-head: "},
+           {{"--blocks", "3", "--value-channels", "4"}, "--blocks 3 --value-channels 4: "}}) {
+    INFO(named);
+    CHECK_THROWS_WITH(train(args), Catch::StartsWith(named));
     CHECK_THROWS_MATCHES(
         train(args), ConfigError, Catch::Matchers::Predicate<ConfigError>([&](const ConfigError& e) {
           const std::string m = e.what();
-          return m.find(run + " trains connect4") != std::string::npos &&
+          return m.find(": " + run + " trains connect4") != std::string::npos &&
                  m.find("leave the shape out") != std::string::npos && m.find('\n') == std::string::npos;
         }));
+  }
+}
+
+TEST_CASE("cli options: an option another mode of the command would ignore is refused in one line",
+          "[cli][options]") {
+  struct Case {
+    int (*command)(int, char**);
+    std::vector<std::string> args;
+    std::string says;  // "" = not refused for this: it fails later, on the missing file
+  };
+  const std::string w = "/nonexistent/w.h5", p = "/nonexistent/p";
+  const std::vector<Case> cases = {
+      {cli::EvalCommand, {"--weights", w, "--pons", p, "--games", "3"}, "--games is for an arena"},
+      {cli::EvalCommand,
+       {"--weights", w, "--pons", p, "--opening-plies", "3"},
+       "--opening-plies is for an arena"},
+      {cli::EvalCommand, {"--weights", w, "--against", w, "--limit", "3"}, "--limit is for move error"},
+      {cli::EvalCommand, {"--weights", w, "--against", w, "--sets", p}, "--sets is for move error"},
+      {cli::EvalCommand, {"--weights", w, "--pons", p, "--blocks", "3"}, "--blocks shapes a random net"},
+      {cli::EvalCommand, {"--weights", w, "--pons", p, "--seed", "3"}, "--seed seeds a random net"},
+      {cli::EvalCommand, {"--weights", w, "--pons", p, "--count", "3"}, "--count is for --make-set"},
+      {cli::EvalCommand,
+       {"--make-set", "L1_R3", "--out", p, "--simulations", "3"},
+       "--simulations is not for"},
+      {cli::EvalCommand,
+       {"--make-set", "L1_R3", "--out", p, "--weights", w},
+       "--weights is not for --make-set"},
+      {cli::EvalCommand,
+       {"--weights", "random", "--pons", p, "--blocks", "1", "--filters", "8", "--seed", "3"},
+       ""},
+      {cli::EvalCommand, {"--weights", w, "--against", "random", "--blocks", "1", "--games", "2"}, ""},
+      {cli::InspectCommand, {"/nonexistent", "--ply", "3"}, "--ply goes with --game-id"},
+      {cli::InspectCommand,
+       {"/nonexistent", "--game-id", "5", "--games", "3"},
+       "--games lists the shards' games"},
+      {cli::InspectCommand, {"/nonexistent", "--game-id", "x5"}, "--game-id: bad value 'x5'"},
+      {cli::LoopCommand,
+       {"--out", "/nonexistent/loop", "--recipe-changed"},
+       "--recipe-changed goes with --recipe"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.begin(), "zerofarm-test");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::string error;
+    try {
+      c.command(static_cast<int>(args.size()), argv.data());
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    INFO(args[1] << ' ' << args[2] << ' ' << args.back() << ": " << error);
+    if (c.says.empty()) {
+      CHECK_THAT(error, Catch::Contains("nonexistent"));  // past the options, to the missing file
+    } else {
+      CHECK_THAT(error, Catch::StartsWith(c.says));
+      CHECK(error.find('\n') == std::string::npos);
+    }
   }
 }
