@@ -127,6 +127,19 @@ void AddTableOptions(cxxopts::Options& options, proc::OptionCommand command) {
       cxxopts::value<std::string>());
 }
 
+namespace {
+
+// Loads the game plugin FILE; a refusal names the option, in one line (exit 2).
+void LoadPluginOption(const std::string& file) {
+  try {
+    io::LoadGamePlugin(file);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("--game-plugin ") + e.what());
+  }
+}
+
+}  // namespace
+
 proc::FarmConfig ReadTableOptions(const cxxopts::ParseResult& r, proc::OptionCommand command) {
   proc::FarmConfig c;
   if (r.count("config")) c = proc::FarmConfig::FromFile(r["config"].as<std::string>());
@@ -136,7 +149,7 @@ proc::FarmConfig ReadTableOptions(const cxxopts::ParseResult& r, proc::OptionCom
     proc::SetOption(o, &c, value, "--" + o.name);
   }
   // The plugin first: --game (checked now, not when set) may name its game.
-  if (!c.game_plugin.empty()) io::LoadGamePlugin(c.game_plugin);
+  if (!c.game_plugin.empty()) LoadPluginOption(c.game_plugin);
   const proc::OptionSpec* game = proc::FindOptionByName("game");
   if (game->commands & command) proc::CheckOption(*game, c);
   return c;
@@ -148,7 +161,7 @@ void AddGamePluginOption(cxxopts::Options& options) {
 }
 
 void LoadGamePluginOption(const cxxopts::ParseResult& r) {
-  if (r.count("game-plugin")) io::LoadGamePlugin(r["game-plugin"].as<std::string>());
+  if (r.count("game-plugin")) LoadPluginOption(r["game-plugin"].as<std::string>());
 }
 
 void CheckTableOptions(const proc::FarmConfig& c, proc::OptionCommand command) {

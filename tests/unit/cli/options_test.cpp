@@ -165,7 +165,8 @@ std::string Dump(const learn::LoopConfig& c) {
   std::ostringstream os;
   os << Dump(c.farm) << ' ' << c.hours << ' ' << c.eval_every << ' ' << Words(c.pons) << ' '
      << c.eval_positions << ' ' << c.eval_simulations << ' ' << c.eval_solver_simulations << ' '
-     << Words(c.run_args) << ' ' << Words(c.train_args) << ' ' << c.cpu_hours << ' ' << c.final_mean;
+     << Words(c.run_args) << ' ' << Words(c.train_args) << ' ' << c.cpu_hours << ' ' << c.final_mean << ' '
+     << Words(c.trainer_command);
   return os.str();
 }
 std::string Dump(const bench::BenchOptions& o) {
@@ -194,7 +195,7 @@ std::string Dump(const cli::CommandConfig& c) {  // the own settings of selfplay
   os << c.selfplay.games << ' ' << c.selfplay.concurrent << ' ' << c.selfplay.out << " | " << c.exporting.path
      << ' ' << c.exporting.format << ' ' << c.exporting.out << ' ' << c.exporting.limit << " | "
      << c.inspect.path << ' ' << c.inspect.game_id << ' ' << c.inspect.ply << ' ' << c.inspect.games << " | "
-     << c.check_game << ' ' << c.check.playouts << ' ' << c.check.seed;
+     << c.check_game << ' ' << c.check.playouts << ' ' << c.check.seed << ' ' << c.symmetry_samples;
   return os.str();
 }
 
