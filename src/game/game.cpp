@@ -101,7 +101,8 @@ std::unique_ptr<Game> MakeGame(const std::string& name) {
   }
   std::string known;
   for (const std::string& n : GameNames()) known += (known.empty() ? "" : ", ") + n;
-  throw ConfigError("unknown game '" + name + "' (known games: " + known + ")");
+  // A shard's or model's game comes from others: shown escaped, never raw.
+  throw ConfigError("unknown game '" + PrintableText(name) + "' (known games: " + known + ")");
 }
 
 std::vector<std::string> GameNames() {
