@@ -88,7 +88,7 @@ CentralDirectory FindCentralDirectory(const std::string& b, const std::string& p
   if (cd.offset == 0xffffffff || cd.entries == 0xffff || cd.size == 0xffffffff) {  // zip64
     if (eocd < 20 || Le(b, eocd - 20, 4) != 0x07064b50) throw ConfigError(not_zip + " (no zip64 locator)");
     const uint64_t rec = Le(b, eocd - 20 + 8, 8);
-    if (rec > b.size() - 56 || Le(b, rec, 4) != 0x06064b50)
+    if (b.size() < 56 || rec > b.size() - 56 || Le(b, rec, 4) != 0x06064b50)  // 56: the record's size
       throw ConfigError(not_zip + " (bad zip64 record)");
     cd = {Le(b, rec + 48, 8), Le(b, rec + 40, 8), Le(b, rec + 32, 8)};
   }

@@ -229,8 +229,8 @@ std::string Metadata(const std::string& game) {
 }
 }  // namespace
 
-// The fuzz target's first finding (tests/fuzz/model_fuzz.cpp): an entry name
-// with a newline was echoed raw, a message of two lines.
+// The model fuzz target's first finding (tests/fuzz/model_fuzz.cpp): an entry
+// name with a newline was echoed raw, a message of two lines.
 TEST_CASE("a model archive's entry names and game are shown escaped and never raw", "[io][torchscript]") {
   testing::ScratchDir dir("zf-ts-names");
   const auto write = [&](const std::string& name, const std::string& bytes) {
@@ -256,4 +256,20 @@ TEST_CASE("a model archive's entry names and game are shown escaped and never ra
   io::WriteWeights(dir / "game.h5", eval::RandomWeights(c, 1));
   CHECK_THROWS_WITH(io::ReadWeights(dir / "game.h5"),
                     Contains("game.h5: game \"con\\x0anect4\" is not a game's name") && !Contains("\n"));
+}
+
+TEST_CASE("a zip64 locator in a file too short for its record is refused and never read past",
+          "[io][torchscript]") {
+  testing::ScratchDir dir("zf-ts-zip64");
+  // The model target's second finding: a zip64 locator in a file shorter than
+  // a zip64 record (56 bytes), whose bound then underflowed, and the record
+  // was read at its offset, 2^40.
+  std::string zip64(20 + 22, '\0');
+  zip64.replace(0, 4, "PK\x06\x07");
+  zip64[8 + 5] = 1;  // the locator's record offset, little-endian: 2^40
+  zip64.replace(20, 4, "PK\x05\x06");
+  zip64.replace(20 + 16, 4, "\xff\xff\xff\xff");  // the directory's offset: "see the zip64 record"
+  std::ofstream(dir / "zip64.pt", std::ios::binary) << zip64;
+  CHECK_THROWS_WITH(io::ReadWeights(dir / "zip64.pt"),
+                    Contains("not a zip archive") && Contains("(bad zip64 record)"));
 }
