@@ -14,8 +14,10 @@
 # crash, leak or hang is written to build-fuzz/findings/ and fails the command.
 # Each run's output (executions, coverage, corpus) goes to
 # build-fuzz/logs/TARGET.log. The smoke starts each target from its seeds alone
-# with -seed=1. ZF_FUZZ_ARGS adds libFuzzer flags (a long run that goes on past
-# a finding: ZF_FUZZ_ARGS="-fork=1 -ignore_crashes=1 -ignore_timeouts=1").
+# with -seed=1. ZF_FUZZ_ARGS adds libFuzzer flags, or overrides the defaults
+# (a long run that goes on past a finding: ZF_FUZZ_ARGS="-fork=1
+# -ignore_crashes=1 -ignore_timeouts=1"; on a loaded machine, where a niced
+# run can stall for a minute, -timeout=600).
 # Needs clang and libclang-rt-14-dev (tools/setup.sh). Results of kept runs:
 # docs/results/fuzz-*/.
 set -uo pipefail
@@ -73,9 +75,10 @@ for t in "${targets[@]}"; do
   dirs=("$corpus")
   [ -d "tests/fuzz/corpus/$t" ] && dirs+=("tests/fuzz/corpus/$t")
   [ -d "$seeds/$t" ] && dirs+=("$seeds/$t")
+  # ZF_FUZZ_ARGS come after the defaults, so they win (libFuzzer takes a flag's last value).
   # shellcheck disable=SC2086  # ZF_FUZZ_ARGS: extra libFuzzer flags, e.g. -fork=1 -ignore_crashes=1
-  if "$build/tests/fuzz/zf_fuzz_$t" "${args[@]}" ${ZF_FUZZ_ARGS:-} -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$build/findings/$t-" "${dirs[@]}" >"$build/logs/$t.log" 2>&1; then
+  if "$build/tests/fuzz/zf_fuzz_$t" "${args[@]}" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
+    -print_final_stats=1 ${ZF_FUZZ_ARGS:-} -artifact_prefix="$build/findings/$t-" "${dirs[@]}" >"$build/logs/$t.log" 2>&1; then
     echo "fuzz $t: $(grep -E '^stat::number_of_executed_units' "$build/logs/$t.log" | awk '{print $2}') runs" \
       "$span, $(grep -Eo 'cov: [0-9]+' "$build/logs/$t.log" | tail -1), no finding"
   else

@@ -117,7 +117,8 @@ std::unique_ptr<Game> MakeGame(const std::string& name) {
   if (const Registered* r = FindGame(name)) return r->make();
   std::string known;
   for (const std::string& n : GameNames()) known += (known.empty() ? "" : ", ") + n;
-  throw ConfigError("unknown game '" + name + "' (known games: " + known +
+  // A shard's or model's game comes from others: shown escaped, never raw.
+  throw ConfigError("unknown game '" + PrintableText(name) + "' (known games: " + known +
                     "; a plugin's needs --game-plugin FILE.so)");
 }
 

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -107,6 +108,9 @@ void ReadAsCommandWould(H5CheckKind kind, const std::string& path) {
     ReadWeights(path);
     return;
   }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))  // a FIFO would block the open
+    throw Error(path + " is not a zerofarm shard (not a regular file)");
   const ShardReader reader(path);
   if (kind == H5CheckKind::kShardMeta) return;
   reader.ReadGames();
@@ -161,7 +165,10 @@ std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra) 
   for (char** e = environ; e && *e; ++e) {
     const std::string kv = *e;
     bool replaced = false;
-    for (const std::string& x : extra) replaced |= kv.compare(0, x.find('=') + 1, x, 0, x.find('=') + 1) == 0;
+    for (const std::string& x : extra) {
+      const size_t key = x.find('=');  // "K=": the key with its '='
+      replaced |= key != std::string::npos && kv.compare(0, key + 1, x, 0, key + 1) == 0;
+    }
     if (!replaced) env.push_back(kv);
   }
   env.insert(env.end(), extra.begin(), extra.end());
@@ -175,9 +182,9 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
   return out;
 }
 
-// Starts the checker on `files` with its stdout and stderr on `out_fd`, in a
-// process group of its own (a terminal's ^C is the command's to handle), every
-// signal at its default (a crash ends it), none blocked.
+// Starts the checker on `files` with its stdout and stderr on `out_fd`, no
+// other file of this process open, in a process group of its own (a terminal's ^C is the command's to
+// handle), every signal at its default (a crash ends it), none blocked.
 pid_t SpawnChecker(const H5Checker& checker, H5CheckKind kind, const std::vector<std::string>& files,
                    int out_fd) {
   std::vector<std::string> args = {"zf-check-h5"};
@@ -192,6 +199,9 @@ pid_t SpawnChecker(const H5Checker& checker, H5CheckKind kind, const std::vector
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
   posix_spawn_file_actions_adddup2(&actions, out_fd, 2);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // none of the command's files (shm, locks)
+#endif
   posix_spawnattr_init(&attr);
   sigset_t all, none;
   sigfillset(&all);

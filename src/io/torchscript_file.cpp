@@ -88,7 +88,7 @@ CentralDirectory FindCentralDirectory(const std::string& b, const std::string& p
   if (cd.offset == 0xffffffff || cd.entries == 0xffff || cd.size == 0xffffffff) {  // zip64
     if (eocd < 20 || Le(b, eocd - 20, 4) != 0x07064b50) throw ConfigError(not_zip + " (no zip64 locator)");
     const uint64_t rec = Le(b, eocd - 20 + 8, 8);
-    if (rec > b.size() - 56 || Le(b, rec, 4) != 0x06064b50)
+    if (b.size() < 56 || rec > b.size() - 56 || Le(b, rec, 4) != 0x06064b50)  // 56: the record's size
       throw ConfigError(not_zip + " (bad zip64 record)");
     cd = {Le(b, rec + 48, 8), Le(b, rec + 40, 8), Le(b, rec + 32, 8)};
   }
@@ -134,21 +134,22 @@ std::vector<ZipEntry> ListEntries(const std::string& b, const std::string& path,
       throw ConfigError(path + ": a corrupt zip central directory (entry " + std::to_string(i) + ")");
     ZipEntry e;
     e.name = b.substr(at + 46, name_len);
+    const std::string shown = PrintableText(e.name);  // never echoed raw
     ApplyZip64Extra(b, at + 46 + name_len, extra_len, &uncompressed, &compressed, &local);
     if (method != 0 && method != 8)
-      throw ConfigError(path + ": entry " + e.name + " has compression method " + std::to_string(method) +
+      throw ConfigError(path + ": entry " + shown + " has compression method " + std::to_string(method) +
                         "; torch.jit.save stores (0) or deflates (8)");
     if ((method == 0 && compressed != uncompressed) || local > cd.offset || cd.offset - local < 30 ||
         Le(b, local, 4) != 0x04034b50)
-      throw ConfigError(path + ": entry " + e.name + " is corrupt (sizes or offset)");
+      throw ConfigError(path + ": entry " + shown + " is corrupt (sizes or offset)");
     e.offset = local + 30 + Le(b, local + 26, 2) + Le(b, local + 28, 2);
     if (e.offset > cd.offset || compressed > cd.offset - e.offset)
-      throw ConfigError(path + ": entry " + e.name + " declares " + std::to_string(compressed) +
+      throw ConfigError(path + ": entry " + shown + " declares " + std::to_string(compressed) +
                         " bytes, more than the file holds");
     // A zip bomb: what inflating would allocate, bounded before LibTorch sees it.
     *inflated += uncompressed;
     if (uncompressed > kMaxInflateRatio * compressed + 65536 || *inflated > kMaxModelFileBytes)
-      throw ConfigError(path + ": entry " + e.name + " inflates to " + std::to_string(uncompressed) +
+      throw ConfigError(path + ": entry " + shown + " inflates to " + std::to_string(uncompressed) +
                         " bytes from " + std::to_string(compressed) + " (a zip bomb?)");
     e.size = method == 0 ? uncompressed : 0;  // the size of its stored bytes (0: deflated, not read here)
     entries.push_back(std::move(e));
@@ -279,6 +280,7 @@ void ParseModelMetadata(const std::string& json, const std::string& source, eval
     throw ConfigError(where + ": \"game\" must be a non-empty string");
   eval::NetConfig& c = w->config;
   c = eval::NetConfig{};
+  CheckGameName(where, game.text);
   c.game = game.text;
   c.scripted = true;
   c.blocks = c.filters = c.value_hidden = 0;

@@ -190,6 +190,11 @@ void WriteWeights(const std::string& path, const eval::WeightSet& weights) {
   internal::WriteFileAtomically(path, image.data(), image.size());
 }
 
+void CheckGameName(const std::string& source, const std::string& game) {
+  if (game.empty() || game.size() > 64 || PrintableText(game) != game)
+    throw ConfigError(source + ": game \"" + PrintableText(game, 64) + "\" is not a game's name");
+}
+
 eval::WeightSet ReadWeights(const std::string& path) {
   internal::RequireExists(path);
   if (IsTorchScriptPath(path)) return ReadTorchScriptFile(path);
@@ -230,6 +235,7 @@ eval::WeightSet ReadWeights(const std::string& path) {
 
   eval::WeightSet w;
   w.config.game = ReadStringAttr(root, "game");
+  CheckGameName(path, w.config.game);
   w.config.planes = ReadScalarAttr<int32_t>(root, "planes");
   w.config.height = ReadScalarAttr<int32_t>(root, "height");
   w.config.width = ReadScalarAttr<int32_t>(root, "width");

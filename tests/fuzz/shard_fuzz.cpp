@@ -1,6 +1,6 @@
 // Fuzz target: shards (io::ShardReader, as `zerofarm inspect`, `export` and
-// the trainer read a run directory's shards from other hosts): open, then
-// every game with its moves, every position row, and every game record. The
+// the trainer read a run directory's shards from other hosts): open, the
+// game it names (MakeGame), then every game with its moves, every position row, and every game record. The
 // reader promises (shard.h) that rows and moves of the games it returns lie
 // in range: each is checked here. Seeds: tiny valid shards made by
 // zf_fuzz_seeds. The HDF5 library itself runs uninstrumented (a crash there
@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "fuzz_input.h"
+#include "zerofarm/game/game.h"
 #include "zerofarm/io/shard.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -17,6 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string& path = zf::fuzz::InputFile(data, size, ".h5");
   zf::fuzz::ExpectOnlyErrors([&] {
     const zf::io::ShardReader r(path);
+    zf::fuzz::ExpectOnlyErrors([&] { zf::game::MakeGame(r.meta().game); });  // as every command does
     if (r.Positions() > (1u << 16)) return;  // rows are read whole: stay within the fuzzer's memory
     const auto games = r.ReadGames();
     for (const auto& g : games)

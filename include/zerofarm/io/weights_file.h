@@ -34,6 +34,10 @@ inline constexpr int kMaxWeightsPlanes = 256;
 inline constexpr int kMaxWeightsBoardSide = 64;
 inline constexpr int kMaxWeightsActions = 65536;
 inline constexpr int kMaxWeightsScorePlies = 1024;
+// Throws ConfigError unless `game` (a model file's game) is 1..64 bytes of
+// printable ASCII, as every Game::Name() is, so that no message echoes it raw:
+//   "m.pt: game "con\x0a4" is not a game's name"
+void CheckGameName(const std::string& source, const std::string& game);
 
 // Reads a model file: a TorchScript archive ("*.pt") with
 // ReadTorchScriptFile (io/torchscript_file.h; an AOTInductor "*.pt2" too where

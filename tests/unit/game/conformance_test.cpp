@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "zerofarm/core/error.h"
 #include "zerofarm/game/game.h"
 
 namespace zerofarm::game {
@@ -29,6 +30,14 @@ TEST_CASE("every registered game passes the conformance suite", "[conformance]")
       CHECK(failures.empty());
     }
   }
+}
+
+// A shard's game name comes from other hosts (the fuzz runs of issue 75 found
+// names echoed raw elsewhere): an unknown one is shown escaped, on one line.
+TEST_CASE("an unknown game's name is refused in one line with its bytes escaped", "[conformance]") {
+  CHECK_THROWS_AS(MakeGame("con\nnect4\x1b"), ConfigError);
+  CHECK_THROWS_WITH(MakeGame("con\nnect4\x1b"),
+                    Catch::Contains("unknown game 'con\\x0anect4\\x1b'") && !Catch::Contains("\n"));
 }
 
 TEST_CASE("the conformance checks are listed once each, by name", "[conformance]") {

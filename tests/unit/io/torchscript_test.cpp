@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 
 #include "skip.h"
 #include "test_paths.h"
@@ -194,4 +195,110 @@ TEST_CASE("a TorchScript model whose forward fails on real positions gives NaN o
   for (float v : o.value) CHECK(std::abs(v) <= 1.0f);
   CHECK(good->Describe().find("TorchScript") != std::string::npos);
   CHECK(good->ModelVersion() == 7);
+}
+
+namespace {
+// A zip archive of `entries` {name, bytes}, each stored with compression
+// `method` (0: stored, as torch.jit.save writes its data), no CRCs.
+std::string Zip(const std::vector<std::pair<std::string, std::string>>& entries, uint64_t method = 0) {
+  std::string out, dir;
+  const auto le = [](std::string* s, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  for (const auto& [name, data] : entries) {
+    const uint64_t offset = out.size();
+    for (auto [v, n] : std::vector<std::pair<uint64_t, int>>{{0x04034b50, 4},
+                                                             {20, 2},
+                                                             {0, 2},
+                                                             {method, 2},
+                                                             {0, 4},
+                                                             {0, 4},
+                                                             {data.size(), 4},
+                                                             {data.size(), 4},
+                                                             {name.size(), 2},
+                                                             {0, 2}})
+      le(&out, v, n);
+    out += name + data;
+    for (auto [v, n] : std::vector<std::pair<uint64_t, int>>{{0x02014b50, 4},
+                                                             {20, 2},
+                                                             {20, 2},
+                                                             {0, 2},
+                                                             {method, 2},
+                                                             {0, 4},
+                                                             {0, 4},
+                                                             {data.size(), 4},
+                                                             {data.size(), 4},
+                                                             {name.size(), 2},
+                                                             {0, 2},
+                                                             {0, 2},
+                                                             {0, 2},
+                                                             {0, 2},
+                                                             {0, 4},
+                                                             {offset, 4}})
+      le(&dir, v, n);
+    dir += name;
+  }
+  const uint64_t dir_offset = out.size();
+  out += dir;
+  for (auto [v, n] : std::vector<std::pair<uint64_t, int>>{{0x06054b50, 4},
+                                                           {0, 2},
+                                                           {0, 2},
+                                                           {entries.size(), 2},
+                                                           {entries.size(), 2},
+                                                           {dir.size(), 4},
+                                                           {dir_offset, 4},
+                                                           {0, 2}})
+    le(&out, v, n);
+  return out;
+}
+
+std::string Metadata(const std::string& game) {
+  return "{\"game\": \"" + game +
+         "\", \"planes\": 3, \"height\": 6, \"width\": 7, \"actions\": 7, \"version\": 1}";
+}
+}  // namespace
+
+// The model fuzz target's first finding (tests/fuzz/model_fuzz.cpp): an entry
+// name with a newline was echoed raw, a message of two lines.
+TEST_CASE("a model archive's entry names and game are shown escaped and never raw", "[io][torchscript]") {
+  testing::ScratchDir dir("zf-ts-names");
+  const auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir / name, std::ios::binary) << bytes;
+    return dir / name;
+  };
+  const std::string good =
+      write("good.pt", Zip({{"m/data.pkl", "x"}, {"m/extra/zerofarm.json", Metadata("connect4")}}));
+  const eval::WeightSet w = io::ReadWeights(good);  // the archive as made here is read
+  CHECK(w.config.game == "connect4");
+  CHECK(w.version == 1);
+  const std::string name = write("name.pt", Zip({{"m/data.pkl\n\x1b[31m", "x"}}, 9));
+  CHECK_THROWS_AS(io::ReadWeights(name), ConfigError);
+  CHECK_THROWS_WITH(io::ReadWeights(name),
+                    Contains("entry m/data.pkl\\x0a\\x1b[31m has compression method 9") && !Contains("\n"));
+  const std::string game =
+      write("game.pt", Zip({{"m/data.pkl", "x"}, {"m/extra/zerofarm.json", Metadata("con\\nnect4")}}));
+  CHECK_THROWS_WITH(
+      io::ReadWeights(game),
+      Contains("zerofarm.json: game \"con\\x0anect4\" is not a game's name") && !Contains("\n"));
+  // The same for a weights file's game attribute.
+  eval::NetConfig c{"con\nnect4", 3, 6, 7, 7, 1, 8, 64};
+  io::WriteWeights(dir / "game.h5", eval::RandomWeights(c, 1));
+  CHECK_THROWS_WITH(io::ReadWeights(dir / "game.h5"),
+                    Contains("game.h5: game \"con\\x0anect4\" is not a game's name") && !Contains("\n"));
+}
+
+TEST_CASE("a zip64 locator in a file too short for its record is refused and never read past",
+          "[io][torchscript]") {
+  testing::ScratchDir dir("zf-ts-zip64");
+  // The model target's second finding: a zip64 locator in a file shorter than
+  // a zip64 record (56 bytes), whose bound then underflowed, and the record
+  // was read at its offset, 2^40.
+  std::string zip64(20 + 22, '\0');
+  zip64.replace(0, 4, "PK\x06\x07");
+  zip64[8 + 5] = 1;  // the locator's record offset, little-endian: 2^40
+  zip64.replace(20, 4, "PK\x05\x06");
+  zip64.replace(20 + 16, 4, "\xff\xff\xff\xff");  // the directory's offset: "see the zip64 record"
+  std::ofstream(dir / "zip64.pt", std::ios::binary) << zip64;
+  CHECK_THROWS_WITH(io::ReadWeights(dir / "zip64.pt"),
+                    Contains("not a zip archive") && Contains("(bad zip64 record)"));
 }
