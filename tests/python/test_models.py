@@ -136,8 +136,35 @@ class TorchScriptFarmTest(unittest.TestCase):
         self.assertEqual(versions, {9}, log[-3000:])
 
     def test_hot_reload_keeps_the_old_model_when_a_pt_is_refused(self):
-        log, versions = self.farm_with_models("reload-nan", {"model-9.pt": ("nan", 9)},
-                                              ["--weights", self.model("good")])
+        # A newer model present at start would make --weights refused (issue 72): the NaN
+        # model-9.pt is published (written aside, renamed in) once the farm's writer is up.
+        out = os.path.join(self.tmp, "reload-nan")
+        models_dir = os.path.join(out, "models")
+        os.makedirs(models_dir, mode=0o755)
+        aside = os.path.join(self.tmp, "reload-nan-aside")
+        os.makedirs(aside)
+        zf_test_models.main(aside, "connect4", ["nan"], version=9)
+        log_path = os.path.join(self.tmp, "reload-nan.log")
+        with open(log_path, "w") as output:
+            farm = subprocess.Popen([zftest.binary(), "run", *SMALL_FARM, "--duration", "15", "--weights",
+                                     self.model("good"), "--out", out], stdout=output, stderr=subprocess.STDOUT)
+        try:
+            for _ in range(1200):  # an evaluator serves once the start checks are behind
+                with open(log_path) as f:
+                    if "serving workers" in f.read() or farm.poll() is not None:
+                        break
+                time.sleep(0.1)
+            os.rename(os.path.join(aside, "nan.pt"), os.path.join(models_dir, "model-9.pt"))
+            self.assertEqual(farm.wait(timeout=300), 0)
+        finally:
+            if farm.poll() is None:
+                farm.kill()
+        with open(log_path) as f:
+            log = f.read()
+        versions = set()
+        for path in zf_shards.iter_shards(out):
+            m = zf_shards.read_meta(path)
+            versions |= {int(m["model_version_min"]), int(m["model_version_max"])}
         self.assertIn("refused " + os.path.join(self.tmp, "reload-nan", "models", "model-9.pt"), log)
         self.assertIn("keeping model version 7", log)
         self.assertIn("not finite", log)
