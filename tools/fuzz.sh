@@ -7,9 +7,9 @@
 #   tools/fuzz.sh SECONDS [TARGET...]   each for SECONDS (the long runs: 1800 and more)
 #   tools/fuzz.sh --build               only build
 # TARGETs: config recipe pons gtp weights shard options model (default: all), run one
-# after the other on one core each. Seeds: tests/fuzz/corpus/TARGET (read only;
-# the text targets' and model's) and build-fuzz/seeds/TARGET (weights and shard: valid files
-# this build's writers make, tests/fuzz/make_seeds.cpp);
+# after the other on one core each. Seeds: tests/fuzz/corpus/model (read only)
+# and build-fuzz/seeds/TARGET (the text targets': from tests/fuzz/seeds.txt;
+# weights and shard: valid files this build's writers make, tests/fuzz/make_seeds.cpp);
 # what a run adds goes to build-fuzz/corpus/TARGET, kept for the next run; a
 # crash, leak or hang is written to build-fuzz/findings/ and fails the command.
 # Each run's output (executions, coverage, corpus) goes to
@@ -44,9 +44,19 @@ CC=clang CXX=clang++ ZF_BUILD_DIR=$build ZF_BUILD_TYPE=RelWithDebInfo ZF_JOBS=${
 
 mkdir -p "$build/findings" "$build/logs"
 # The binary seeds (HDF5 files) are made by this build's writers, so that they
-# follow the current schema; the text seeds are in the tree.
+# follow the current schema. The text seeds are in the tree, bundled in
+# tests/fuzz/seeds.txt: each after a "==> TARGET/NAME <==" line (" -n" after it:
+# the file has no final newline), written out to $seeds/TARGET/NAME here.
 seeds=$build/seeds
 rm -rf "$seeds" && "$build/tests/fuzz/zf_fuzz_seeds" "$seeds" || exit 1
+awk -v out="$seeds" '
+  function flush() { if (f != "") { printf "%s", (nonl ? substr(buf, 1, length(buf) - 1) : buf) > f; close(f) } }
+  /^==> [^ ]+ <==( -n)?$/ {
+    flush(); f = out "/" $2; nonl = ($4 == "-n"); buf = ""
+    d = f; sub(/\/[^\/]*$/, "", d); system("mkdir -p \"" d "\""); next
+  }
+  { buf = buf $0 "\n" }
+  END { flush() }' tests/fuzz/seeds.txt || exit 1
 # The targets' scratch input files (tests/fuzz/fuzz_input.h), removed at the end.
 ZF_FUZZ_SCRATCH=$(mktemp -d "$( [ -w /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")/zf-fuzz.XXXXXX") || exit 1
 export ZF_FUZZ_SCRATCH

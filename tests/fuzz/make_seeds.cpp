@@ -1,5 +1,5 @@
 // zf_fuzz_seeds DIR: writes the binary seeds of the weights and shard
-// targets (tests/fuzz/corpus/{weights,shard}/): a weights file of a tiny
+// targets (DIR/weights/, DIR/shard/): a weights file of a tiny
 // tic-tac-toe net (1 block x 2 filters, every tensor zero) and a shard of two
 // short tic-tac-toe games, each a few kilobytes, so that the fuzzer starts
 // from valid files. The text targets' seeds are written by hand.
