@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/proc/options.h"
 #include "zerofarm/proc/roles.h"
 
 namespace zerofarm::cli {
@@ -86,9 +87,10 @@ int ManifestLoadCommand(int argc, char** argv) {
       "csv", "Raw output (default OUT/manifest-load.csv)", cxxopts::value<std::string>()->default_value(""))(
       "shards", "Shards to write", cxxopts::value<uint64_t>()->default_value(std::to_string(o.shards)))(
       "hosts", "Simulated hosts", cxxopts::value<int>()->default_value(std::to_string(o.hosts)))(
-      "rate", "Shards a second, all hosts together", cxxopts::value<double>()->default_value("244"))(
+      "rate", "Shards a second, all hosts together",
+      cxxopts::value<double>()->default_value(proc::ShowOptionValue(o.rate)))(
       "follow-every", "Seconds between the trainer's refreshes",
-      cxxopts::value<double>()->default_value("1"))(
+      cxxopts::value<double>()->default_value(proc::ShowOptionValue(o.follow_every)))(
       "window", "The trainer's window, positions",
       cxxopts::value<int64_t>()->default_value(std::to_string(o.window)))(
       "games-per-shard", "One-position games per shard",

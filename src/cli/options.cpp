@@ -138,6 +138,23 @@ void LoadPluginOption(const std::string& file) {
   }
 }
 
+// A model file brings its own shape, so a random net's shape options beside
+// it would be ignored: refused in one line (issue 72). Given means on the
+// command line, or a config file's value other than the default (a run's
+// config.txt lists every key). gtp's "--weights random" is a random net;
+// eval refuses its own (RefuseOtherModes): its --against random is one too.
+void RefuseShapeBesideModel(const cxxopts::ParseResult& r, const proc::FarmConfig& c,
+                            proc::OptionCommand command) {
+  if (c.weights.empty() || c.weights == "random" || command == proc::kEval) return;
+  const proc::FarmConfig defaults;
+  for (const char* name : {"blocks", "filters", "score-head", "value-channels"}) {
+    const proc::OptionSpec* o = proc::FindOptionByName(name);
+    if (!(o->commands & command) || (!r.count(name) && o->get(c) == o->get(defaults))) continue;
+    throw ConfigError("--" + std::string(name) + " shapes a random net, and --weights " +
+                      PrintableText(c.weights) + " brings its own shape: leave --" + name + " out");
+  }
+}
+
 }  // namespace
 
 proc::FarmConfig ReadTableOptions(const cxxopts::ParseResult& r, proc::OptionCommand command) {
@@ -148,6 +165,7 @@ proc::FarmConfig ReadTableOptions(const cxxopts::ParseResult& r, proc::OptionCom
     const std::string value = o.kind == proc::OptionKind::kFlag ? o.flag_value : r[o.name].as<std::string>();
     proc::SetOption(o, &c, value, "--" + o.name);
   }
+  RefuseShapeBesideModel(r, c, command);
   // The plugin first: --game (checked now, not when set) may name its game.
   if (!c.game_plugin.empty()) LoadPluginOption(c.game_plugin);
   const proc::OptionSpec* game = proc::FindOptionByName("game");

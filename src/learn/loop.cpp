@@ -112,12 +112,16 @@ std::vector<std::string> FarmArgv(const LoopConfig& c, const std::string& farm_e
 std::vector<std::string> TrainerArgv(const LoopConfig& c, const std::string& exe, const RecipeStage* stage) {
   const proc::FarmConfig& f = c.farm;
   std::ostringstream net_args;
-  net_args << "--blocks " << f.blocks << " --filters " << f.filters << " --value-discount "
-           << f.search.value_discount << " --eval-threads " << f.eval_threads;
-  // --weights starts a run; the trainer refuses it once the run has models (it resumes from them).
-  if (!f.weights.empty() && io::RunDir(f.out).NewestModel().first < 0) net_args << " --weights " << f.weights;
-  if (f.score_head) net_args << " --score-head";
-  if (f.value_channels != 1) net_args << " --value-channels " << f.value_channels;
+  net_args << "--value-discount " << f.search.value_discount << " --eval-threads " << f.eval_threads;
+  // --weights starts a run with its own shape; the trainer refuses it once the
+  // run has models (it resumes from them), and a shape beside it always.
+  if (f.weights.empty()) {
+    net_args << " --blocks " << f.blocks << " --filters " << f.filters;
+    if (f.score_head) net_args << " --score-head";
+    if (f.value_channels != 1) net_args << " --value-channels " << f.value_channels;
+  } else if (io::RunDir(f.out).NewestModel().first < 0) {
+    net_args << " --weights " << f.weights;
+  }
   std::vector<std::string> argv = {exe, "train", "--run", f.out, "--seed", std::to_string(f.seed)};
   std::istringstream words(net_args.str());
   for (std::string w; words >> w;) argv.push_back(w);
@@ -468,6 +472,7 @@ void Evaluation::PrintCurve(const std::vector<mcts::SearchConfig>& searches) {
 // (by its recipe or its command line) is refused before any child starts. The
 // trainer would go on with the models' net and the farm would load it, but the
 // run's records (farm-config.txt, each shard's config.txt) would name the other.
+// A run started from --weights has that file's net: no shape was asked for.
 // A TorchScript model (--weights or the run's newest) is refused: the loop's
 // trainer trains zerofarm's own net only. A trainer command of the user's
 // trains whatever net it likes: nothing to check.
@@ -482,7 +487,7 @@ void CheckRunNet(const LoopConfig& c) {
                         ": zerofarm's trainer trains its own net only; give --trainer-command \"python3 "
                         "examples/train_torch.py\" or run your trainer beside zerofarm run (docs/models.md)");
   const auto [newest, model] = io::RunDir(c.farm.out).NewestModel();
-  if (model.empty()) return;
+  if (model.empty() || !c.farm.weights.empty()) return;  // --weights: the run's net is the file's
   const auto game = game::MakeGame(c.farm.game);
   const eval::NetConfig kept = proc::LoadWeightsFor(*game, model).config;
   const eval::NetConfig asked = proc::NetConfigFor(*game, c.farm);

@@ -70,10 +70,12 @@ def run(cmd, timeout=300):
 
 
 def run_farm(out, extra=()):
-    """The brief's small farm: 6 connect4 games on the CPU into `out`."""
+    """The brief's small farm: 6 connect4 games on the CPU into `out` (a 1x8 random net unless
+    `extra` names --weights: the farm refuses a shape beside a model file)."""
+    shape = () if "--weights" in extra else ("--blocks", "1", "--filters", "8")
     return run([binary(), "run", "--game", "connect4", "--workers", "2", "--games-per-worker", "4",
-                "--simulations", "8", "--blocks", "1", "--filters", "8", "--games", "6", "--gpus", "0",
-                "--no-status", "--out", out, *extra])
+                "--simulations", "8", *shape, "--games", "6", "--gpus", "0", "--no-status", "--out", out,
+                *extra])
 
 
 # ---- a synthetic shard (docs/schema.md), for tests without the binary ----------

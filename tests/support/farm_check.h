@@ -44,10 +44,6 @@ inline std::vector<std::string> FarmArgs(const std::string& out, std::vector<std
                                    "8",
                                    "--simulations",
                                    "12",
-                                   "--blocks",
-                                   "1",
-                                   "--filters",
-                                   "8",
                                    "--out",
                                    out,
                                    "--no-status",
@@ -55,6 +51,10 @@ inline std::vector<std::string> FarmArgs(const std::string& out, std::vector<std
                                    "11",
                                    "--host-id",
                                    kTestHost};
+  // A small random net, unless a model file brings its own shape (the farm
+  // refuses --blocks beside --weights).
+  if (std::find(extra.begin(), extra.end(), "--weights") == extra.end())
+    args.insert(args.end(), {"--blocks", "1", "--filters", "8"});
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }

@@ -27,6 +27,20 @@ size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// What `command` (a cli::*Command) throws for args (after a program name); "" if nothing.
+std::string CommandError(int (*command)(int, char**), std::vector<std::string> args) {
+  args.insert(args.begin(), "zerofarm-test");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  try {
+    command(static_cast<int>(args.size()), argv.data());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // Parses args (after a program name) with the table's options of `command`.
 proc::FarmConfig Parse(proc::OptionCommand command, std::vector<std::string> args) {
   args.insert(args.begin(), "zerofarm-test");
@@ -462,6 +476,47 @@ TEST_CASE("cli options: a resumed trainer refuses a net shape other than its mod
                  m.find("leave the shape out") != std::string::npos && m.find('\n') == std::string::npos;
         }));
   }
+}
+
+// Mutation-checked: with RefuseShapeBesideModel (cli/options.cpp) returning at
+// once, each command below gets past its options to the missing file.
+TEST_CASE("cli options: a random net's shape beside a model file is refused by every command",
+          "[cli][options]") {
+  testing::ScratchDir dir("zf-shape-beside-model");
+  const std::string w = "/nonexistent/w.h5";
+  const std::vector<std::pair<int (*)(int, char**), std::vector<std::string>>> commands = {
+      {cli::RunCommand, {"--out", dir / "run"}},
+      {cli::SelfplayCommand, {"--out", dir / "sp"}},
+      {cli::GtpCommand, {}},
+      {cli::TrainCommand, {"--run", dir / "train"}},
+      {cli::LoopCommand, {"--out", dir / "loop"}},
+      {cli::TuneCommand, {"--out", dir / "tune"}},
+      {cli::BenchCommand, {}},
+  };
+  for (const auto& [command, base] : commands) {
+    for (const std::vector<std::string>& shape : {std::vector<std::string>{"--blocks", "3"},
+                                                  {"--filters", "16"},
+                                                  {"--score-head"},
+                                                  {"--value-channels", "4"}}) {
+      std::vector<std::string> args = base;
+      args.insert(args.end(), {"--weights", w});
+      args.insert(args.end(), shape.begin(), shape.end());
+      const std::string error = CommandError(command, args);
+      INFO(args.front() << ' ' << shape[0] << ": " << error);
+      CHECK_THAT(error, Catch::StartsWith(shape[0] + " shapes a random net, and --weights " + w));
+      CHECK(error.find('\n') == std::string::npos);
+    }
+  }
+  // A config file's value other than the default counts as given; a run's
+  // config.txt (every key, the defaults among them) does not.
+  std::ofstream(dir / "shape.conf") << "weights = " << w << "\nblocks = 3\n";
+  CHECK_THAT(CommandError(cli::RunCommand, {"--config", dir / "shape.conf", "--out", dir / "c"}),
+             Catch::StartsWith("--blocks shapes a random net"));
+  std::ofstream(dir / "record.conf") << proc::FarmConfig().ToText() << "weights = " << w << "\n";
+  CHECK_THAT(CommandError(cli::GtpCommand, {"--config", dir / "record.conf", "--weights", w}),
+             Catch::Contains("nonexistent"));
+  CHECK_THAT(CommandError(cli::GtpCommand, {"--weights", "random", "--blocks", "1"}),
+             !Catch::Contains("shapes a random net"));
 }
 
 TEST_CASE("cli options: an option another mode of the command would ignore is refused in one line",
