@@ -39,18 +39,7 @@ std::string TemplateShard(const std::string& scratch, int games) {
   meta.run_id = "manifest-load";
   io::ShardWriter writer(scratch, "template", meta);
   for (int g = 0; g < games; ++g) {
-    mcts::GameRecord r;
-    r.game_id = static_cast<uint64_t>(g);
-    r.winner = -1;
-    r.moves = {4};
-    r.features.assign(static_cast<size_t>(meta.FeatureBytes()), 0);
-    r.policy.assign(static_cast<size_t>(meta.actions), 1.0f / static_cast<float>(meta.actions));
-    r.z = {0.0f};
-    r.root_value = {0.0f};
-    r.ply = {0};
-    r.model_version = {0};
-    r.full_search = {1};
-    writer.Add(r);
+    writer.Add(io::OnePositionRecord(meta, static_cast<uint64_t>(g)));
   }
   const std::string path = writer.Flush(0, {});
   std::ifstream in(path, std::ios::binary);

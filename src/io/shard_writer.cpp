@@ -169,6 +169,21 @@ ShardMeta ShardMetaForGame(const game::Game& game) {
   return meta;
 }
 
+mcts::GameRecord OnePositionRecord(const ShardMeta& meta, uint64_t game_id) {
+  mcts::GameRecord r;
+  r.game_id = game_id;
+  r.winner = -1;
+  r.moves = {4};
+  r.features.assign(static_cast<size_t>(meta.FeatureBytes()), 0);
+  r.policy.assign(static_cast<size_t>(meta.actions), 1.0f / static_cast<float>(meta.actions));
+  r.z = {0.0f};
+  r.root_value = {0.0f};
+  r.ply = {0};
+  r.model_version = {0};
+  r.full_search = {1};
+  return r;
+}
+
 ShardWriter::ShardWriter(std::string dir, std::string prefix, ShardMeta meta, Compression compression)
     : dir_(std::move(dir)), prefix_(std::move(prefix)), meta_(std::move(meta)), compression_(compression) {
   if (meta_.game.empty() || meta_.planes <= 0 || meta_.height <= 0 || meta_.width <= 0 || meta_.actions <= 0)

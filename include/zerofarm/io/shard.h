@@ -70,6 +70,10 @@ struct ShardMeta {
 // Fills game, shape, actions, plane names and symmetry maps from a game.
 ShardMeta ShardMetaForGame(const game::Game& game);
 
+// A synthetic one-position game of `meta`'s shape: move 4, a draw, zero
+// features and values, a uniform policy (bench --manifest-load, tests).
+mcts::GameRecord OnePositionRecord(const ShardMeta& meta, uint64_t game_id);
+
 // What each dataset of a shard holds: ONE table, written into every shard as
 // each dataset's `description` attribute (and `units`, where there are any),
 // and the text of docs/schema.md's tables (tests/unit/io/shard_test.cpp checks

@@ -41,18 +41,7 @@ void WriteShard(const std::string& dir, uint64_t index, int games) {
   meta.run_id = "run-test";
   ShardWriter writer(dir, "shard", meta);
   for (int g = 0; g < games; ++g) {
-    mcts::GameRecord r;
-    r.game_id = index * 100 + static_cast<uint64_t>(g);
-    r.winner = -1;
-    r.moves = {4};
-    r.features.assign(static_cast<size_t>(meta.FeatureBytes()), 0);
-    r.policy.assign(static_cast<size_t>(meta.actions), 1.0f / static_cast<float>(meta.actions));
-    r.z = {0.0f};
-    r.root_value = {0.0f};
-    r.ply = {0};
-    r.model_version = {0};
-    r.full_search = {1};
-    writer.Add(r);
+    writer.Add(OnePositionRecord(meta, index * 100 + static_cast<uint64_t>(g)));
   }
   writer.Flush(index, {});
 }

@@ -205,37 +205,21 @@ std::string Zip(const std::vector<std::pair<std::string, std::string>>& entries,
   const auto le = [](std::string* s, uint64_t v, int bytes) {
     for (int i = 0; i < bytes; ++i) s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
   };
+  using Fields = std::vector<std::pair<uint64_t, int>>;  // {value, bytes}, little-endian
+  const auto put = [&](std::string* s, const Fields& fields) {
+    for (auto [v, n] : fields) le(s, v, n);
+  };
   for (const auto& [name, data] : entries) {
     const uint64_t offset = out.size();
-    for (auto [v, n] : std::vector<std::pair<uint64_t, int>>{{0x04034b50, 4},
-                                                             {20, 2},
-                                                             {0, 2},
-                                                             {method, 2},
-                                                             {0, 4},
-                                                             {0, 4},
-                                                             {data.size(), 4},
-                                                             {data.size(), 4},
-                                                             {name.size(), 2},
-                                                             {0, 2}})
-      le(&out, v, n);
+    // From the compression method on, the local and the central header agree.
+    const Fields common = {{method, 2},      {0, 4},           {0, 4}, {data.size(), 4},
+                           {data.size(), 4}, {name.size(), 2}, {0, 2}};
+    put(&out, {{0x04034b50, 4}, {20, 2}, {0, 2}});
+    put(&out, common);
     out += name + data;
-    for (auto [v, n] : std::vector<std::pair<uint64_t, int>>{{0x02014b50, 4},
-                                                             {20, 2},
-                                                             {20, 2},
-                                                             {0, 2},
-                                                             {method, 2},
-                                                             {0, 4},
-                                                             {0, 4},
-                                                             {data.size(), 4},
-                                                             {data.size(), 4},
-                                                             {name.size(), 2},
-                                                             {0, 2},
-                                                             {0, 2},
-                                                             {0, 2},
-                                                             {0, 2},
-                                                             {0, 4},
-                                                             {offset, 4}})
-      le(&dir, v, n);
+    put(&dir, {{0x02014b50, 4}, {20, 2}, {20, 2}, {0, 2}});
+    put(&dir, common);
+    put(&dir, {{0, 2}, {0, 2}, {0, 2}, {0, 4}, {offset, 4}});
     dir += name;
   }
   const uint64_t dir_offset = out.size();
