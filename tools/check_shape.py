@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the shape of the source tree (issue 26); a step of tools/test.sh.
 
-  tools/check_shape.py [format|length|paths|prose|all]   (default: all)
+  tools/check_shape.py [format|length|paths|commits|prose|all]   (default: all)
 
   format  every C++ file under src/, include/, tests/ and tools/ is as
           clang-format (.clang-format, Debian 12's clang-format 14) writes it;
@@ -15,6 +15,8 @@
           exists: as written from the repository root, or under
           include/zerofarm/, include/, src/ or tests/. Other projects'
           headers (LibTorch, Boost, ...) are not checked.
+  commits every commit subject after SUBJECTS_SINCE has at most MAX_SUBJECT
+          characters (a checkout without git history says so in a line).
   prose   README.md and docs/*.md read as the current state, in short
           sentences: no sentence over MAX_WORDS words (code blocks aside;
           each table cell, heading and list item counts on its own); every
@@ -38,6 +40,8 @@ MAX_LINES = 80
 MAX_WORDS = 40  # words a sentence of the docs may have
 SUMMARY_LINES = 10  # lines a docs page's opening summary may have
 MAX_DOC_WORDS = 25_000  # words of all of docs/*.md
+MAX_SUBJECT = 72  # characters of a commit subject (details go in the body)
+SUBJECTS_SINCE = "a186fd7"  # older subjects stay as they landed (some are longer)
 CXX_DIRS = ("src", "include", "tests", "tools")
 CXX_EXT = (".cpp", ".h", ".cu", ".cuh")
 # Headers of other projects that the docs cite.
@@ -248,11 +252,28 @@ def check_evidence():
     return bad
 
 
+def check_commits():
+    def git(*args):
+        return subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True)
+    if shutil.which("git") is None or git("rev-parse", "--git-dir").returncode != 0:
+        print("check_shape: commits: not a git checkout, subjects not checked")
+        return []
+    if git("cat-file", "-e", SUBJECTS_SINCE + "^{commit}").returncode != 0:  # a shallow clone
+        print(f"check_shape: commits: {SUBJECTS_SINCE} is not in this clone's history; HEAD's subject only")
+        log = git("log", "-1", "--format=%h %s")
+    else:
+        log = git("log", "--format=%h %s", SUBJECTS_SINCE + "..HEAD")
+    return [f"commits: {line.split(' ', 1)[0]}: a subject of {len(line.split(' ', 1)[1])} characters "
+            f"(at most {MAX_SUBJECT}; details go in the body)"
+            for line in log.stdout.splitlines() if len(line.split(" ", 1)[1]) > MAX_SUBJECT]
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
-    checks = {"format": check_format, "length": check_length, "paths": check_paths, "prose": check_prose}
+    checks = {"format": check_format, "length": check_length, "paths": check_paths, "commits": check_commits,
+              "prose": check_prose}
     if what != "all" and what not in checks:
-        print("usage: tools/check_shape.py [format|length|paths|prose|all]", file=sys.stderr)
+        print("usage: tools/check_shape.py [format|length|paths|commits|prose|all]", file=sys.stderr)
         return 2
     bad = []
     for name, check in checks.items():
