@@ -78,6 +78,8 @@ ShardReader::ShardReader(const std::string& path) : path_(path) {
         "games/moves_offset"}) {
     if (!IsDataset(root, name)) throw Error(path + ": missing dataset /" + std::string(name));
   }
+  // Readers size their row buffers from these two (ReadRows): checked first.
+  for (const char* name : {"positions/features", "positions/policy"}) CheckDeclaredSize(root, name);
   const std::vector<uint64_t> fdims = DatasetDims(root, "positions/features");
   const std::vector<uint64_t> want = {meta_.positions, static_cast<uint64_t>(meta_.planes),
                                       static_cast<uint64_t>(meta_.height),

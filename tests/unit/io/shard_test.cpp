@@ -529,5 +529,24 @@ TEST_CASE("a shard whose HDF5 global heap is damaged is refused, not read foreve
   }
 }
 
+// Fuzzing found it (tools/fuzz.sh shard, docs/results/fuzz-2026-12-04): a
+// 62 kB shard whose /worker_commit declares 2^57 + 1 elements made the reader
+// allocate them (std::bad_alloc, a crash under ASan). ReadDataset now checks
+// a dataset's declared size against its stored bytes first. The file is also
+// a seed of the shard fuzz target, so its smoke replays it under ASan.
+// Mutation-checked: without CheckDeclaredSize this throws std::bad_alloc.
+TEST_CASE("a shard that declares more elements than it stores is refused before allocating", "[io]") {
+  const std::string path = testing::SourceDir() + "/tests/fuzz/corpus/shard/declares-2e57-rows.h5";
+  try {
+    ShardReader r(path);
+    r.ReadGames();
+    FAIL("the crafted shard was read");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(),
+               Catch::Contains("/worker_commit: declares 144115188075855873 elements but stores 8 bytes"));
+    CHECK(std::string(e.what()).find('\n') == std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace zerofarm::io
