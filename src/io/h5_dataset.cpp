@@ -154,12 +154,13 @@ void CheckDeclaredSize(hid_t dset, hid_t ftype, uint64_t elements, hid_t loc, co
 
 }  // namespace
 
-void CheckDeclaredSize(hid_t loc, const std::string& name) {
+std::vector<uint64_t> StoredDatasetDims(hid_t loc, const std::string& name) {
   H5Dataset dset = OpenDataset(loc, name);
   H5Type ftype(H5Dget_type(dset.id()), "dataset type");
   H5Dataspace space(H5Dget_space(dset.id()), "dataset space");
   std::vector<hsize_t> dims;
   CheckDeclaredSize(dset.id(), ftype.id(), SpaceElements(space.id(), &dims), loc, name);
+  return std::vector<uint64_t>(dims.begin(), dims.end());
 }
 
 std::vector<uint64_t> DatasetDims(hid_t loc, const std::string& name) {

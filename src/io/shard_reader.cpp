@@ -78,9 +78,8 @@ ShardReader::ShardReader(const std::string& path) : path_(path) {
         "games/moves_offset"}) {
     if (!IsDataset(root, name)) throw Error(path + ": missing dataset /" + std::string(name));
   }
-  // Readers size their row buffers from these two (ReadRows): checked first.
-  for (const char* name : {"positions/features", "positions/policy"}) CheckDeclaredSize(root, name);
-  const std::vector<uint64_t> fdims = DatasetDims(root, "positions/features");
+  // Readers size their row buffers from these two (ReadRows): checked against what is stored.
+  const std::vector<uint64_t> fdims = StoredDatasetDims(root, "positions/features");
   const std::vector<uint64_t> want = {meta_.positions, static_cast<uint64_t>(meta_.planes),
                                       static_cast<uint64_t>(meta_.height),
                                       static_cast<uint64_t>(meta_.width)};
@@ -90,7 +89,7 @@ ShardReader::ShardReader(const std::string& path) : path_(path) {
                 "width] = [" +
                 std::to_string(meta_.positions) + ", " + std::to_string(meta_.planes) + ", " +
                 std::to_string(meta_.height) + ", " + std::to_string(meta_.width) + "]");
-  const std::vector<uint64_t> pdims = DatasetDims(root, "positions/policy");
+  const std::vector<uint64_t> pdims = StoredDatasetDims(root, "positions/policy");
   if (pdims != std::vector<uint64_t>{meta_.positions, static_cast<uint64_t>(meta_.actions)})
     throw Error(path + ": /positions/policy does not have shape [positions, actions] = [" +
                 std::to_string(meta_.positions) + ", " + std::to_string(meta_.actions) + "]");

@@ -213,12 +213,12 @@ H5Dataset OpenDataset(hid_t loc, const std::string& name);
 // any other type class (strings, compounds).
 bool IsIntegerDataset(hid_t loc, const std::string& name);
 // The dimensions of a dataset (empty for a scalar), as declared: a crafted
-// file may declare more than it stores (CheckDeclaredSize).
+// file may declare more than it stores (StoredDatasetDims).
 std::vector<uint64_t> DatasetDims(hid_t loc, const std::string& name);
-// Throws Error when the dataset declares more elements than its stored bytes
-// can hold (deflate expands at most 1032:1): call it before sizing a buffer
-// from DatasetDims. ReadDataset checks it itself.
-void CheckDeclaredSize(hid_t loc, const std::string& name);
+// DatasetDims, but throws Error when the dataset declares more elements than
+// its stored bytes can hold (deflate expands at most 1032:1): for dims that
+// size a buffer. ReadDataset checks the same itself.
+std::vector<uint64_t> StoredDatasetDims(hid_t loc, const std::string& name);
 // Bytes of one element as the file stores it (4 for float32, 8 for int64).
 size_t DatasetElementBytes(hid_t loc, const std::string& name);
 // Reads a whole dataset, converting to T; `dims` (optional) receives its shape.
