@@ -25,7 +25,8 @@ test_packages=(
   python3 python3-h5py python3-numpy python3-matplotlib  # reader, plots
   python3-torch                      # the Python Dataset and weights converter (tests)
   slurm-wlm munge                    # the `slurm` test: a one-node Slurm (docs/scale-out.md)
-  gnugo                              # GNU Go: the export, gtp and --against-gtp tests (/usr/games/gnugo)
+  gnugo                              # GNU Go: the export, gtp, --against-gtp and match tests (/usr/games/gnugo)
+  grhino                             # GRhino's gtp-rhino: the Othello match test (/usr/games/gtp-rhino)
   clang-format universal-ctags       # tools/check_shape.py: formatting and function length (tools/test.sh)
   clang libclang-rt-14-dev           # tools/check_threads.sh (thread safety); tools/fuzz.sh and the fuzz smoke: libFuzzer, ASan, UBSan
 )

@@ -300,6 +300,37 @@ std::vector<CommandOption> TuneRows() {
       ZF_FLAG("no-plot", "tune", "Do not draw tune.png", "0", kTune, tune.plot),
   };
 }
+std::vector<CommandOption> MatchRows() {
+  using proc::kMatch;
+  return {
+      ZF_STR("engine", "match",
+             "The GTP engine's command line, split into words (no shell), e.g. \"gnugo --mode gtp --level 1 "
+             "--chinese-rules\" or \"gtp-rhino --level 1\"",
+             kMatch, match.engine),
+      ZF_STR("out", "match",
+             "Directory for each game's SGF, games.jsonl and match.json (made; must be empty)", kMatch,
+             match.out),
+      ZF_NUM("games", "match", "Games to play, colours alternating (zerofarm is Black in even games)", 1,
+             1'000'000, kMatch, match.games),
+      ZF_NUM("opening-plies", "match",
+             "Random opening plies (never a pass), each opening played twice with colours swapped", 0, 100,
+             kMatch, match.opening_plies),
+      ZF_STR("openings", "match",
+             "A file of fixed openings, one a line (moves separated by spaces, e.g. \"d3 c5\"), in place of "
+             "random ones: games 2k and 2k+1 play line k (wrapping)",
+             kMatch, match.openings),
+      ZF_NUM("move-seconds", "match",
+             "Deadline of each engine answer; an engine past it is killed and that game is not scored", 0.01,
+             86400, kMatch, match.move_seconds),
+      ZF_STR("komi", "match", "Go: the komi (given to the engine too; empty = the game's own)", kMatch,
+             match.komi),
+      ZF_STR("engine-stderr", "match", "Append the engine's stderr to this file (empty = OUT/engine.err)",
+             kMatch, match.engine_stderr),
+      ZF_NUM("max-plies", "match",
+             "Score a game as it stands after this many plies (0 = the game's own limit)", 0, 1'000'000,
+             kMatch, match.max_plies),
+  };
+}
 std::vector<CommandOption> OtherRows() {
   using proc::kCheckGame, proc::kExport, proc::kInspect, proc::kSelfplay;
   return {
@@ -341,7 +372,7 @@ std::vector<CommandOption> OtherRows() {
 
 std::vector<CommandOption> BuildTable() {
   std::vector<CommandOption> t;
-  for (auto rows : {TrainRows(), EvalRows(), LoopRows(), BenchRows(), TuneRows(), OtherRows()})
+  for (auto rows : {TrainRows(), EvalRows(), LoopRows(), BenchRows(), TuneRows(), MatchRows(), OtherRows()})
     t.insert(t.end(), rows.begin(), rows.end());
   return t;
 }

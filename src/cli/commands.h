@@ -32,6 +32,7 @@ int TuneCommand(int argc, char** argv);      // tune.cpp
 // ---- issue 24 points 5, 6: game records and GTP ----
 int ExportCommand(int argc, char** argv);  // export.cpp
 int GtpCommand(int argc, char** argv);     // gtp.cpp
+int MatchCommand(int argc, char** argv);   // match.cpp (issue 83)
 
 // `zerofarm eval`'s own settings (the game, net and search are the option table's).
 struct EvalConfig {
@@ -49,6 +50,19 @@ struct EvalConfig {
   std::string make_set;           // a Pons kind (L1_R3): make a set of it
   int count = 1000;               // --make-set: positions
   std::string out;                // --make-set: the file to write
+};
+
+// `zerofarm match`'s own settings (the game, net and search are gtp's rows).
+struct MatchOptions {
+  std::string engine;         // the engine's command line, split into words (no shell)
+  std::string out;            // the directory of SGFs, games.jsonl and match.json (made; must be empty)
+  int games = 10;             // games to play
+  int opening_plies = 4;      // random opening plies (without --openings)
+  std::string openings;       // a file of fixed openings, one a line ("" = random ones)
+  double move_seconds = 60;   // the deadline of each engine answer
+  std::string komi;           // Go: the komi ("" = the game's own)
+  std::string engine_stderr;  // where the engine's stderr goes ("" = OUT/engine.err)
+  int max_plies = 0;          // 0 = the game's own limit
 };
 
 // `zerofarm selfplay`'s own settings (the farm's are the option table's).
@@ -81,6 +95,7 @@ struct CommandConfig {
   std::string train_device = "auto";      // auto (a GPU when LibTorch sees one), cpu, cuda
   std::string train_cuda_graph = "auto";  // auto (on a GPU in fp32), on, off
   EvalConfig eval;
+  MatchOptions match;
   learn::LoopConfig loop;
   std::string loop_recipe;  // NAME or FILE; read before the other options (loop.cpp)
   bool loop_recipe_changed = false;
@@ -144,21 +159,23 @@ learn::LoopConfig LoopConfigFrom(const cxxopts::ParseResult& r);      // loop.cp
 void AddBenchOptions(cxxopts::Options& options);                      // bench.cpp
 bench::BenchOptions ReadBenchOptions(const cxxopts::ParseResult& r);  // bench.cpp
 void AddTuneOptions(cxxopts::Options& options);                       // tune.cpp
+void AddMatchOptions(cxxopts::Options& options);                      // match.cpp
 bench::TuneOptions TuneOptionsFrom(const cxxopts::ParseResult& r);    // tune.cpp
 
 // The Go game, net and search of `zerofarm gtp` and of `eval --against-gtp`
 // (gtp.cpp), from the option table's game, blocks, filters, eval-threads,
 // seed, simulations and c-puct; `weights` a file or "random"; the game is
 // `c.game` when `game_given`, else the weights' own (go for "random").
-// ConfigError when the game is not Go.
+// ConfigError when the game is not Go (nor Othello, when `othello_too`).
 struct GtpEngineParts {
   std::unique_ptr<game::Game> game;
   std::unique_ptr<eval::Evaluator> net;
   mcts::SearchConfig search;
   int size = 9;
-  double komi = 7.5;
+  double komi = 7.5;  // Go only
 };
-GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, const std::string& weights);
+GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, const std::string& weights,
+                                  bool othello_too = false);
 // `zerofarm eval --against-gtp CMD`: the arena against a GTP program (gtp.cpp).
 // game_given: --game was given.
 int GtpArenaCommand(const EvalConfig& e, const proc::FarmConfig& c, bool game_given,

@@ -21,7 +21,8 @@ namespace zerofarm::cli {
 
 // The Go game, the search and the net of a gtp engine or a GTP arena, from
 // options added by AddGtpEngineOptions (or eval's own of the same names).
-GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, const std::string& weights) {
+GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, const std::string& weights,
+                                  bool othello_too) {
   GtpEngineParts parts;
   std::string name = game_given ? c.game : "go";
   if (weights != "random") {
@@ -31,7 +32,9 @@ GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, co
   }
   parts.game = game::MakeGame(name);
   const auto* go = dynamic_cast<const game::GoGame*>(parts.game.get());
-  if (!go) throw ConfigError("GTP plays Go only; --game (or the weights' game) is " + name);
+  if (!go && !(othello_too && name == "othello"))
+    throw ConfigError(std::string(othello_too ? "match plays go and othello" : "GTP plays Go only") +
+                      "; --game (or the weights' game) is " + name);
   eval::TorchOptions options;
   options.intra_op_threads = std::max(1, c.eval_threads);  // 0 = auto: 1
   options.value_discount = c.search.value_discount;
@@ -43,9 +46,9 @@ GtpEngineParts MakeGtpEngineParts(const proc::FarmConfig& c, bool game_given, co
   }
   parts.search.simulations = c.search.simulations;
   parts.search.c_puct = c.search.c_puct;
-  if (parts.search.simulations < 1) throw ConfigError("--simulations must be at least 1 to play Go");
-  parts.size = go->size();
-  parts.komi = go->komi();
+  if (parts.search.simulations < 1) throw ConfigError("--simulations must be at least 1 to play " + name);
+  parts.size = parts.game->Shape().width;
+  parts.komi = go ? go->komi() : 0.0;
   return parts;
 }
 

@@ -38,6 +38,7 @@ void Usage(std::ostream& os) {
      << "  tune       sweep ring size, games per worker, batch and wait on short runs; recommend settings\n"
      << "  export     write a run's games as SGF (Go, Othello, Gomoku) or JSON lines\n"
      << "  gtp        play Go through the Go Text Protocol (GoGui, Sabaki, gnugo twogtp)\n"
+     << "  match      play Go or Othello against any GTP engine (gnugo, gtp-rhino); SGFs and a JSON line\n"
      << "  check-game check that a game keeps the promises of the game interface (docs/adding-a-game.md)\n"
      << "  config     print an example config file (--example) or the effective config of one (--show FILE)\n"
      << "  version    print the version\n\n"
@@ -48,7 +49,7 @@ void Usage(std::ostream& os) {
 
 // The commands that run a network, and so need LibTorch.
 bool RunsNetwork(const std::string& command) {
-  for (const char* c : {"selfplay", "train", "eval", "loop", "bench", "gtp", proc::kEvaluatorCommand,
+  for (const char* c : {"selfplay", "train", "eval", "loop", "bench", "gtp", "match", proc::kEvaluatorCommand,
                         proc::kProbeModelCommand})
     if (command == c) return true;
   return false;
@@ -102,6 +103,7 @@ int Main(int argc, char** argv) {
     if (command == "tune") return TuneCommand(argc - 1, argv + 1);
     if (command == "export") return ExportCommand(argc - 1, argv + 1);
     if (command == "gtp") return GtpCommand(argc - 1, argv + 1);
+    if (command == "match") return MatchCommand(argc - 1, argv + 1);
     if (command == "config") return ConfigCommand(argc - 1, argv + 1);
     if (command == "check-game") return CheckGameCommand(argc - 1, argv + 1);
     if (command == proc::kEvaluatorCommand) return EvaluatorRole(argc - 1, argv + 1);

@@ -15,8 +15,7 @@ std::pair<double, double> ArenaResult::Interval95() const {
   return {std::max(0.0, center - half), std::min(1.0, center + half)};
 }
 
-double ArenaResult::Elo() const {
-  const double s = Score();
+double ArenaResult::EloOf(double s) {
   if (s <= 0.0) return -800.0;
   if (s >= 1.0) return 800.0;
   return std::clamp(-400.0 * std::log10(1.0 / s - 1.0), -800.0, 800.0);

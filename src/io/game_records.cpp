@@ -84,12 +84,13 @@ std::string GameIdHex(uint64_t game_id) {
   return buf;
 }
 
-std::string GameToSgf(const game::Game& game, const ShardMeta& meta, const ShardGame& g,
-                      const std::vector<MoveNote>& notes) {
+namespace {
+
+// "(;FF[4]CA[UTF-8]GM[..]AP[..]SZ[..]" and, for Go, KM and RU.
+void SgfRoot(const game::Game& game, std::ostringstream& os) {
   const int type = SgfGameType(game);
   if (type == 0) throw ConfigError("SGF has no game type for " + game.Name() + " (use --format jsonl)");
   const game::BoardShape shape = game.Shape();
-  std::ostringstream os;
   os << "(;FF[4]CA[UTF-8]GM[" << type << "]AP[zerofarm:" << ZF_VERSION_STRING << "]";
   if (shape.width == shape.height)
     os << "SZ[" << shape.width << "]";
@@ -97,6 +98,14 @@ std::string GameToSgf(const game::Game& game, const ShardMeta& meta, const Shard
     os << "SZ[" << shape.width << ":" << shape.height << "]";
   if (const auto* go = dynamic_cast<const game::GoGame*>(&game))
     os << "KM[" << go->komi() << "]RU[Tromp-Taylor]";
+}
+
+}  // namespace
+
+std::string GameToSgf(const game::Game& game, const ShardMeta& meta, const ShardGame& g,
+                      const std::vector<MoveNote>& notes) {
+  std::ostringstream os;
+  SgfRoot(game, os);
   uint32_t vmin = UINT32_MAX, vmax = 0;
   for (const MoveNote& n : notes)
     if (n.known) vmin = std::min(vmin, n.model_version), vmax = std::max(vmax, n.model_version);
@@ -123,6 +132,22 @@ std::string GameToSgf(const game::Game& game, const ShardMeta& meta, const Shard
                     notes[ply].model_version, notes[ply].full_search ? "" : " (fast search)");
       os << "C[" << buf << "]";
     }
+    if (ply % 8 == 7) os << '\n';
+  }
+  os << ")\n";
+  return os.str();
+}
+
+std::string RecordToSgf(const game::Game& game, const SgfRecord& r) {
+  std::ostringstream os;
+  SgfRoot(game, os);
+  os << "PB[" << Escape(r.black) << "]PW[" << Escape(r.white) << "]RE[" << Escape(r.result) << "]";
+  if (!r.name.empty()) os << "GN[" << Escape(r.name) << "]";
+  if (!r.date.empty()) os << "DT[" << Escape(r.date) << "]";
+  if (!r.comment.empty()) os << "C[" << Escape(r.comment) << "]";
+  os << "\n";
+  for (size_t ply = 0; ply < r.moves.size(); ++ply) {
+    os << ';' << (ply % 2 == 0 ? 'B' : 'W') << '[' << Point(game, r.moves[ply]) << ']';
     if (ply % 8 == 7) os << '\n';
   }
   os << ")\n";

@@ -8,8 +8,7 @@
 
 #include "zerofarm/core/rng.h"
 #include "zerofarm/core_version.h"
-#include "zerofarm/eval/batched_search.h"
-#include "zerofarm/mcts/search.h"
+#include "zerofarm/learn/match.h"
 
 namespace zerofarm::learn {
 namespace {
@@ -184,39 +183,8 @@ std::string GtpEngine::GenMove(const std::vector<std::string>& args, bool commit
   return game_->ActionToString(action);
 }
 
-bool GtpEngine::FillsOwnEye(int action) const {
-  if (action == game_->PassAction()) return false;
-  const int me = state_->CurrentPlayer(), row = action / size_, col = action % size_;
-  const int dr[4] = {-1, 1, 0, 0}, dc[4] = {0, 0, -1, 1};
-  for (int k = 0; k < 4; ++k) {
-    const int r = row + dr[k], c = col + dc[k];
-    if (r >= 0 && r < size_ && c >= 0 && c < size_ && state_->At(r * size_ + c) != me) return false;
-  }
-  return true;
-}
-
 int GtpEngine::ChooseMove() {
-  const int pass = game_->PassAction();
-  const double score = state_->Score();
-  const bool winning = state_->CurrentPlayer() == 0 ? score > 0 : score < 0;
-  if (state_->ConsecutivePasses() == 1 && winning) return pass;
-  mcts::Search search(*game_, search_, seed_ + static_cast<uint64_t>(moves_.size()));
-  search.SetRoot(*state_);
-  search.SetMoveBudget(search_.simulations, false);
-  eval::RunSearches(*game_, net_, {&search}, std::max(1, search_.leaves_per_round));
-  std::vector<int> visits(static_cast<size_t>(game_->ActionCount()));
-  search.RootVisitCounts(visits.data());
-  // Ties (unvisited moves at a small budget) go to the first from a random start.
-  Rng rng(seed_ ^ (0x9E3779B97F4A7C15ULL * (moves_.size() + 1)));
-  const int start = static_cast<int>(rng.Below(static_cast<uint64_t>(pass)));
-  int best = pass, best_visits = -1;
-  for (int k = 0; k < pass; ++k) {
-    const int a = (start + k) % pass;
-    if (visits[a] > best_visits && state_->IsLegal(a) && !FillsOwnEye(a)) best = a, best_visits = visits[a];
-  }
-  // Passing is chosen only when the search likes it best of all, or nothing else is left.
-  if (best_visits >= 0 && visits[pass] > best_visits && state_->ConsecutivePasses() == 0) return pass;
-  return best;
+  return ChooseMatchMove(*game_, *state_, net_, search_, seed_, static_cast<int>(moves_.size()));
 }
 
 }  // namespace zerofarm::learn

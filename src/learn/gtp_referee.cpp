@@ -1,10 +1,6 @@
 // A GTP program as a child process, and the referee that plays two GTP
 // players against each other (proc/gtp.h).
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -17,119 +13,73 @@
 namespace zerofarm::learn {
 
 GtpProcess::GtpProcess(const std::string& command, const std::string& stderr_path, double reply_seconds)
-    : command_(command), reply_seconds_(reply_seconds) {
-  int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0) throw Error(ErrnoMessage("pipe", errno));
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    close(in[0]), close(in[1]);
-    throw Error(ErrnoMessage("pipe", errno));
-  }
-  pid_ = fork();
-  if (pid_ < 0) throw Error(ErrnoMessage("fork for " + command, errno));
-  if (pid_ == 0) {  // the child: only async-signal-safe calls until exec
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    const int err =
-        open(stderr_path.empty() ? "/dev/null" : stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (err >= 0) dup2(err, 2);
-    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  to_child_ = in[1];
-  from_child_ = out[0];
+    : command_(command),
+      shell_(true),
+      reply_seconds_(reply_seconds),
+      process_(std::make_unique<proc::PipedProcess>(std::vector<std::string>{"/bin/sh", "-c", command},
+                                                    stderr_path)) {}
+
+GtpProcess::GtpProcess(const std::vector<std::string>& argv, const std::string& stderr_path,
+                       double reply_seconds)
+    : shell_(false),
+      reply_seconds_(reply_seconds),
+      process_(std::make_unique<proc::PipedProcess>(argv, stderr_path)) {
+  command_ = process_->name();
 }
 
 GtpProcess::~GtpProcess() {
-  if (pid_ <= 0) return;
-  struct sigaction ign {
-  }, old{};  // a child gone already must not kill us with SIGPIPE
-  ign.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &ign, &old);
-  const char quit[] = "quit\n";
-  if (write(to_child_, quit, sizeof quit - 1) < 0) { /* it is gone: reaped below */
+  if (!process_->reaped() && !process_->Write("quit\n")) { /* it is gone: reaped below */
   }
-  sigaction(SIGPIPE, &old, nullptr);
-  close(to_child_);
-  close(from_child_);
-  if (reaped_) return;
-  for (int i = 0; i < 200; ++i) {
-    int st = 0;
-    if (waitpid(pid_, &st, WNOHANG) == pid_) return;
-    usleep(10000);
-  }
-  kill(pid_, SIGKILL);
-  int st = 0;
-  waitpid(pid_, &st, 0);
+  process_->Close(2000);
 }
 
-std::string GtpProcess::ReadLine(double deadline) {
-  while (true) {
-    const size_t nl = buffer_.find('\n');
-    if (nl != std::string::npos) {
-      std::string line = buffer_.substr(0, nl);
-      buffer_.erase(0, nl + 1);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
+std::string GtpProcess::ReadLine(double deadline, const std::string& command) {
+  std::string line;
+  switch (process_->ReadLine(deadline, &line)) {
+    case proc::PipedProcess::Read::kLine:
       return line;
+    case proc::PipedProcess::Read::kTimeout: {
+      process_->Kill();  // a hung program never holds the caller: its whole group goes
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%g", reply_seconds_);
+      throw GtpPeerError(GtpPeerError::Kind::kTimeout,
+                         command_ + ": no answer to '" + command + "' within " + secs + " s (killed)");
     }
-    const double left = deadline - MonotonicSeconds();
-    if (left <= 0)
-      throw Error(command_ + ": no answer within " + std::to_string(static_cast<int>(reply_seconds_)) + " s");
-    pollfd p{from_child_, POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(std::ceil(left * 1000)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    char buf[4096];
-    const ssize_t n = read(from_child_, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) ThrowGone("the program exited (or closed its output)");
-    buffer_.append(buf, static_cast<size_t>(n));
+    case proc::PipedProcess::Read::kClosed:
+      break;
   }
+  ThrowGone("the program exited (or closed its output)");
 }
 
 void GtpProcess::ThrowGone(const std::string& what) {
-  int status = 0;
-  for (int i = 0; i < 200 && !reaped_; ++i) {
-    if (waitpid(pid_, &status, WNOHANG) == pid_)
-      reaped_ = true;
-    else
-      usleep(10000);
-  }
-  if (reaped_ && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+  if (!process_->WaitExit(2000)) process_->Kill();
+  const int status = process_->status();
+  const bool known = status != -1;
+  if (shell_ && known && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
     const std::string program = command_.substr(0, command_.find_first_of(" \t"));
     throw ConfigError(command_ + ": '" + program + "' not found on PATH (the shell exited 127)");
   }
   std::string how;
-  if (reaped_ && WIFEXITED(status)) how = " (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
-  if (reaped_ && WIFSIGNALED(status)) how = " (killed by signal " + std::to_string(WTERMSIG(status)) + ")";
-  throw Error(command_ + ": " + what + how);
+  if (known && WIFEXITED(status)) how = " (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
+  if (known && WIFSIGNALED(status)) how = " (killed by signal " + std::to_string(WTERMSIG(status)) + ")";
+  throw GtpPeerError(GtpPeerError::Kind::kExited, command_ + ": " + what + how);
 }
 
 std::string GtpProcess::Command(const std::string& command) {
-  const std::string line = command + "\n";
-  struct sigaction ign {
-  }, old{};
-  ign.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &ign, &old);  // a dead child shows as EPIPE, not as our death
-  const ssize_t n = write(to_child_, line.data(), line.size());
-  const int err = errno;
-  sigaction(SIGPIPE, &old, nullptr);
-  if (n != static_cast<ssize_t>(line.size())) {
-    if (err == EPIPE) ThrowGone("the program exited");
-    throw Error(ErrnoMessage(command_ + ": write", err));
-  }
+  if (process_->reaped()) ThrowGone("the program is gone");
+  if (!process_->Write(command + "\n")) ThrowGone("the program exited");
   const double deadline = MonotonicSeconds() + reply_seconds_;
   std::string first;
-  do first = ReadLine(deadline);
+  do first = ReadLine(deadline, command);
   while (first.empty());
   if (first[0] != '=' && first[0] != '?')
-    throw Error(command_ + ": not a GTP response to '" + command + "': " + first);
+    throw GtpPeerError(GtpPeerError::Kind::kProtocol,
+                       command_ + ": not a GTP response to '" + command + "': " + PrintableText(first));
   std::string text = first.substr(1);
   const size_t lead = text.find_first_not_of("0123456789");  // an id, if any
   text = lead == std::string::npos ? "" : text.substr(lead);
   if (!text.empty() && text[0] == ' ') text.erase(0, 1);
-  for (std::string more; !(more = ReadLine(deadline)).empty();) text += "\n" + more;
+  for (std::string more; !(more = ReadLine(deadline, command)).empty();) text += "\n" + more;
   if (first[0] == '?') throw GtpError(text);
   return text;
 }

@@ -92,7 +92,7 @@ std::vector<OptionSpec> BuildTable() {
         OptionSpec o = Row("game", "game", "game and search",
                            "Game to play: " + GameList() +
                                " (eval and gtp: the weights' own unless given; gtp without weights: go)",
-                           OptionKind::kChoice, kPlay | kEval | kGtp);
+                           OptionKind::kChoice, kPlay | kEval | kGtp | kMatch);
         o.choices = game::GameNames();
         o.choices_now = game::GameNames;  // --game-plugin adds its game
         o.get = [](const FarmConfig& c) { return c.game; };
@@ -103,7 +103,7 @@ std::vector<OptionSpec> BuildTable() {
         OptionSpec o =
             Row("game-plugin", "game_plugin", kGame,
                 "A game built as a shared library (docs/adding-a-game.md); --game then names its game",
-                OptionKind::kText, kNet | kGtp);
+                OptionKind::kText, kNet | kGtp | kMatch);
         o.get = [](const FarmConfig& c) { return c.game_plugin; };
         o.set = [](FarmConfig& c, const std::string& v) {  // absolute: children may start elsewhere
           c.game_plugin = v.empty() ? v : std::filesystem::absolute(v).string();
@@ -111,10 +111,10 @@ std::vector<OptionSpec> BuildTable() {
         return o;
       }(),
       ZF_NUM("seed", "seed", kGame, "Run seed: games, noise and a random net derive from it", 0, 1.9e19,
-             kNet | kGtp, seed),
+             kNet | kGtp | kMatch, seed),
       ZF_NUM("simulations", "simulations", kGame, "Root visits per move (eval: 0 = the network alone)", 0,
-             1000000, kPlay | kEval | kGtp, search.simulations),
-      ZF_NUM("c-puct", "c_puct", kGame, "PUCT exploration constant", 0, 100, kPlay | kEval | kGtp,
+             1000000, kPlay | kEval | kGtp | kMatch, search.simulations),
+      ZF_NUM("c-puct", "c_puct", kGame, "PUCT exploration constant", 0, 100, kPlay | kEval | kGtp | kMatch,
              search.c_puct),
       ZF_NUM("value-discount", "value_discount", kGame,
              "Backed-up values (and the trainer's value targets) shrink by this factor a ply: < 1 prefers "
@@ -203,22 +203,24 @@ std::vector<OptionSpec> BuildTable() {
       ZF_STR("weights", "weights", kNetwork,
              "Model file: weights (.h5) or TorchScript (.pt, docs/models.md); empty = a random net of "
              "--blocks x --filters from --seed (eval: 'random')",
-             kNet | kGtp, weights),
-      ZF_NUM("blocks", "blocks", kNetwork, "Residual blocks of a random net", 1, 80, kNet | kGtp, blocks),
-      ZF_NUM("filters", "filters", kNetwork, "Filters of a random net", 1, 1024, kNet | kGtp, filters),
+             kNet | kGtp | kMatch, weights),
+      ZF_NUM("blocks", "blocks", kNetwork, "Residual blocks of a random net", 1, 80, kNet | kGtp | kMatch,
+             blocks),
+      ZF_NUM("filters", "filters", kNetwork, "Filters of a random net", 1, 1024, kNet | kGtp | kMatch,
+             filters),
       ZF_FLAG(
           "score-head", "score_head", kNetwork,
           "A random net's value head predicts how the game ends (who wins, and how many plies later, or a "
           "draw) in place of one scalar (docs/training.md, \"The score head\")",
-          "1", kNet | kGtp, score_head),
+          "1", kNet | kGtp | kMatch, score_head),
       ZF_NUM("value-channels", "value_channels", kNetwork,
              "Channels of a random net's value head (its 1x1 convolution, before the fully connected layers; "
              "AlphaZero's 1, AlphaZero.jl's Connect Four 32)",
-             1, 1024, kNet | kGtp, value_channels),
+             1, 1024, kNet | kGtp | kMatch, value_channels),
       ZF_NUM("eval-threads", "eval_threads", kNetwork,
              "LibTorch intra-op threads of each process that runs a network (evaluator, trainer, eval; 0 = "
              "auto: 1, measured best: docs/benchmarks.md; in zerofarm eval every CPU granted)",
-             0, 256, kNet | kGtp, eval_threads),
+             0, 256, kNet | kGtp | kMatch, eval_threads),
       [] {
         OptionSpec o = Row(
             "precision", "precision", "network",

@@ -14,7 +14,9 @@ struct ArenaResult {
   // little wider than needed, never narrower).
   std::pair<double, double> Interval95() const;
   // The Elo difference Score() implies (+-inf at 1 or 0 are clamped to +-800).
-  double Elo() const;
+  double Elo() const { return EloOf(Score()); }
+  // The Elo difference a score in [0, 1] implies, clamped to +-800.
+  static double EloOf(double score);
 };
 
 }  // namespace zerofarm::eval

@@ -56,6 +56,19 @@ std::string SgfResult(const game::Game& game, const ShardGame& g);
 std::string GameToSgf(const game::Game& game, const ShardMeta& meta, const ShardGame& g,
                       const std::vector<MoveNote>& notes);
 
+// A game not from a shard (zerofarm match): moves from the start position,
+// Black first, one a ply; the players' names, the RE value, the root comment.
+struct SgfRecord {
+  std::vector<int> moves;
+  std::string black, white;  // PB, PW
+  std::string result;        // RE: "B+3.5", "W+R", "0", "Void"
+  std::string name;          // GN ("" = none)
+  std::string date;          // DT, YYYY-MM-DD ("" = none)
+  std::string comment;       // the root's C ("" = none)
+};
+// `r` as an SGF game tree, as GameToSgf writes one. ConfigError when SgfGameType(game) is 0.
+std::string RecordToSgf(const game::Game& game, const SgfRecord& r);
+
 // "0x" + 16 hex digits: a game id as written in records and file names.
 std::string GameIdHex(uint64_t game_id);
 

@@ -25,6 +25,7 @@
 #include "zerofarm/eval/evaluator.h"
 #include "zerofarm/game/go.h"
 #include "zerofarm/mcts/search_config.h"
+#include "zerofarm/proc/piped_process.h"
 
 namespace zerofarm::learn {
 
@@ -78,7 +79,6 @@ class GtpEngine : public GtpPlayer {
   std::string GenMove(const std::vector<std::string>& args, bool commit);
   void Reset(double komi);                       // a new game with this komi, replaying moves_
   int ColourArg(const std::string& text) const;  // 0 black, 1 white; throws GtpError
-  bool FillsOwnEye(int action) const;
 
   eval::Evaluator& net_;
   int size_;
@@ -94,34 +94,49 @@ class GtpEngine : public GtpPlayer {
 // and room for long games (10 * size * size plies, at most 30000).
 game::GoState NewGtpGoState(int size, double komi);
 
-// A GTP program run as a child: `/bin/sh -c COMMAND`, its stdin and stdout
-// piped here, its stderr to `stderr_path` ("" = /dev/null). Throws Error when
-// it cannot start. The destructor sends "quit", closes the pipes, waits up to
-// 2 s, then SIGKILLs and reaps it.
+// A GTP peer that broke the protocol: it did not answer in time (kTimeout;
+// its process group is then killed), went away (kExited), or answered
+// something that is not a GTP response (kProtocol).
+class GtpPeerError : public Error {
+ public:
+  enum class Kind { kTimeout, kExited, kProtocol };
+  GtpPeerError(Kind kind, const std::string& what) : Error(what), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+// A GTP program run as a child (proc::PipedProcess: its own process group),
+// its stdin and stdout piped here, its stderr appended to `stderr_path` ("" =
+// /dev/null). Two ways to name it: `command` is run by `/bin/sh -c`; `argv`
+// is run as it is, no shell (ConfigError "NAME: cannot run: ..." when it
+// cannot be). The destructor sends "quit", closes its stdin, waits up to 2 s,
+// then SIGKILLs its process group and reaps it.
 class GtpProcess : public GtpPlayer {
  public:
   GtpProcess(const std::string& command, const std::string& stderr_path = "", double reply_seconds = 600);
+  GtpProcess(const std::vector<std::string>& argv, const std::string& stderr_path, double reply_seconds);
   ~GtpProcess() override;
   GtpProcess(const GtpProcess&) = delete;
   GtpProcess& operator=(const GtpProcess&) = delete;
 
-  // Throws GtpError for "?" responses, Error when the program exits, closes
-  // its output or does not answer within reply_seconds; ConfigError "CMD: not
-  // found on PATH" when the shell could not find the program (exit 127).
+  // Throws GtpError for "?" responses, GtpPeerError when the program exits,
+  // closes its output, answers no GTP or does not answer within
+  // reply_seconds (then its process group is killed at once); ConfigError
+  // "CMD: not found on PATH" when the shell could not find the program (exit 127).
   std::string Command(const std::string& command) override;
   std::string Name() const override { return command_; }
 
  private:
-  std::string ReadLine(double deadline);
+  std::string ReadLine(double deadline, const std::string& command);
   // The error for a program that went away: waits up to 2 s for it, and names
   // a program the shell did not find (exit status 127). Reaps it.
   [[noreturn]] void ThrowGone(const std::string& what);
   std::string command_;
+  bool shell_;  // run by /bin/sh -c (exit 127: not found)
   double reply_seconds_;
-  pid_t pid_ = -1;
-  bool reaped_ = false;  // pid_ was waited for (ThrowGone)
-  int to_child_ = -1, from_child_ = -1;
-  std::string buffer_;
+  std::unique_ptr<proc::PipedProcess> process_;
 };
 
 // One refereed game.

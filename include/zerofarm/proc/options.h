@@ -49,6 +49,7 @@ enum OptionCommand : uint32_t {
   kExport = 1u << 8,
   kInspect = 1u << 9,
   kCheckGame = 1u << 10,
+  kMatch = 1u << 11,  // zerofarm match: gtp's game, search and network rows, and its own
 };
 
 enum class OptionKind {

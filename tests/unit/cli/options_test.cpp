@@ -204,12 +204,16 @@ std::string Dump(const cli::EvalConfig& e) {
   return os.str();
 }
 
-std::string Dump(const cli::CommandConfig& c) {  // the own settings of selfplay, export, inspect, check-game
+std::string Dump(
+    const cli::CommandConfig& c) {  // the own settings of selfplay, export, inspect, check-game, match
   std::ostringstream os;
   os << c.selfplay.games << ' ' << c.selfplay.concurrent << ' ' << c.selfplay.out << " | " << c.exporting.path
      << ' ' << c.exporting.format << ' ' << c.exporting.out << ' ' << c.exporting.limit << " | "
      << c.inspect.path << ' ' << c.inspect.game_id << ' ' << c.inspect.ply << ' ' << c.inspect.games << " | "
-     << c.check_game << ' ' << c.check.playouts << ' ' << c.check.seed << ' ' << c.symmetry_samples;
+     << c.check_game << ' ' << c.check.playouts << ' ' << c.check.seed << ' ' << c.symmetry_samples << " | "
+     << c.match.engine << ' ' << c.match.out << ' ' << c.match.games << ' ' << c.match.opening_plies << ' '
+     << c.match.openings << ' ' << c.match.move_seconds << ' ' << c.match.komi << ' ' << c.match.engine_stderr
+     << ' ' << c.match.max_plies;
   return os.str();
 }
 
@@ -278,6 +282,7 @@ const std::vector<CommandUnderTest>& Commands() {
       {"export", proc::kExport, AddRows<proc::kExport>, {}, ReadRows<proc::kExport>},
       {"inspect", proc::kInspect, AddRows<proc::kInspect>, {}, ReadRows<proc::kInspect>},
       {"check-game", proc::kCheckGame, AddRows<proc::kCheckGame>, {}, ReadRows<proc::kCheckGame>},
+      {"match", proc::kMatch, cli::AddMatchOptions, {}, ReadRows<proc::kMatch>},
   };
   return commands;
 }
