@@ -18,6 +18,8 @@
 namespace zerofarm::learn {
 namespace {
 
+constexpr double kStartSeconds = 30;  // a fresh engine's first answer, its start included
+
 std::string Trimmed(const std::string& s) {
   const size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
@@ -287,8 +289,11 @@ MatchResult PlayMatch(const game::Game& game, eval::Evaluator& net, const mcts::
                     : config.openings[static_cast<size_t>(i / 2) % config.openings.size()];
     try {
       if (!engine) {
-        engine = std::make_unique<GtpProcess>(config.engine, config.engine_stderr, config.move_seconds);
+        // Its start may take longer than a move: the first answer (`name`) gets kStartSeconds at least.
+        engine = std::make_unique<GtpProcess>(config.engine, config.engine_stderr,
+                                              std::max(config.move_seconds, kStartSeconds));
         const std::string name = EngineName(*engine);
+        engine->set_reply_seconds(config.move_seconds);
         if (m.engine_name.empty()) m.engine_name = name;
       }
       PlayGame(players, *engine, opening, max_plies, &g);

@@ -11,7 +11,6 @@ then on its first genmove it breaks as MODE says:
   nogtp    answers a line that is not GTP ("hello")
   good     plays nothing itself: resigns (a well-behaved engine, for the counts)
 """
-import subprocess
 import sys
 import time
 
@@ -32,6 +31,7 @@ for line in sys.stdin:
     elif cmd != "genmove":
         print("=\n", flush=True)
     elif mode == "hang":
+        import subprocess
         child = subprocess.Popen(["sleep", "1000"])
         if len(sys.argv) > 2:
             with open(sys.argv[2], "a") as f:

@@ -127,6 +127,8 @@ class GtpProcess : public GtpPlayer {
   // "CMD: not found on PATH" when the shell could not find the program (exit 127).
   std::string Command(const std::string& command) override;
   std::string Name() const override { return command_; }
+  // The deadline of each later answer (a match gives a fresh engine longer for its first: its start).
+  void set_reply_seconds(double seconds) { reply_seconds_ = seconds; }
 
  private:
   std::string ReadLine(double deadline, const std::string& command);

@@ -30,7 +30,7 @@ namespace zerofarm::learn {
 struct MatchConfig {
   std::vector<std::string> engine;  // the engine's argv (no shell)
   std::string engine_stderr;        // its stderr is appended here ("" = /dev/null)
-  double move_seconds = 60;         // the deadline of each engine answer
+  double move_seconds = 60;  // the deadline of each engine answer (a fresh engine's first: 30 s at least)
   int games = 2;
   int opening_plies = 4;  // random opening plies (when `openings` is empty)
   // A fixed opening set: pair k (games 2k and 2k+1) plays openings[k % size()].
