@@ -36,7 +36,7 @@ TEST_CASE("match: zerofarm's move is legal, and a forced Othello pass is taken",
   mcts::SearchConfig search;
   search.simulations = 8;
   auto state = othello.NewInitialState();
-  for (int ply = 0; ply < 60 && !state->IsTerminal(); ++ply) {
+  for (int ply = 0; ply < 200 && !state->IsTerminal(); ++ply) {  // 60 moves and any passes
     const int a = learn::ChooseMatchMove(othello, *state, *net, search, 1, ply);
     REQUIRE(state->IsLegal(a));
     state->Apply(a);
