@@ -33,11 +33,14 @@ CLI (needs torch)::
 the network's config}; ``from-state-dict`` records that model version again
 unless --version is given (0 for a .pt that has none).
     zf_weights_torch.py init WEIGHTS.h5 --game connect4 [--blocks 6 --filters 64 --value-channels 1 --seed 0]
-    zf_weights_torch.py to-torchscript WEIGHTS.h5 MODEL.pt
+    zf_weights_torch.py to-torchscript WEIGHTS.h5 MODEL.pt [--trace [--run RUN]]
 
 ``to-torchscript`` writes the network as a TorchScript model file that
 ``zerofarm run --weights MODEL.pt`` runs (docs/models.md); ``save_torchscript``
 does the same for any ``nn.Module`` that keeps the contract of docs/models.md.
+Both script the module; a trace (``--trace``, or a module that does not
+script) must equal the module on real positions (RUN's shards) within 1e-4,
+else it is refused: one line, exit 3 (TraceMismatch), no file written.
 
 ``from-state-dict`` reads a plain state_dict or a checkpoint dict holding one
 under "state_dict" or "model" (a "module." or "_orig_mod." prefix from
@@ -54,6 +57,7 @@ import argparse
 import collections
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -386,15 +390,123 @@ def save_zerofarm_weights(net, path, game=None, version=None):
 # ---- TorchScript model files (docs/models.md) -----------------------------------
 
 MODEL_METADATA = "zerofarm.json"  # the extra file of every model archive
+TRACE_TOLERANCE = 1e-4  # max abs difference allowed between a trace and its module (fp32)
+TRACE_POSITIONS = 64    # positions a trace is compared on
 
 
-def save_torchscript(net, path, game, version, example=None, shape=None):
+class TraceMismatch(ValueError):
+    """A traced module that does not compute what its eager module does
+    (save_torchscript refuses it; the CLI exits 3). Its message is one line."""
+
+
+def _check_positions(positions, shape):
+    """`positions` as a tensor [N, planes, H, W] of the game's shape, N >= 1."""
+    t = positions if torch.is_tensor(positions) else torch.from_numpy(np.asarray(positions))
+    want = tuple(int(shape[k]) for k in ("planes", "height", "width"))
+    if t.dim() != 4 or tuple(t.shape[1:]) != want or t.shape[0] == 0:
+        raise ValueError(f"positions must be [N, {', '.join(map(str, want))}] with N >= 1; they are "
+                         f"{list(t.shape)}")
+    return t
+
+
+def trace_positions(game, shape, run=None, count=TRACE_POSITIONS):
+    """Up to `count` positions to compare a trace on, and where they came
+    from: the newest shards of `run` (real positions of the game), else
+    random 0/1 planes (which at least leave the all-zero example)."""
+    if run is not None:
+        data = zf_shards.load_run(run, fields=("features",), last_shards=2)
+        if data["meta"]["game"] != game:
+            raise ValueError(f"{run} plays {data['meta']['game']}, not {game}")
+        features = data["features"]
+        if len(features):
+            pick = np.unique(np.linspace(0, len(features) - 1, min(count, len(features))).astype(np.int64))
+            return _check_positions(features[pick], shape), f"{len(pick)} positions of {run}"
+    g = torch.Generator().manual_seed(0)
+    planes = torch.randint(0, 2, (count, int(shape["planes"]), int(shape["height"]), int(shape["width"])),
+                           generator=g, dtype=torch.uint8)
+    return planes, f"{count} random 0/1 positions (pass positions= or run= for real ones)"
+
+
+def _outputs(out):
+    """The tensors of a model's output (a tensor, or a tuple / list of them), in order."""
+    if torch.is_tensor(out):
+        return [out]
+    if isinstance(out, (tuple, list)) and all(torch.is_tensor(t) for t in out):
+        return list(out)
+    raise ValueError(f"forward must return tensors, not {type(out).__name__}")
+
+
+def trace_difference(net, traced, positions):
+    """The largest absolute difference between `traced` and the eager `net`
+    (in eval mode) over their outputs on `positions` and on the first of them
+    alone (a batch of 1: a trace can freeze the batch size); inf when their
+    outputs do not have the same shapes or the trace fails on them."""
+    param = next(net.parameters(), None)
+    x = positions.to(device=param.device, dtype=param.dtype) if param is not None else positions.float()
+    worst = 0.0
+    with torch.no_grad():
+        for batch in (x, x[:1]):
+            want = _outputs(net(batch))
+            try:
+                got = _outputs(traced(batch))
+            except Exception:  # noqa: BLE001 -- a trace that fails where its module works diverges
+                return float("inf")
+            if len(got) != len(want) or any(a.shape != b.shape for a, b in zip(got, want)):
+                return float("inf")
+            for a, b in zip(got, want):
+                worst = max(worst, float((a.float() - b.float()).abs().max()) if a.numel() else 0.0)
+    return worst
+
+
+def _script_or_trace(net, path, shape, trace, example, positions, run, game):
+    """The TorchScript module of `net`: scripted, else a trace that equals `net` on real positions."""
+    if isinstance(net, torch.jit.ScriptModule):
+        return net
+    why = "trace=True"
+    if not trace:
+        try:
+            return torch.jit.script(net)
+        except Exception as e:  # noqa: BLE001 -- torch raises many kinds; any of them means "trace instead"
+            why = "torch.jit.script failed: " + (str(e).strip().splitlines() or [type(e).__name__])[0]
+            warnings.warn(f"save_torchscript: {type(net).__name__} does not script ({why}); tracing it "
+                          "and checking the trace against the module")
+    if example is None:
+        example = torch.zeros(2, shape["planes"], shape["height"], shape["width"])
+    param = next(net.parameters(), None)
+    if param is not None:
+        example = example.to(device=param.device, dtype=param.dtype)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)  # the check below says what matters, once
+        traced = torch.jit.trace(net, example, check_trace=False)
+    if positions is not None:
+        positions, source = _check_positions(positions, shape), f"{len(positions)} given positions"
+    else:
+        positions, source = trace_positions(game, shape, run)
+    diff = trace_difference(net, traced, positions)
+    if not diff <= TRACE_TOLERANCE:
+        raise TraceMismatch(f"{path}: not written: the trace of {type(net).__name__} ({why}) differs from the "
+                            f"module by {diff:.3g} (max abs, limit {TRACE_TOLERANCE:g}) on {source}: it has "
+                            "control flow or shapes the trace froze; make it scriptable (torch.jit.script)")
+    return traced
+
+
+def save_torchscript(net, path, game, version, example=None, shape=None, trace=False, positions=None,
+                     run=None):
     """Writes `net` (any nn.Module keeping the contract of docs/models.md, or
-    an already scripted one) as a TorchScript model file for `game` at model
-    `version`: torch.jit.script, else torch.jit.trace on `example` (default
-    a float batch of 2 zero positions), saved atomically (a fresh PATH.*.tmp,
-    rename) with its metadata zerofarm.json; `shape` (planes, height, width,
-    actions) defaults to the game's. Returns the metadata dict."""
+    an already compiled ScriptModule) as a TorchScript model file for `game`
+    at model `version`, saved atomically (a fresh PATH.*.tmp, rename) with its
+    metadata zerofarm.json; `shape` (planes, height, width, actions) defaults
+    to the game's. Returns the metadata dict.
+
+    The module is scripted (torch.jit.script), which keeps its control flow.
+    It is traced (torch.jit.trace on `example`, default a float batch of 2
+    zero positions) only when scripting fails (a warning says so) or when
+    `trace` is True. A trace is then run beside the module, both in eval
+    mode, on `positions` (a tensor [N, planes, H, W], e.g. a batch of the
+    run's shards), else on positions of `run`'s newest shards, else on random
+    0/1 planes, and on a batch of 1: a largest difference above
+    TRACE_TOLERANCE (1e-4) in any output raises TraceMismatch and nothing is
+    written."""
     require_torch()
     import json
     shape = shape or zf_shards.GAME_SHAPES.get(game)
@@ -407,22 +519,14 @@ def save_torchscript(net, path, game, version, example=None, shape=None):
     net = _unwrap(net)
     was_training = net.training
     net.eval()
-    if isinstance(net, torch.jit.ScriptModule):
-        scripted = net
-    else:
-        if example is None:
-            example = torch.zeros(2, shape["planes"], shape["height"], shape["width"])
-        param = next(net.parameters(), None)
-        if param is not None:
-            example = example.to(device=param.device, dtype=param.dtype)
-        with torch.no_grad():
-            scripted = torch.jit.trace(net, example, check_trace=False)
-    tmp = h5_weights.fresh_tmp(path)
+    tmp = None
     try:
-        scripted.cpu().save(tmp, _extra_files={MODEL_METADATA: json.dumps(meta)})
+        compiled = _script_or_trace(net, path, shape, trace, example, positions, run, game)
+        tmp = h5_weights.fresh_tmp(path)
+        compiled.cpu().save(tmp, _extra_files={MODEL_METADATA: json.dumps(meta)})
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
         raise
     finally:
@@ -553,8 +657,10 @@ def _cmd_init(args):
 def _cmd_to_torchscript(args):
     net = load_zerofarm_weights(args.weights)
     float_net = net.float()
-    save_torchscript(float_net, args.out, net.config["game"], net.version, shape=net.config)
-    print(f"{args.out}: TorchScript of {describe(net.config, net.version)}")
+    save_torchscript(float_net, args.out, net.config["game"], net.version, shape=net.config, trace=args.trace,
+                     run=args.run)
+    how = "traced, equal to the module on real positions" if args.trace else "scripted"
+    print(f"{args.out}: TorchScript of {describe(net.config, net.version)} ({how})")
 
 
 def _cmd_to_aoti(args):
@@ -593,6 +699,8 @@ def main(argv=None):
     p = sub.add_parser("to-torchscript", help="weights file -> TorchScript model file (docs/models.md)")
     p.add_argument("weights", metavar="WEIGHTS.h5")
     p.add_argument("out", metavar="MODEL.pt")
+    p.add_argument("--trace", action="store_true", help="trace instead of script (checked against the module)")
+    p.add_argument("--run", help="compare the trace on positions of this run's newest shards")
     p.set_defaults(func=_cmd_to_torchscript)
     p = sub.add_parser("to-aoti", help="weights file -> AOTInductor package (.pt2; PyTorch 2.5+, docs/models.md)")
     p.add_argument("weights", metavar="WEIGHTS.h5")
@@ -604,6 +712,9 @@ def main(argv=None):
     try:
         require_torch()
         args.func(args)
+    except TraceMismatch as e:
+        print(f"zf_weights_torch {args.command}: {e}", file=sys.stderr)
+        return 3
     except (ImportError, OSError, ValueError, KeyError, RuntimeError) as e:
         print(f"zf_weights_torch {args.command}: {e}", file=sys.stderr)
         return 1

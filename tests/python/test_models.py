@@ -174,6 +174,91 @@ class TorchScriptFarmTest(unittest.TestCase):
 
 
 @requires_torch
+class SaveTorchScriptTest(unittest.TestCase):
+    """save_torchscript scripts (docs/models.md, "Make one"): a model with an `if` on its input
+    stays exact; a trace of it, asked for or after scripting failed, is compared with the module
+    on the positions of a real farm's shards and refused in one line, with no file written."""
+
+    @classmethod
+    def setUpClass(cls):
+        if zftest.binary() is None:
+            raise unittest.SkipTest("ZF_BINARY is not set")
+        cls.tmp = tempfile.mkdtemp(prefix="zf_save_ts_")
+        cls.run_dir = os.path.join(cls.tmp, "run")
+        zftest.run_farm(cls.run_dir)
+        cls.torch, cls.zw = zf_test_models.torch, zf_test_models.zw
+        cls.positions = cls.torch.from_numpy(zf_shards.load_run(cls.run_dir)["features"]).float()
+        cls.args = tuple(zf_shards.GAME_SHAPES["connect4"][k] for k in ("planes", "height", "width", "actions"))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def largest_difference(self, a, b, x):
+        with self.torch.no_grad():
+            return max(float((p - q).abs().max()) for p, q in zip(a(x), b(x)))
+
+    def refused(self, net, name, **kwargs):
+        """The one line save_torchscript refuses `net` with; no file (nor a temporary one) left."""
+        path = os.path.join(self.tmp, name)
+        with self.assertRaises(self.zw.TraceMismatch) as caught:
+            self.zw.save_torchscript(net, path, "connect4", 3, run=self.run_dir, **kwargs)
+        line = str(caught.exception)
+        self.assertEqual(len(line.splitlines()), 1, line)
+        self.assertIn(path + ": not written: the trace of", line)
+        self.assertRegex(line, r"differs from the module by [0-9.e+-]+ \(max abs, limit 0.0001\) on \d+ "
+                               r"positions of " + re.escape(self.run_dir))
+        self.assertEqual([f for f in os.listdir(self.tmp) if f.startswith(name)], [])
+        return line
+
+    def test_a_model_with_an_if_on_its_input_is_scripted_and_stays_exact(self):
+        net = zf_test_models.BranchOnInput(*self.args).eval()
+        path = os.path.join(self.tmp, "branch.pt")
+        self.zw.save_torchscript(net, path, "connect4", 3, run=self.run_dir)
+        saved = self.torch.jit.load(path)
+        self.assertEqual(self.largest_difference(saved, net, self.positions), 0.0)
+        self.assertEqual(self.largest_difference(saved, net, self.torch.zeros_like(self.positions[:2])), 0.0)
+        # Both branches taken: what a trace would have lost.
+        with self.torch.no_grad():
+            turned = float((net(self.positions)[0] + 3 * net.inner(self.positions)[0]).abs().max())
+        self.assertLess(turned, 1e-5)
+
+    def test_a_trace_asked_for_that_diverges_is_refused_in_one_line(self):
+        line = self.refused(zf_test_models.BranchOnInput(*self.args), "branch-traced.pt", trace=True)
+        self.assertIn("(trace=True)", line)
+
+    def test_a_model_that_does_not_script_is_traced_and_checked(self):
+        net = zf_test_models.NoScript(*self.args)
+        path = os.path.join(self.tmp, "noscript.pt")
+        with self.assertWarnsRegex(UserWarning, "NoScript does not script"):
+            self.zw.save_torchscript(net, path, "connect4", 3, run=self.run_dir)
+        self.assertLessEqual(self.largest_difference(self.torch.jit.load(path), net.eval(), self.positions), 1e-6)
+        line = self.refused(zf_test_models.NoScript(*self.args, branch=True), "noscript-branch.pt")
+        self.assertIn("torch.jit.script failed", line)
+
+    def test_the_cli_traces_on_a_runs_positions_and_exits_3_for_a_divergent_trace(self):
+        h5 = os.path.join(zftest.REPO, "data", "connect4-4x32.h5")
+        out = os.path.join(self.tmp, "cli.pt")
+        p = zftest.run_tool(os.path.join(zftest.TOOLS, "zf_weights_torch.py"), "to-torchscript", h5, out,
+                            "--trace", "--run", self.run_dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("traced, equal to the module on real positions", p.stdout)
+        # The same command on a net with an `if`: zf_weights_torch.main with that net in place of the .h5's.
+        script = (f"import sys; sys.path[:0] = [{zftest.TOOLS!r}, {zftest.HERE!r}]\n"
+                  "import zf_shards, zf_test_models as m, zf_weights_torch as zw\n"
+                  "net = m.BranchOnInput(3, 6, 7, 7); net.version = 1\n"
+                  "net.config = dict(zf_shards.GAME_SHAPES['connect4'], game='connect4')\n"
+                  "zw.load_zerofarm_weights = lambda path: net\n"
+                  f"sys.exit(zw.main(['to-torchscript', 'x.h5', {out + '2'!r}, '--trace', '--run', "
+                  f"{self.run_dir!r}]))\n")
+        p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("zf_weights_torch to-torchscript: " + out + "2: not written", p.stderr)
+        self.assertFalse(os.path.exists(out + "2"))
+
+
+@requires_torch
 class EveryCommandTest(unittest.TestCase):
     """data/connect4-4x32.h5 as TorchScript (to-torchscript) in every command that runs a network:
     the same numbers as the .h5 where both run fp32, every CPU precision, fp16 refused as for .h5."""
