@@ -80,6 +80,16 @@ int64_t RunDir::ModelNumber(const std::string& name) {
   return std::stoll(digits);
 }
 
+void RunDir::CheckModelFileVersion(const std::string& path, uint32_t recorded) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  const int64_t n = ModelNumber(name);
+  if (n < 0 || n == static_cast<int64_t>(recorded)) return;
+  const bool pt = name.size() > 3 && name.compare(name.size() - 3, 3, ".pt") == 0;
+  throw ConfigError(path + ": its name says model version " + std::to_string(n) + " but it records " +
+                    std::to_string(recorded) + (pt ? " (zerofarm.json)" : " (its version attribute)") +
+                    "; a model-N file must record version N (docs/models.md, Hot reload)");
+}
+
 namespace {
 
 // The version of a directory entry named model-N.h5 or model-N.pt that is a regular file

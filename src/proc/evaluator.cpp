@@ -37,6 +37,7 @@
 #include "zerofarm/eval/cpu_features.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/game_plugin.h"
+#include "zerofarm/io/run_dir.h"
 #include "zerofarm/proc/batch_policy.h"
 #include "zerofarm/proc/roles.h"
 #include "zerofarm/shm/layout.h"
@@ -148,7 +149,9 @@ void RingServer::LogStart() const {
 }
 
 // Between batches: swap in the newest model of the models directory. A file
-// that cannot be used is refused with one line; the old weights stay.
+// that cannot be used is refused with one line; the old weights stay. The
+// rule (docs/models.md, Hot reload): the N of model-N counts, the version the
+// file records must be N, and N must be above the version served.
 void RingServer::MaybeReload(bool at_start) {
   if (config_.random_evaluator) return;  // no network to reload
   const std::optional<std::string> path = models_.Poll(at_start);
@@ -156,11 +159,13 @@ void RingServer::MaybeReload(bool at_start) {
   me_.Beat(MonotonicNs(), config_.BusyAllowanceNs());  // a load may take long (issue #21)
   try {
     eval::WeightSet weights = LoadWeightsFor(*game_, *path);
+    io::RunDir::CheckModelFileVersion(*path, weights.version);
     if (weights.version <= net_->ModelVersion()) {
       models_.Refused(*path);  // issue 21: not offered again unless it changes
+      // At start, a model the run had before --weights (its version or older) stays in silence.
       if (!at_start)
         ZF_LOG(WARN) << "not loading " << *path << ": its model version " << weights.version
-                     << " is not newer than " << net_->ModelVersion();
+                     << " is not above the version served, " << net_->ModelVersion();
       return;
     }
     // The same net: its weights in place (the pinned segment and any CUDA

@@ -41,10 +41,18 @@ std::optional<std::string> ModelWatcher::Poll(bool force) {
     const int64_t n = io::RunDir::ModelNumber(e.path().filename().string());
     if (n < 0) continue;
     present.insert(e.path().string());
-    if (n > loaded_) candidates.emplace_back(n, e.path().string());
+    if (n > loaded_)
+      candidates.emplace_back(n, e.path().string());
+    else
+      NoteIgnored(e.path().string());
   }
-  for (auto it = refused_.begin(); it != refused_.end();)  // forget files that are gone
-    it = present.count(it->first) ? std::next(it) : refused_.erase(it);
+  for (auto* files : {&refused_, &known_})  // forget files that are gone
+    for (auto it = files->begin(); it != files->end();)
+      it = present.count(it->first) ? std::next(it) : files->erase(it);
+  if (!looked_)  // the run's history: every file there now
+    for (const auto& [n, path] : candidates)
+      if (const std::optional<FileState> state = StateOf(path)) known_[path] = *state;
+  looked_ = true;
   std::sort(candidates.rbegin(), candidates.rend());  // newest first
   for (const auto& [n, path] : candidates) {
     const std::optional<FileState> state = StateOf(path);
@@ -58,13 +66,27 @@ std::optional<std::string> ModelWatcher::Poll(bool force) {
   return std::nullopt;
 }
 
+void ModelWatcher::NoteIgnored(const std::string& path) {
+  const std::optional<FileState> state = StateOf(path);
+  if (!state) return;  // a link or gone: never read
+  const auto known = known_.find(path);
+  if (known != known_.end() && known->second == *state) return;
+  known_[path] = *state;
+  if (!looked_) return;
+  ZF_LOG(WARN) << "ignoring " << path << ": hot reload loads only a model-N numbered above model-" << loaded_
+               << ", the last loaded (docs/models.md)";
+}
+
 void ModelWatcher::Loaded(const std::string& path) {
   loaded_ = std::max(loaded_, io::RunDir::ModelNumber(std::filesystem::path(path).filename().string()));
   refused_.erase(path);
+  if (path == offered_path_) known_[path] = offered_state_;
 }
 
 void ModelWatcher::Refused(const std::string& path) {
-  if (path == offered_path_) refused_[path] = offered_state_;
+  if (path != offered_path_) return;
+  refused_[path] = offered_state_;
+  known_[path] = offered_state_;  // logged by the caller: not ignored again once a later one loads
 }
 
 // ---- ModelStager ----------------------------------------------------------------

@@ -10,6 +10,11 @@
 // so a file seen half-copied by a tool that does not rename is retried until
 // it is complete; an unchanged refused file is skipped, so it neither blocks
 // an older valid file nor a later one, and is not logged again every second.
+//
+// The N of the file name orders the models (docs/models.md, Hot reload): a
+// file that appears (or changes) numbered at or below the last loaded one is
+// never loaded, and is logged once as ignored (a warning), not skipped in
+// silence; files there at the first look are the run's history and are not.
 // Used by one evaluator thread; not thread-safe.
 #include <cstdint>
 #include <map>
@@ -24,10 +29,10 @@ namespace zerofarm::proc {
 class ModelWatcher {
  public:
   explicit ModelWatcher(std::string dir) : dir_(std::move(dir)) {}
-  // The newest model-N.h5 with N above the last loaded file's, that is a
+  // The newest model-N.h5 or .pt with N above the last loaded file's, that is a
   // regular file (a link is never followed) and not refused as it is now, if
   // a second has passed since the last look (or `force`). The caller then
-  // reports Loaded() or Refused() for it.
+  // reports Loaded() or Refused() for it. Logs the files it ignores (above).
   std::optional<std::string> Poll(bool force = false);
   // The file Poll returned was loaded: only files numbered above it are offered now.
   void Loaded(const std::string& path);
@@ -45,12 +50,18 @@ class ModelWatcher {
     }
   };
   static std::optional<FileState> StateOf(const std::string& path);
+  // A file at or below loaded_ seen by Poll: logged once as ignored unless known as it is.
+  void NoteIgnored(const std::string& path);
 
   std::string dir_;
   int64_t loaded_ = -1;                       // N of the newest file loaded
   std::map<std::string, FileState> refused_;  // refused files, as they were when offered
-  std::string offered_path_;                  // the last file Poll returned ...
-  FileState offered_state_;                   // ... as it was then (before it was read)
+  // Files at or below loaded_ already accounted for (there at the first look,
+  // loaded, or logged as ignored), as they were then.
+  std::map<std::string, FileState> known_;
+  bool looked_ = false;       // the first look is behind
+  std::string offered_path_;  // the last file Poll returned ...
+  FileState offered_state_;   // ... as it was then (before it was read)
   double last_look_ = -1e9;
 };
 

@@ -343,6 +343,7 @@ void CheckWeights(const FarmConfig& config, const game::Game& game) {
   } catch (const Error&) {
     return;  // the evaluators refuse it too, and serve --weights
   }
+  if (newest_version != n) return;  // the evaluators refuse it (docs/models.md, Hot reload)
   if (newest_version > version)
     throw ConfigError(
         "--weights " + config.weights + ": " + newest + " (model version " + std::to_string(newest_version) +

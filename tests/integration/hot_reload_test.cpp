@@ -24,6 +24,12 @@ using namespace zerofarm::testing;
 
 namespace {
 
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // A farm with `gpus` GPU evaluators (0: one on the CPU) hot-reloads version 7,
 // refuses a broken file and a NaN model once each, loads a half-copied
 // file once it is complete, and refuses a file that crashes libhdf5. With
@@ -75,6 +81,22 @@ void CheckHotReload(const std::string& gpus, const std::string& depth) {
   BreakGlobalHeapReference(dir / "v11.h5");
   std::filesystem::rename(dir / "v11.h5", out + "/models/model-000011.h5");
   REQUIRE(WaitForLog(farm, "refused " + out + "/models/model-000011.h5; keeping model version 10", 30));
+  // The N of model-N counts (docs/models.md, Hot reload): a file recording another version is
+  // refused in one line as it appears, and one numbered at or below the model loaded is ignored in
+  // one line. A later model is still loaded: the polls in between logged neither again.
+  const auto publish = [&](uint32_t version, const std::string& name) {
+    eval::WeightSet w = eval::RandomWeights(c, 7000 + version);
+    w.version = version;
+    io::WriteWeights(dir / "publish.h5", w);
+    std::filesystem::rename(dir / "publish.h5", out + "/models/" + name);
+    return out + "/models/" + name;
+  };
+  const std::string misnamed = publish(13, "model-000012.h5");
+  REQUIRE(WaitForLog(farm, "refused " + misnamed + "; keeping model version 10", 30));
+  const std::string late = publish(4, "model-000004.h5");
+  REQUIRE(WaitForLog(farm, "ignoring " + late, 30));
+  publish(14, "model-000014.h5");
+  REQUIRE(WaitForLog(farm, "loaded model version 14", 30));
   farm.Signal(SIGINT);
   REQUIRE(farm.Wait(120) == 0);
   const std::string err = farm.Stderr();
@@ -87,11 +109,11 @@ void CheckHotReload(const std::string& gpus, const std::string& depth) {
              Catch::Contains("loaded model version 7 from " + out + "/models/model-000007.h5 (in place)"));
   CHECK_THAT(err, Catch::Contains("loaded model version 10 from " + copy + "\n"));
   // Each refusal is logged once, not every second while the file stays as it is.
-  size_t nan_refusals = 0;
-  for (size_t at = err.find("refused " + out + "/models/model-000009.h5"); at != std::string::npos;
-       at = err.find("refused " + out + "/models/model-000009.h5", at + 1))
-    ++nan_refusals;
+  const size_t nan_refusals = Count(err, "refused " + out + "/models/model-000009.h5");
   CHECK(nan_refusals == 1);
+  CHECK(Count(err, "refused " + misnamed) == 1);
+  CHECK_THAT(err, Catch::Contains(misnamed + ": its name says model version 12 but it records 13"));
+  CHECK(Count(err, "ignoring " + late + ": hot reload loads only a model-N numbered above model-10") == 1);
   CHECK_THAT(err, Catch::Contains("non-finite value (nan)"));
   CHECK_THAT(err, Catch::Contains("model-000011.h5: refused: reading it crashed libhdf5 ("));
   CHECK_THAT(err, !Catch::Contains("restarted "));  // no child died, the evaluator least of all
@@ -111,12 +133,15 @@ void CheckHotReload(const std::string& gpus, const std::string& depth) {
         last = v;
       }
     }
-    CHECK(shard.meta().model_version_max <= 10);
+    CHECK(shard.meta().model_version_max <= 14);
   }
   CHECK(versions.count(0) == 1);
   CHECK(versions.count(7) == 1);
   CHECK(versions.count(10) == 1);
   CHECK(versions.count(9) == 0);  // the NaN model never searched a position
+  CHECK(versions.count(4) == 0);  // nor the late one, the misnamed one or the crashing one
+  CHECK(versions.count(13) == 0);
+  CHECK(versions.count(11) == 0);
   CHECK(monotonic);
 }
 

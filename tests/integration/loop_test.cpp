@@ -569,8 +569,9 @@ TEST_CASE("zerofarm loop killed by SIGKILL during an evaluation keeps its clocks
   // in has one to measure, and at MCTS-20000 on 1000 openings it lasts minutes (4000 lasted over 30 s
   // on the 2-core VM).
   fs::create_directories(run + "/models");
-  io::WriteWeights(run + "/models/model-1.h5",
-                   eval::RandomWeights(eval::GameNetConfig(*game::MakeGame("connect4"), 1, 8), 1));
+  eval::WeightSet model1 = eval::RandomWeights(eval::GameNetConfig(*game::MakeGame("connect4"), 1, 8), 1);
+  model1.version = 1;  // a model-N records version N (docs/models.md, Hot reload)
+  io::WriteWeights(run + "/models/model-1.h5", model1);
   std::string text = TinyRecipe();
   text.replace(text.find("eval-every = 600"), 16, "eval-every = 10");
   text.replace(text.find("eval-positions = 20"), 19, "eval-positions = 1000");

@@ -72,6 +72,11 @@ class RunDir {
   static std::string ModelFileName(uint64_t version);
   // VERSION of "model-VERSION.h5" or "model-VERSION.pt" (a file name, not a path), or -1 for any other name.
   static int64_t ModelNumber(const std::string& filename);
+  // Hot reload's rule (docs/models.md): the N of a model-N file is its model
+  // version, and the version the file records (a .h5's attribute, a .pt's
+  // zerofarm.json) must be N. ConfigError naming both when they differ;
+  // nothing for a file of any other name (--weights names any file).
+  static void CheckModelFileVersion(const std::string& path, uint32_t recorded);
   // The highest-numbered model-N.h5 or .pt in `dir` that is a regular file (no link
   // is followed) as {N, path}, or {-1, ""} when there is none or `dir` cannot
   // be read. Never throws.

@@ -57,6 +57,17 @@ TEST_CASE("run directory: every path of a run and of its host and the model file
        {"model-.h5", "model-1.h5.tmp", "model-x.h5", "model-1a.h5", "best.h5", "model-1.pt2",
         "model-1.pt.x1.tmp", "model-.pt", "model-1.ptx", "model-1234567890123456.h5"})
     CHECK(io::RunDir::ModelNumber(other) == -1);
+  // Hot reload's rule: a model-N file records version N; any other name records what it likes.
+  io::RunDir::CheckModelFileVersion("R/models/model-12.pt", 12);
+  io::RunDir::CheckModelFileVersion("R/models/model-007.h5", 7);
+  io::RunDir::CheckModelFileVersion("START.pt", 12);
+  CHECK_THROWS_MATCHES(
+      io::RunDir::CheckModelFileVersion("R/models/model-12.pt", 13), ConfigError,
+      Catch::Message("R/models/model-12.pt: its name says model version 12 but it records 13 "
+                     "(zerofarm.json); a model-N file must record version N (docs/models.md, "
+                     "Hot reload)"));
+  CHECK_THROWS_WITH(io::RunDir::CheckModelFileVersion("model-3.h5", 4),
+                    Catch::Contains("records 4 (its version attribute)"));
 }
 
 // One test case on disk, in sections (each test case costs CTest a process start).

@@ -2,10 +2,14 @@
 // header): newest first, and a link planted there is never offered.
 #include "model_watcher.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include "test_paths.h"
@@ -18,6 +22,24 @@ void Write(const std::string& path, const std::string& text) { std::ofstream(pat
 std::string Read(const std::string& path) {
   std::ifstream in(path);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+// What `poll` logs (ZF_LOG writes to fd 2), through the file `capture`.
+template <class F>
+std::string LoggedBy(const std::string& capture, F poll) {
+  const int saved = ::dup(2);
+  const int fd = ::open(capture.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  REQUIRE((saved >= 0 && fd >= 0));
+  ::dup2(fd, 2);
+  ::close(fd);
+  poll();
+  ::dup2(saved, 2);
+  ::close(saved);
+  return Read(capture);
+}
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 }  // namespace
 
@@ -41,6 +63,44 @@ TEST_CASE("model watcher: offers the newest regular model file, never a link", "
   CHECK_FALSE(watcher.Poll(true).has_value());  // refused and unchanged
   Write(d + "/model-3.h5", "three, now complete");
   CHECK(watcher.Poll(true) == d + "/model-3.h5");  // changed: offered again
+}
+
+TEST_CASE("model watcher: a file that appears at or below the loaded N is logged once, never loaded",
+          "[proc][reload]") {
+  zerofarm::testing::ScratchDir dir("zf-watch-ignored");
+  const std::string d = dir / "models", capture = dir / "stderr";
+  std::filesystem::create_directories(d);
+  for (const char* name : {"model-1.h5", "model-2.h5", "model-5.h5"}) Write(d + "/" + name, name);
+  ModelWatcher watcher(d);
+  std::string log = LoggedBy(capture, [&] {
+    REQUIRE(watcher.Poll(true) == d + "/model-5.h5");
+    watcher.Loaded(d + "/model-5.h5");
+    CHECK_FALSE(watcher.Poll(true).has_value());
+  });
+  CHECK(Count(log, "ignoring") == 0);  // the run's history: there at the first look
+
+  Write(d + "/model-3.h5", "published late");
+  Write(d + "/model-6.h5", "six");
+  Write(d + "/model-6.pt", "six too");  // the same N: one of the two is loaded
+  log = LoggedBy(capture, [&] {
+    const std::optional<std::string> six = watcher.Poll(true);
+    REQUIRE(six.has_value());
+    watcher.Loaded(*six);
+    for (int i = 0; i < 3; ++i) CHECK_FALSE(watcher.Poll(true).has_value());
+  });
+  INFO(log);
+  CHECK(Count(log, "ignoring " + d +
+                       "/model-3.h5: hot reload loads only a model-N numbered above model-5, "
+                       "the last loaded") == 1);
+  CHECK(Count(log, "ignoring ") == 2);  // model-3 and the other model-6, once each
+  CHECK(Count(log, "numbered above model-6, the last loaded") == 1);
+
+  Write(d + "/model-3.h5", "published again, changed");
+  log = LoggedBy(capture, [&] {
+    CHECK_FALSE(watcher.Poll(true).has_value());
+    CHECK_FALSE(watcher.Poll(true).has_value());
+  });
+  CHECK(Count(log, "ignoring " + d + "/model-3.h5") == 1);
 }
 
 TEST_CASE("model stager: each new model copied once in steps and never through a link", "[proc][reload]") {
