@@ -151,6 +151,19 @@ std::vector<std::string> TrainerCommandArgv(const LoopConfig& c) {
   return argv;
 }
 
+// The user's trainer's environment: ZF_START_MODEL, the model it continues
+// (docs/models.md): the run's newest model (a resumed run), else --weights,
+// as an absolute path; empty (set, so an inherited one is not taken) when the
+// run starts from random weights.
+std::vector<std::string> TrainerCommandEnv(const LoopConfig& c) {
+  const auto [n, newest] = io::RunDir(c.farm.out).NewestModel();
+  const std::string model = n >= 0 ? newest : c.farm.weights;
+  const std::string path = model.empty() ? "" : fs::absolute(model).lexically_normal().string();
+  ZF_LOG(INFO) << "loop: the trainer command starts from " << (path.empty() ? "random weights" : path)
+               << " (ZF_START_MODEL)";
+  return {"ZF_START_MODEL=" + path};
+}
+
 void InstallStopHandlers() {
   struct sigaction sa {};
   sa.sa_handler = OnLoopSignal;
@@ -331,6 +344,10 @@ class Evaluation {
   // Measures the checkpoint mean at `path`, the mean of `count` checkpoints from
   // v`first` on, as Run measures a checkpoint, into RUN/eval/mean.csv; prints the curve.
   void MeasureMean(const std::string& path, size_t count, int64_t first);
+  // Measures the model the run starts from (--weights) as the curve's first
+  // point, once, while the curve has no row (a resumed run has measured it).
+  // It waits for a rating still running, as MeasureMean does.
+  void MeasureStart();
 
  private:
   void Measure();  // Run without the cadence
@@ -341,8 +358,11 @@ class Evaluation {
   };
   // Measures the model at `path`: a table line labelled `label`, and its rows.
   // `wait`: how long a file's rating still running may hold the measurement up.
-  void MeasureModel(const std::string& path, const char* label, const Rows& rows,
-                    std::chrono::seconds wait = std::chrono::seconds(0));
+  // Returns the model's version (0 when there is nothing to measure on).
+  // `published`: a file of the models directory, refused (ConfigError) as the
+  // farm refuses it when it records another version than its name's.
+  uint32_t MeasureModel(const std::string& path, const char* label, const Rows& rows,
+                        std::chrono::seconds wait = std::chrono::seconds(0), bool published = false);
   std::vector<mcts::SearchConfig> Searches() const;
   void MeasureFile(const game::Game& game, eval::Evaluator& net, size_t i,
                    const std::vector<mcts::SearchConfig>& searches, double cpu_hours, const Rows& rows);
@@ -353,8 +373,9 @@ class Evaluation {
   Ratings& ratings_;
   const LoopClock& clock_;
   const std::string curve_;
-  uint32_t last_evaluated_;  // the newest model measured, this piece or the last one's end
-  double next_due_;          // MonotonicSeconds(); set by the constructor and Run
+  uint32_t last_evaluated_;   // the newest model measured, this piece or the last one's end
+  bool start_tried_ = false;  // MeasureStart ran
+  double next_due_;           // MonotonicSeconds(); set by the constructor and Run
   std::ostringstream table_;
 };
 
@@ -387,9 +408,20 @@ void Evaluation::Measure() {
   }
   last_evaluated_ = static_cast<uint32_t>(best);
   try {
-    MeasureModel(model, "model", Rows{curve_, "", ""});
+    MeasureModel(model, "model", Rows{curve_, "", ""}, std::chrono::seconds(0), /*published=*/true);
   } catch (const ConfigError& e) {  // a model the farm refuses too (its probe): the loop goes on
     ZF_LOG(WARN) << "loop: " << model << " not measured: " << e.what();
+  }
+}
+
+void Evaluation::MeasureStart() {
+  if (start_tried_) return;
+  start_tried_ = true;
+  if (c_.farm.weights.empty() || sets_.empty() || fs::exists(curve_)) return;
+  try {
+    last_evaluated_ = MeasureModel(c_.farm.weights, "start", Rows{curve_, "", ""}, std::chrono::seconds(120));
+  } catch (const ConfigError& e) {  // the farm refuses it too, in one line
+    ZF_LOG(WARN) << "loop: the start " << c_.farm.weights << " not measured: " << e.what();
   }
 }
 
@@ -401,18 +433,20 @@ void Evaluation::MeasureMean(const std::string& path, size_t count, int64_t firs
   MeasureModel(path, "mean ", Rows{csv, ",mean_of,first_version", extra}, std::chrono::seconds(120));
 }
 
-void Evaluation::MeasureModel(const std::string& model, const char* label, const Rows& rows,
-                              std::chrono::seconds wait) {
+uint32_t Evaluation::MeasureModel(const std::string& model, const char* label, const Rows& rows,
+                                  std::chrono::seconds wait, bool published) {
   const double cpu_hours = clock_.CpuHours();
   clock_.Save();
-  if (sets_.empty()) return;  // a game without Pons sets: nothing to measure here
+  if (sets_.empty()) return 0;  // a game without Pons sets: nothing to measure here
   const auto game = game::MakeGame(c_.farm.game);
   eval::TorchOptions topt;
   // On the GPU when the farm uses one (this process is no supervisor: it may
   // initialise CUDA); MCTS-600 on 2000 positions takes seconds there.
   topt.cuda = c_.farm.gpus != 0 && eval::CudaBuilt() && eval::CudaDeviceCount() > 0;
   topt.value_discount = c_.farm.search.value_discount;
-  auto net = eval::MakeTorchEvaluator(proc::LoadWeightsFor(*game, model), topt);
+  eval::WeightSet weights = proc::LoadWeightsFor(*game, model);
+  if (published) io::RunDir::CheckModelFileVersion(model, weights.version);
+  auto net = eval::MakeTorchEvaluator(weights, topt);
   const std::vector<mcts::SearchConfig> searches = Searches();
   char line[256];
   std::snprintf(line, sizeof line, "%7.2f h %7.2f CPU h  %s v%-5u", clock_.Hours(), cpu_hours, label,
@@ -429,6 +463,7 @@ void Evaluation::MeasureModel(const std::string& model, const char* label, const
   }
   table_ << "\n";
   PrintCurve(searches);
+  return net->ModelVersion();
 }
 
 void Evaluation::MeasureFile(const game::Game& game, eval::Evaluator& net, size_t i,
@@ -598,7 +633,8 @@ Watched RunPiece(const LoopConfig& c, const LoopClock& clock, Evaluation& evalua
       c.trainer_command.empty()
           ? proc::ChildProcess::Exec("trainer", exe, TrainerArgv(c, exe, stage), {})
           : proc::ChildProcess::Exec(kTrainerCommand, ProgramOnPath(c.trainer_command[0]),
-                                     TrainerCommandArgv(c), {});
+                                     TrainerCommandArgv(c), TrainerCommandEnv(c));
+  evaluation.MeasureStart();  // the farm and trainer at work meanwhile
   const Watched why = WatchChildren(c, farm, trainer, clock, evaluation, started, code);
   // The farm flushes its finished games and the trainer writes a checkpoint on SIGTERM.
   if (trainer.running()) CheckStopped(trainer.role().c_str(), trainer.Stop(60'000), code);

@@ -368,6 +368,51 @@ class TrainTorchLoopTest(unittest.TestCase):
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    def test_train_torch_continues_the_start_models_architecture_and_weights(self):
+        """Without a farm: a .pt (TinyConv) and a .h5 (a 1 x 8 ZeroNet) continued on synthetic shards."""
+        tmp = tempfile.mkdtemp(prefix="zf_start_")
+        try:
+            run = os.path.join(tmp, "run")
+            os.makedirs(os.path.join(run, "shards", "h"))
+            os.makedirs(os.path.join(run, "models"), mode=0o755)  # as a farm makes it
+            for i in range(2):
+                zftest.write_synthetic_shard(os.path.join(run, "shards", "h", f"s-{i}.h5"), games=20, seed=i,
+                                             shard_index=i, first_game_id=100 * i)
+            zf_test_models.main(tmp, "connect4", ["good"], version=7)
+            h5 = os.path.join(tmp, "start.h5")
+            zftest.run([sys.executable, os.path.join(zftest.TOOLS, "zf_weights_torch.py"), "init", h5, "--game",
+                        "connect4", "--blocks", "1", "--filters", "8", "--version", "11"])
+            torch, zw = zf_test_models.torch, zf_test_models.zw
+            def trained(start, env):
+                p = subprocess.run([sys.executable, os.path.join(zftest.REPO, "examples", "train_torch.py"), run,
+                                    "--models", "1", "--steps", "3", "--batch", "16", "--min-positions", "10",
+                                    *start], env=dict(os.environ, **env), capture_output=True, text=True,
+                                   timeout=300)
+                self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+                return p.stdout
+            out = trained([], {"ZF_START_MODEL": os.path.join(tmp, "good.pt")})
+            self.assertIn("(model version 7)", out)
+            good, model8 = (torch.jit.load(path) for path in (os.path.join(tmp, "good.pt"),
+                                                              os.path.join(run, "models", "model-8.pt")))
+            self.assertEqual({n: t.shape for n, t in model8.named_parameters()},
+                             {n: t.shape for n, t in good.named_parameters()})
+            self.assertFalse(torch.equal(model8.conv.weight, good.conv.weight))  # trained, not copied
+            # model 8 is TinyConv's weights trained three steps, not a fresh net's.
+            self.assertLess(float((model8.conv.weight - good.conv.weight).abs().max()), 0.05)
+            out = trained(["--start-model", h5], {"ZF_START_MODEL": ""})
+            self.assertIn("(model version 11)", out)
+            model12 = torch.jit.load(os.path.join(run, "models", "model-12.pt"))
+            self.assertEqual({n: tuple(t.shape) for n, t in model12.named_parameters()},
+                             {n: tuple(t.shape) for n, t in zw.load_zerofarm_weights(h5).named_parameters()})
+            p = subprocess.run([sys.executable, os.path.join(zftest.REPO, "examples", "train_torch.py"), run,
+                                "--start-model", os.path.join(tmp, "missing.pt")], capture_output=True, text=True,
+                               timeout=300)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertIn("cannot continue " + os.path.join(tmp, "missing.pt"), p.stderr)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
     def test_loop_runs_the_farm_on_a_pt_beside_a_trainer_command(self):
         if zftest.binary() is None:
             raise unittest.SkipTest("ZF_BINARY is not set")
@@ -401,11 +446,39 @@ sys.exit(3)
             # The trainer command's exit 0 ends the loop, exit 0.
             self.assertEqual(p.returncode, 0, p.stdout[-3000:])
             self.assertIn("the trainer command finished", p.stdout)
-            # Numbered above the start's version 7 (train_torch.py reads it in the shards): the farm loads them.
+            # Numbered above the start's version 7: the farm loads them.
             models = os.listdir(os.path.join(out, "models"))
             self.assertTrue(models and all(m.endswith(".pt") and int(m[6:-3]) > 7 for m in models), models)
+            # The trainer was told the start (ZF_START_MODEL) and went on with its architecture and
+            # weights: every model has good.pt's parameters (TinyConv's, not train_torch.py's Net's).
+            start = os.path.join(tmp, "good.pt")
+            self.assertIn(f"continuing {start} (model version 7)", p.stdout)
+            torch = zf_test_models.torch
+            def shapes(path):
+                return {n: tuple(t.shape) for n, t in torch.jit.load(path).named_parameters()}
+            for m in models:
+                self.assertEqual(shapes(os.path.join(out, "models", m)), shapes(start), m)
+            # The start is the curve's first point, then the models trained from it.
             with open(os.path.join(out, "eval", "curve.csv")) as f:
-                self.assertGreaterEqual(len(f.read().splitlines()), 2)  # a header and a measured .pt model
+                rows = f.read().splitlines()
+            column = rows[0].split(",").index("model_version")
+            versions = [int(r.split(",")[column]) for r in rows[1:]]
+            self.assertEqual(versions[0], 7, rows)
+            self.assertGreater(max(versions), 7, rows)
+            self.assertIn(" start v7 ", p.stdout)
+            # Resumed, the trainer is told the run's newest model.
+            told = os.path.join(tmp, "told.txt")
+            teller = os.path.join(tmp, "teller.sh")
+            with open(teller, "w") as f:
+                f.write(f"#!/bin/sh\nprintf '%s' \"$ZF_START_MODEL\" > {told}\n")
+            os.chmod(teller, 0o755)
+            p = subprocess.run(loop[:loop.index("--weights")] + loop[loop.index("--weights") + 2:] +
+                               ["--trainer-command", teller, "--hours", "0.1", "--out", out],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stdout[-3000:])
+            newest = max(models, key=lambda m: int(m[6:-3]))
+            with open(told) as f:
+                self.assertEqual(f.read(), os.path.join(out, "models", newest))
             # One killed by the loop's SIGTERM (no handler, as a plain Python script) stopped cleanly.
             sleeper = os.path.join(tmp, "sleeper.sh")
             with open(sleeper, "w") as f:

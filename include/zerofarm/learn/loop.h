@@ -4,6 +4,8 @@
 // run directory, and every `eval_every` seconds measures the newest model
 // (move error against the exact Connect Four solver) in this process,
 // appending to RUN/eval/curve.csv and printing the curve so far on stdout.
+// A run started from --weights has that model as its curve's first point,
+// measured once the children are started.
 //
 // Resuming: run the same command again. The farm continues the directory
 // (new epoch), the trainer resumes from RUN/train/state.txt, and the curve's
@@ -29,9 +31,11 @@
 //
 // A trainer of the user's (trainer_command, docs/models.md): the loop starts
 // that command in place of `zerofarm train`, the run directory appended as its
-// last argument, and stops it with SIGTERM as it stops its own. It is how a
-// TorchScript model (--weights X.pt) closes the loop: zerofarm's trainer trains
-// only its own net. The command ending with exit 0 ends the loop (exit 0); any
+// last argument and ZF_START_MODEL in its environment (the run's newest model,
+// else --weights; empty for random weights: the model to continue), and stops
+// it with SIGTERM as it stops its own. It is how a TorchScript model
+// (--weights X.pt) closes the loop: zerofarm's trainer trains only its own
+// net. The command ending with exit 0 ends the loop (exit 0); any
 // other end is a failed child's. Stages, the checkpoint mean and --train-args
 // belong to zerofarm's trainer and are refused beside it (cli/loop.cpp).
 #include <string>
