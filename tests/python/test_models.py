@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 import unittest
+import warnings
 
 import test_support as zftest
 import zf_shards
@@ -233,7 +234,9 @@ class SaveTorchScriptTest(unittest.TestCase):
         with self.assertWarnsRegex(UserWarning, "NoScript does not script"):
             self.zw.save_torchscript(net, path, "connect4", 3, run=self.run_dir)
         self.assertLessEqual(self.largest_difference(self.torch.jit.load(path), net.eval(), self.positions), 1e-6)
-        line = self.refused(zf_test_models.NoScript(*self.args, branch=True), "noscript-branch.pt")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the warning is asserted above
+            line = self.refused(zf_test_models.NoScript(*self.args, branch=True), "noscript-branch.pt")
         self.assertIn("torch.jit.script failed", line)
 
     def test_the_cli_traces_on_a_runs_positions_and_exits_3_for_a_divergent_trace(self):
@@ -489,7 +492,8 @@ sys.exit(3)
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
             self.assertEqual(p.returncode, 0, p.stdout[-3000:])
             self.assertNotIn("did not stop cleanly", p.stdout)
-            self.assertNotIn("before it could catch SIGTERM", p.stdout)  # zerofarm train's warning, not this one's
+            # zerofarm train's warning, not this one's (the farm, on a loaded machine, may still be starting).
+            self.assertNotIn("the trainer command was stopped before it could catch SIGTERM", p.stdout)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
