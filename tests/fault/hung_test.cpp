@@ -103,14 +103,15 @@ TEST_CASE(
   INFO(summary);
   INFO(end.ErrTail());
   REQUIRE(end.code == 0);
-  CHECK(Count(err, ") is hung") == 3);
-  CHECK_THAT(summary, Catch::Contains("3 hung children killed and restarted"));
-  CHECK_THAT(summary, Catch::Contains("1 workers, 1 evaluators, 1 writers"));
+  // Each victim was killed and restarted (above). A stall of the machine may
+  // make another child look hung too: at least the three, not exactly.
+  CHECK(Count(err, ") is hung") >= 3);
   CHECK(NumberAfter(summary, "restarts ") >= 3);
+  CHECK_THAT(summary, Catch::Contains(" hung children killed and restarted"));
+  CHECK_THAT(summary, Catch::Contains("1 workers, 1 evaluators, 1 writers"));
   const std::string final_prom = Slurp(HostDir(out) + "/metrics.prom");
-  CHECK_THAT(final_prom, Catch::Contains("zerofarm_hung_kills_total{role=\"worker\"} 1"));
-  CHECK_THAT(final_prom, Catch::Contains("zerofarm_hung_kills_total{role=\"evaluator\"} 1"));
-  CHECK_THAT(final_prom, Catch::Contains("zerofarm_hung_kills_total{role=\"writer\"} 1"));
+  for (const char* role : {"worker", "evaluator", "writer"})
+    CHECK(NumberAfter(final_prom, std::string("zerofarm_hung_kills_total{role=\"") + role + "\"} ") >= 1);
   CheckNothingLost(out, summary);
   CHECK(SegmentsOf(farm.pid()).empty());
 }
