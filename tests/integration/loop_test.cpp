@@ -588,8 +588,8 @@ TEST_CASE("zerofarm loop killed by SIGKILL during an evaluation keeps its clocks
   // The evaluation begins at 10 s and saves the clocks; saves at 40 s and on
   // come from the clock's own thread while the loop's thread measures.
   const std::string cpu_file = run + "/eval/loop-cpu-seconds.txt";
-  REQUIRE(WaitFor([&] { return saved() >= 10; }, 150));
-  const double cpu_at_start = std::stod(io::ReadTextFile(cpu_file));
+  REQUIRE(WaitFor([&] { return saved() >= 10 && fs::exists(cpu_file); }, 150));
+  const double cpu_at_start = std::stod(io::ReadTextFile(cpu_file));  // saved beside the seconds
   REQUIRE(WaitFor([&] { return saved() >= 40; }, 150));
   // Still in the first evaluation: no row, no curve printed (an evaluation
   // that found the set unrated would have printed one at once).
