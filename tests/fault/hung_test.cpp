@@ -169,7 +169,9 @@ TEST_CASE("a writer that dies or hangs during the final drain is restarted and d
     CHECK_THAT(err, Catch::Contains("died while draining"));
     CHECK_THAT(err, Catch::Contains("to finish the drain"));
     if (hang) CHECK_THAT(err, Catch::Contains("is hung while draining"));
-    CHECK(NumberAfter(summary, "restarts ") == 1);
+    // Restarted, at least once: under a stalled machine its successor may be
+    // killed as hung too (4 s is a short --hang-timeout).
+    CHECK(NumberAfter(summary, "restarts ") >= 1);
     CheckNothingLost(out, summary);
   }
 }
