@@ -408,7 +408,7 @@ TEST_CASE("Dirichlet noise mixes into the root prior by its fraction, and only w
   CHECK(RunSearch(*g, c, *root, eval, false).leaves == none.leaves);
 }
 
-TEST_CASE("network values are clamped to [-1, 1] before they are backed up", "[mcts]") {
+TEST_CASE("network values are clamped to -1..1 before they are backed up", "[mcts]") {
   auto g = game::MakeGame("tictactoe");
   auto root = g->NewInitialState();
   // Values up to +-2.4: clamped, the root's value stays in [-1, 1].
