@@ -13,18 +13,25 @@
   check_tests.py skips BUILD JUNIT_XML...
       Lists every test CTest reported as skipped, with the reason it printed
       ("[skipped] REASON", tests/support/skip.h), and fails if any was skipped
-      outside the allowed list (allowed_skip()): tests that need a GPU, the
+      outside the allowed list (allowed_skip()): tests that need a GPU where
+      gpu_probe() finds none (no /dev/nvidia<N> device node, and no GPU in
+      `nvidia-smi -L`; the probe's finding is printed with the skip), the
       Slurm test where there is no cgroup filesystem, the PID-namespace test
       where `unshare --pid --mount-proc` cannot run (a chroot), the status-line test
       where no pseudo-terminal can be opened, and the CUDA compile
       check when the user turned it off (ZF_CUDA_CHECK=0) or its packages
       cannot be fetched. A skipped test whose output shows a failed check
-      (Catch's "FAILED:", "[skip refused]") fails the command too.
+      (Catch's "FAILED:", "[skip refused]") fails the command too. A skip is
+      an exit status of 77 (CTest's SKIP_RETURN_CODE), never a matched line:
+      discovery fails on any entry with a SKIP_REGULAR_EXPRESSION, which would
+      count a crash after a printed "[skipped]" as a skip.
 
 Exit status: 0 all good, 1 a check failed (each problem on its own line), 2 usage.
 """
+import glob
 import json
 import os
+import shutil
 import re
 import subprocess
 import sys
@@ -42,7 +49,8 @@ def allowed_skip(name, labels, reason, run=""):
     """Why a skip is allowed where CI runs, or None when it is not. `run`: the
     JUnit file's name (asan-unit.xml, ...)."""
     if any(label == "gpu" or label.endswith("-gpu") for label in labels):
-        return "needs a GPU"
+        present, seen = gpu_probe()
+        return None if present else f"needs a GPU, and the probe found none ({seen})"
     no_cgroup = not os.path.isdir("/sys/fs/cgroup") or not os.listdir("/sys/fs/cgroup")
     if name in ("slurm", "slurm-nodes") and "no cgroup filesystem" in reason and no_cgroup:
         return "no cgroup filesystem here"
@@ -60,6 +68,24 @@ def allowed_skip(name, labels, reason, run=""):
     if name == "cuda_compile" and re.search(r"apt-get (update|download)\b.*failed", reason):
         return "the CUDA headers could not be fetched"
     return None
+
+
+def gpu_probe():
+    """(whether this machine has an NVIDIA GPU, what the probe saw)."""
+    devices = sorted(glob.glob("/dev/nvidia[0-9]*"))
+    if devices:
+        return True, "device nodes " + " ".join(devices)
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False, "no /dev/nvidia[0-9]*, no nvidia-smi"
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        out = ""
+    gpus = [line for line in out.splitlines() if line.startswith("GPU ")]
+    if gpus:
+        return True, f"nvidia-smi -L lists {len(gpus)} GPU(s)"
+    return False, "no /dev/nvidia[0-9]*, nvidia-smi -L lists no GPU"
 
 
 def pty_works():
@@ -99,7 +125,8 @@ def ctest_tests(build):
         props = {p["name"]: p["value"] for p in t.get("properties", [])}
         labels = props.get("LABELS", [])
         tests.append({"name": t["name"], "command": t.get("command", []),
-                      "labels": labels if isinstance(labels, list) else [labels]})
+                      "labels": labels if isinstance(labels, list) else [labels],
+                      "skip_regex": "SKIP_REGULAR_EXPRESSION" in props})
     return tests
 
 
@@ -112,6 +139,9 @@ def check_discovery(build):
     problems = []
     by_exe = {}
     for t in ctest_tests(build):
+        if t["skip_regex"]:
+            problems.append(f"{t['name']}: skips by SKIP_REGULAR_EXPRESSION (a crash after the line would "
+                            "read as a skip): use SKIP_RETURN_CODE 77")
         cmd = t["command"]
         if cmd and re.search(r"/zf_\w+_test$", cmd[0]):
             by_exe.setdefault(cmd[0], []).append(t)

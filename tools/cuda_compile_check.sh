@@ -18,15 +18,15 @@
 #   ZF_CUDA_CACHE     cache directory (default /var/cache/zerofarm/cuda when
 #                     writable, else ~/.cache/zerofarm/cuda)
 #   ZF_CUDA_MIRROR    Debian mirror (default: the system's, else deb.debian.org)
-# Exit: 0 compiled (or skipped visibly, a line starting "[skipped]", when the
-# package cannot be fetched); 1 a translation unit does not compile or the
+# Exit: 0 compiled; 77 skipped visibly (a line starting "[skipped]") when the
+# package cannot be fetched or ZF_CUDA_CHECK=0 (CTest's SKIP_RETURN_CODE); 1 a translation unit does not compile or the
 # build directory lacks what is needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src_root=$PWD
 
 say() { echo "cuda compile check: $*"; }
-skip() { echo "[skipped] cuda compile check: $*"; exit 0; }
+skip() { echo "[skipped] cuda compile check: $*"; exit 77; }
 fail() { echo "cuda compile check: FAILED: $*" >&2; exit 1; }
 
 [ "${ZF_CUDA_CHECK:-1}" = 0 ] && skip "ZF_CUDA_CHECK=0"

@@ -13,8 +13,9 @@
 #      the multi-process tests one at a time (they start real process trees
 #      and must not compete for the cores), the `slurm` test among them (a
 #      one-node Slurm started as root);
-#   2. unless ZF_SANITIZERS=0: the unit, integration and fault tests again
-#      under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), and
+#   2. unless ZF_SANITIZERS=0: the unit tests and the multi-process tests but
+#      chaos, python_tools, slurm and slurm-nodes (-E 'chaos|python_tools|slurm')
+#      again under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), and
 #      the ring and threaded tests under ThreadSanitizer (build-tsan: only
 #      zf_shm_test, without LibTorch, whose OpenMP runtime TSan cannot
 #      follow). The [slow] tests (deep perft, the hard solver lines, the
@@ -37,9 +38,11 @@
 #      PID-namespace test where unshare cannot run, the status line where no
 #      pseudo-terminal opens, KeepFreedMemory under ASan, and the CUDA compile
 #      check turned off or unable to fetch, may).
-# Every CTest run fails when it finds no test (--no-tests=error). The output
-# ends with the tests run, passed, failed and skipped per step, and the totals
-# alone on the last line: "N passed, N failed, N skipped".
+# Every CTest run fails when it finds no test (--no-tests=error). A step left
+# out (--quick, ZF_SANITIZERS=0, ZF_FUZZ_SMOKE=0) prints "skipped: STEP (why)"
+# and counts as one skipped check. The output ends with the tests run, passed,
+# failed and skipped per step, and the totals alone on the last line:
+# "N passed, N failed, N skipped".
 #
 #   tools/test.sh --quick     only steps 0 and 3 and the plain build's unit tests
 #                             (about 3 minutes on 2 cores): the check to run before each
@@ -49,7 +52,8 @@
 #   tools/test.sh --long      only the hidden long tests instead: the chaos
 #                             test's 100 SIGKILLs and SIGSTOPs in 10 minutes and the first
 #                             40 Begin-Hard solver lines, 10 GTP games
-#                             against GNU Go (about 20 minutes)
+#                             against GNU Go, and tools/mutate.sh (every search
+#                             mutation of tools/mutations.txt killed; about 50 minutes)
 #   tools/test.sh --long-all  those and all 1000 Begin-Hard lines (hours)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -58,14 +62,7 @@ jobs=$(nproc)
 results="$PWD/$build/test-results"
 
 case "${1:-}" in
-  --long | --long-all)
-    set -e
-    "$build/tests/zf_fault_test" -w NoTests "[long]"
-    "$build/tests/zf_integration_test" -w NoTests "[long]"  # gtp: 10 games against GNU Go
-    "$build/tests/zf_game_test" -w NoTests "[solver-40]"
-    if [ "$1" = --long-all ]; then "$build/tests/zf_game_test" -w NoTests "[solver-full]"; fi
-    exit 0 ;;
-  "" | --quick) ;;
+  "" | --quick | --long | --long-all) ;;
   *) echo "usage: tools/test.sh [--quick | --long | --long-all]" >&2; exit 2 ;;
 esac
 
@@ -77,7 +74,8 @@ failed=()
 # ---- counts per step: what each step ran, passed, failed and skipped ----------
 # record_step NAME RC [CMD...]: a step's result; a CTest step's counts come from
 # the JUnit file its command writes (--output-junit), any other step counts as
-# one check. print_counts prints them per step, then the totals alone on the
+# one check, skipped when RC is 77 (a Catch run whose tests skipped, a step
+# left out: skip_step). print_counts prints them per step, then the totals alone on the
 # last line ("N passed, N failed, N skipped"), which CI reads.
 step_results=()
 record_step() {
@@ -97,7 +95,7 @@ print_counts() {
       printf '  %-28s %5d run: %5d passed, %d failed, %d skipped\n' "$name" $((p + f + s)) "$p" "$f" "$s"
     else
       p=0 f=0 s=0
-      if [ "$rc" = 0 ]; then p=1; else f=1; fi
+      if [ "$rc" = 0 ]; then p=1; elif [ "$rc" = 77 ]; then s=1; else f=1; fi
       printf '  %-28s %5d run: %5d passed, %d failed, %d skipped (one check)\n' "$name" 1 "$p" "$f" "$s"
     fi
     total_p=$((total_p + p)) total_f=$((total_f + f)) total_s=$((total_s + s))
@@ -109,9 +107,38 @@ step() {
   local name=$1; shift
   "$@"
   local rc=$?
-  [ $rc = 0 ] || failed+=("$name")
+  [ $rc = 0 ] || [ $rc = 77 ] || failed+=("$name")
   record_step "$name" $rc "$@"
 }
+# skip_step NAME WHY: a step left out, said and counted.
+skip_step() {
+  echo "skipped: $1 ($2)"
+  record_step "$1" 77
+}
+# finish: the verdict, then the counts (the totals on the last line).
+finish() {
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "test.sh${1:+ $1}: FAILED: ${failed[*]}" >&2
+    print_counts
+    exit 1
+  fi
+  echo "test.sh${1:+ $1}: all passed"
+  print_counts
+  exit 0
+}
+
+if [ "${1:-}" = --long ] || [ "${1:-}" = --long-all ]; then
+  step "long fault tests" "$build/tests/zf_fault_test" -w NoTests "[long]"
+  step "long integration tests" "$build/tests/zf_integration_test" -w NoTests "[long]"  # 10 games against GNU Go
+  step "solver lines (40)" "$build/tests/zf_game_test" -w NoTests "[solver-40]"
+  if [ "$1" = --long-all ]; then
+    step "solver lines (1000)" "$build/tests/zf_game_test" -w NoTests "[solver-full]"
+  else
+    skip_step "solver lines (1000)" "only with --long-all"
+  fi
+  step "search mutations" bash tools/mutate.sh
+  finish "$1"
+fi
 
 # Everything, the tests too (tools/build.sh alone builds only the two binaries).
 ZF_TARGETS=all bash tools/build.sh -DZF_BUILD_TESTS=ON ||
@@ -122,6 +149,7 @@ step "thread-safety check" bash tools/check_threads.sh
 step "test discovery" /usr/bin/python3 tools/check_tests.py discovery "$build"
 step "unit tests" ctest --test-dir "$build" --no-tests=error --output-on-failure -j"$jobs" -LE multiprocess \
   --output-junit "$results/unit.xml"
+[ $quick = 1 ] && skip_step "multi-process tests" "--quick"
 [ $quick = 1 ] || step "multi-process tests" ctest --test-dir "$build" --no-tests=error --output-on-failure -L multiprocess \
   --output-junit "$results/multiprocess.xml"
 
@@ -145,21 +173,19 @@ if [ $quick = 0 ] && [ "${ZF_SANITIZERS:-1}" != 0 ]; then
   else
     failed+=("tsan build") && record_step "tsan build" 1
   fi
+else
+  why=$([ $quick = 1 ] && echo "--quick" || echo "ZF_SANITIZERS=0")
+  for name in "asan unit tests" "asan multi-process tests" "tsan tests"; do skip_step "$name" "$why"; done
 fi
 
 if [ $quick = 0 ] && [ "${ZF_FUZZ_SMOKE:-1}" != 0 ]; then
   echo "== Fuzz smoke: every parser's libFuzzer target (clang, ASan + UBSan) for a few seconds"
   step "fuzz smoke" bash tools/fuzz.sh --smoke
+else
+  skip_step "fuzz smoke" "$([ $quick = 1 ] && echo "--quick" || echo "ZF_FUZZ_SMOKE=0")"
 fi
 
 echo "== Skipped tests"
 step "skip check" /usr/bin/python3 tools/check_tests.py skips "$build" "$results"/*.xml
 
-if [ ${#failed[@]} -gt 0 ]; then
-  echo "test.sh${1:+ $1}: FAILED: ${failed[*]}" >&2
-  print_counts
-  exit 1
-fi
-[ $quick = 1 ] && echo "test.sh --quick: all passed (the shape check, discovery, unit tests and skip list only)" ||
-  echo "test.sh: all passed"
-print_counts
+finish "${1:-}"

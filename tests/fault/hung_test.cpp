@@ -103,14 +103,15 @@ TEST_CASE(
   INFO(summary);
   INFO(end.ErrTail());
   REQUIRE(end.code == 0);
-  CHECK(Count(err, ") is hung") == 3);
-  CHECK_THAT(summary, Catch::Contains("3 hung children killed and restarted"));
-  CHECK_THAT(summary, Catch::Contains("1 workers, 1 evaluators, 1 writers"));
+  // Each victim was killed and restarted (above). A stall of the machine may
+  // make another child look hung too: at least the three, not exactly.
+  CHECK(Count(err, ") is hung") >= 3);
   CHECK(NumberAfter(summary, "restarts ") >= 3);
+  CHECK_THAT(summary, Catch::Contains(" hung children killed and restarted"));
+  CHECK_THAT(summary, Catch::Contains("1 workers, 1 evaluators, 1 writers"));
   const std::string final_prom = Slurp(HostDir(out) + "/metrics.prom");
-  CHECK_THAT(final_prom, Catch::Contains("zerofarm_hung_kills_total{role=\"worker\"} 1"));
-  CHECK_THAT(final_prom, Catch::Contains("zerofarm_hung_kills_total{role=\"evaluator\"} 1"));
-  CHECK_THAT(final_prom, Catch::Contains("zerofarm_hung_kills_total{role=\"writer\"} 1"));
+  for (const char* role : {"worker", "evaluator", "writer"})
+    CHECK(NumberAfter(final_prom, std::string("zerofarm_hung_kills_total{role=\"") + role + "\"} ") >= 1);
   CheckNothingLost(out, summary);
   CHECK(SegmentsOf(farm.pid()).empty());
 }
@@ -168,7 +169,9 @@ TEST_CASE("a writer that dies or hangs during the final drain is restarted and d
     CHECK_THAT(err, Catch::Contains("died while draining"));
     CHECK_THAT(err, Catch::Contains("to finish the drain"));
     if (hang) CHECK_THAT(err, Catch::Contains("is hung while draining"));
-    CHECK(NumberAfter(summary, "restarts ") == 1);
+    // Restarted, at least once: under a stalled machine its successor may be
+    // killed as hung too (4 s is a short --hang-timeout).
+    CHECK(NumberAfter(summary, "restarts ") >= 1);
     CheckNothingLost(out, summary);
   }
 }

@@ -90,14 +90,12 @@ TEST_CASE("a model that answers NaN at start: the run stops on time with exit 1 
   Spawned farm(
       FarmArgs(dir / "run", {"--weights", dir / "nan.h5", "--duration", "12", "--hang-timeout", "10"}),
       dir / "farm");
-  const auto t0 = std::chrono::steady_clock::now();
   const int code = farm.Wait(duration + 120);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string err = farm.Stderr(), summary = farm.Stdout();
   INFO(summary);
   INFO(err.substr(err.size() > 5000 ? err.size() - 5000 : 0));
   CHECK(code == kExitFailure);
-  CHECK(secs < duration + 60);  // on time: start-up and the drain, no wedged worker to wait for
+  CHECK(Count(err, ") is hung") == 0);  // no wedged worker waited for and killed
   CHECK_THAT(summary, Catch::Contains("duration reached"));
   CHECK_THAT(summary, Catch::Contains("the model in use still does (exit code 1)"));
   CHECK(Count(err, "model version 3 produced NaN or Inf") == 1);  // logged once per model version

@@ -94,7 +94,7 @@ TEST_CASE("train on a farm's shards, resume, and evaluate the checkpoints", "[mu
   ScratchDir dir("zf-train-cli");
   const std::string run = dir / "run";
   std::string out, err;
-  REQUIRE(Run(FarmArgs(run, {"--duration", "8", "--shard-positions", "500"}), dir / "farm", &out, &err) == 0);
+  REQUIRE(Run(FarmArgs(run, {"--games", "24", "--shard-positions", "500"}), dir / "farm", &out, &err) == 0);
   REQUIRE(!io::ListShards(HostDir(run)).empty());
 
   const std::vector<std::string> train = TinyTrain(run, 12, 5);
@@ -326,13 +326,14 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   CHECK_THAT(curve, Catch::Contains(",1\n"));
   CHECK_THAT(out, Catch::Contains("+solver"));
   const double cpu1 = std::stod(io::ReadTextFile(run + "/eval/loop-cpu-seconds.txt"));
-  CHECK(cpu1 > 5);  // farm, trainer and evaluation for ~43 s on this machine's cores
+  CHECK(cpu1 > 0);  // farm, trainer and evaluation (how much depends on the machine's load)
   CHECK(fs::exists(run + "/models/model-1.h5"));
   const auto shards = CheckShards(HostDir(run));
   CHECK(shards.games > 0);
   CheckFinalMean(run, out, err, 3);
 
   // A second piece continues the hours and the trainer's steps.
+  const double seconds1 = std::stod(io::ReadTextFile(run + "/eval/loop-seconds.txt"));
   REQUIRE(Run(loop, dir / "loop2", &out, &err, 400) == 0);
   CheckFinalMean(run, out, err, 5);
   CHECK_THAT(err, Catch::Contains("resumed at step"));
@@ -340,8 +341,8 @@ TEST_CASE("zerofarm loop runs farm, trainer and evaluation, and resumes", "[mult
   std::ifstream in(run + "/eval/loop-seconds.txt");
   double seconds = 0;
   in >> seconds;
-  CHECK(seconds > 70);  // two pieces of ~43 s
-  CHECK(std::stod(io::ReadTextFile(run + "/eval/loop-cpu-seconds.txt")) > cpu1 + 5);
+  CHECK(seconds > seconds1);  // the second piece added its own
+  CHECK(std::stod(io::ReadTextFile(run + "/eval/loop-cpu-seconds.txt")) > cpu1);
 }
 
 TEST_CASE("a score head: trained on a farm's shards, then played by a farm and evaluated",
@@ -350,7 +351,7 @@ TEST_CASE("a score head: trained on a farm's shards, then played by a farm and e
   ScratchDir dir("zf-score-head");
   const std::string run = dir / "run";
   std::string out, err;
-  REQUIRE(Run(FarmArgs(run, {"--duration", "6", "--shard-positions", "300"}), dir / "farm", &out, &err) == 0);
+  REQUIRE(Run(FarmArgs(run, {"--games", "16", "--shard-positions", "300"}), dir / "farm", &out, &err) == 0);
   REQUIRE(Run(TinyTrain(run, 20, 20, {"--score-head", "--value-discount", "0.98"}), dir / "train", &out,
               &err) == 0);
   INFO(err);
@@ -387,7 +388,7 @@ TEST_CASE("a value head of several channels is trained, resumed, played, and kep
   ScratchDir dir("zf-value-channels");
   const std::string run = dir / "run";
   std::string out, err;
-  REQUIRE(Run(FarmArgs(run, {"--duration", "6", "--shard-positions", "300"}), dir / "farm", &out, &err) == 0);
+  REQUIRE(Run(FarmArgs(run, {"--games", "16", "--shard-positions", "300"}), dir / "farm", &out, &err) == 0);
   REQUIRE(Run(TinyTrain(run, 10, 10, {"--value-channels", "4"}), dir / "train", &out, &err) == 0);
   INFO(err);
   CHECK_THAT(err, Catch::Contains("1 blocks x 8 filters, value head of 4 channels"));
@@ -545,7 +546,7 @@ TEST_CASE("zerofarm loop killed by SIGKILL between evaluations keeps its clocks 
   const double seconds = saved(seconds_file), cpu = saved(cpu_file);
   CHECK(seconds >= 15);
   CHECK(seconds <= wall);
-  CHECK(cpu > 5);  // farm and trainer, more than 15 s on this machine's cores
+  CHECK(cpu > 0);  // farm and trainer (how much depends on the machine's load)
   // The next piece goes on from them. Its farm removes the killed farm's segment (or a farm of
   // another test running beside this one does: any farm removes a dead run's segments), once it
   // is 2 s old (shm::RemoveIfStale: a creator may not hold its lock yet). A kill that fell on a
@@ -587,6 +588,9 @@ TEST_CASE("zerofarm loop killed by SIGKILL during an evaluation keeps its clocks
   };
   // The evaluation begins at 10 s and saves the clocks; saves at 40 s and on
   // come from the clock's own thread while the loop's thread measures.
+  const std::string cpu_file = run + "/eval/loop-cpu-seconds.txt";
+  REQUIRE(WaitFor([&] { return saved() >= 10 && fs::exists(cpu_file); }, 150));
+  const double cpu_at_start = std::stod(io::ReadTextFile(cpu_file));  // saved beside the seconds
   REQUIRE(WaitFor([&] { return saved() >= 40; }, 150));
   // Still in the first evaluation: no row, no curve printed (an evaluation
   // that found the set unrated would have printed one at once).
@@ -596,7 +600,7 @@ TEST_CASE("zerofarm loop killed by SIGKILL during an evaluation keeps its clocks
   REQUIRE(loop.Wait(30) == -SIGKILL);
   INFO(loop.Stderr());
   CHECK(evaluating);
-  CHECK(std::stod(io::ReadTextFile(run + "/eval/loop-cpu-seconds.txt")) > 20);
+  CHECK(std::stod(io::ReadTextFile(cpu_file)) > cpu_at_start);  // the evaluation's CPU time counted
 }
 
 TEST_CASE("zerofarm loop evaluates every --eval-every seconds across its stages' pieces",

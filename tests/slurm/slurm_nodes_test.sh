@@ -21,7 +21,7 @@
 #     numbering in epoch 1; every task exited 0.
 # NFS: not exported here (no kernel nfsd or exportfs on CI's machine); the
 # test says so on one line.
-# Skips ("[skipped]", exit 0) only without root, without a cgroup filesystem
+# Skips ("[skipped]", exit 77) only without root, without a cgroup filesystem
 # or where network, UTS and mount namespaces cannot be made (a bare chroot).
 # It stops what it started, by pid, and deletes its namespaces.
 #
@@ -36,11 +36,11 @@ name="slurm-nodes test"
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "[skipped] $name: needs root to make namespaces and start munged, slurmctld and slurmd (uid $(id -u))"
-  exit 0
+  exit 77
 fi
 if [ -z "$(ls -A /sys/fs/cgroup 2>/dev/null)" ]; then
   echo "[skipped] $name: no cgroup filesystem at /sys/fs/cgroup, without which Slurm 22.05's slurmd cannot start"
-  exit 0
+  exit 77
 fi
 export PATH="$PATH:/usr/sbin:/sbin"
 for b in munged slurmctld slurmd sbatch squeue scontrol scancel ip nsenter unshare; do
@@ -48,7 +48,7 @@ for b in munged slurmctld slurmd sbatch squeue scontrol scancel ip nsenter unsha
 done
 if ! probe=$(unshare --net --uts --mount true 2>&1); then
   echo "[skipped] $name: no namespaces here (unshare --net --uts --mount: $probe)"
-  exit 0
+  exit 77
 fi
 
 tmp=$(mktemp -d /tmp/zf-slurm2.XXXXXX)
@@ -96,7 +96,7 @@ ctl() { nsenter --net="/run/netns/$ns_ctl" "$@"; }  # a Slurm client, in the con
 if ! err=$(ip netns add "$ns_ctl" 2>&1); then
   echo "[skipped] $name: cannot make a network namespace (ip netns add: $err)"
   failed=0
-  exit 0
+  exit 77
 fi
 made_ns+=("$ns_ctl")
 ip -n "$ns_ctl" link set lo up || fail "lo in $ns_ctl"

@@ -12,7 +12,7 @@
 #   - `zerofarm inspect RUN` sees the 3 hosts.
 # It stops the daemons it started, by pid, whatever happens. Installs nothing:
 # tools/setup.sh --test installs slurm-wlm and munge. Needs root (the daemons run as
-# root); otherwise prints "[skipped]" and exits 0 (ctest: skipped).
+# root); otherwise prints "[skipped]" and exits 77 (ctest: skipped).
 #
 # Usage: tests/slurm/slurm_test.sh PATH/TO/zerofarm      (ctest test `slurm`)
 set -uo pipefail
@@ -26,14 +26,14 @@ games=12
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "[skipped] slurm test: needs root to start munged, slurmctld and slurmd (uid $(id -u))"
-  exit 0
+  exit 77
 fi
 # Debian 12's slurmd (22.05) initialises its cgroup plugin whatever the
 # proctrack and task plugins are, and cannot start without a cgroup
 # filesystem (a bare chroot has none); later Slurm has CgroupPlugin=disabled.
 if [ -z "$(ls -A /sys/fs/cgroup 2>/dev/null)" ]; then
   echo "[skipped] slurm test: no cgroup filesystem at /sys/fs/cgroup, without which Slurm 22.05's slurmd cannot start"
-  exit 0
+  exit 77
 fi
 export PATH="$PATH:/usr/sbin:/sbin"
 for b in munged slurmctld slurmd sbatch squeue scontrol scancel; do
