@@ -603,7 +603,7 @@ set_sizes() {
     netgo=(--blocks 10 --filters 128) sweep_b=1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192 few_b=64,256,1024
     scaling=$(printf '%s\n' 1 2 4 8 "$w" | awk -v w="$w" '$1 <= w' | sort -nu | paste -sd, -)
   else
-    on_gpu=0 w=2 games=8 sims=12 fsec=3 bsec=0.05 prec=auto netc4=(--blocks 1 --filters 8)
+    on_gpu=0 w=2 games=8 sims=12 fsec=15 bsec=0.05 prec=auto netc4=(--blocks 1 --filters 8)
     netgo=(--blocks 1 --filters 8) sweep_b=1,8,64 few_b=1,8,64 scaling=1,2
   fi
   common=(--gpus "$on_gpu" --runs 1 --workers "$w" --games-per-worker "$games" --simulations "$sims"
@@ -615,9 +615,9 @@ budget_of() {
   case "$1" in
     prefix) gpu_s=30 cpu_s=60 ;;        build) gpu_s=240 cpu_s=900 ;;
     gpu) gpu_s=150 cpu_s=300 ;;         unit) gpu_s=60 cpu_s=300 ;;
-    models) gpu_s=200 cpu_s=200 ;;      c4) gpu_s=100 cpu_s=150 ;;
-    sweep) gpu_s=60 cpu_s=120 ;;        go) gpu_s=60 cpu_s=120 ;;
-    formats) gpu_s=70 cpu_s=150 ;;      depth) gpu_s=60 cpu_s=150 ;;
+    models) gpu_s=200 cpu_s=200 ;;      c4) gpu_s=100 cpu_s=240 ;;
+    sweep) gpu_s=60 cpu_s=120 ;;        go) gpu_s=60 cpu_s=180 ;;
+    formats) gpu_s=70 cpu_s=240 ;;      depth) gpu_s=60 cpu_s=240 ;;
   esac
   [ $rehearse = 1 ] && echo "$cpu_s" || echo "$gpu_s"
 }
@@ -769,7 +769,13 @@ measurement() {
   local log=$results/bench-$1.log
   step "measure $1" "$log" "$(budget_of "$1")" "measure_$1"
   local rc=$?
-  [ $dry = 0 ] && [ -f "$log" ] && bench_figures "$log"
+  [ $dry = 0 ] && [ -f "$log" ] || return $rc
+  bench_figures "$log"
+  if [ $rc = 0 ] && grep -q '^{.*"error":' "$log"; then  # the bench went on past a farm that failed
+    note "FAIL measure $1: a farm or bound of it failed (the \"error\" lines of $(basename "$log"))"
+    failed_steps+="measure $1"$'\n'
+    rc=1
+  fi
   return $rc
 }
 measurements() {
