@@ -629,6 +629,14 @@ bench_figures() {
   python3 - "$1" <<'EOF' | sed 's/^/  /' | tee -a "$summary"
 import json, sys
 label, best = "", {}
+class N(dict):  # a JSON line whose missing or null numbers print as "n/a"
+    def __getitem__(self, k):
+        v = dict.get(self, k)
+        return v if v is not None else Na()
+class Na(float):
+    def __new__(cls): return float.__new__(cls, "nan")
+    def __format__(self, spec): return "n/a"
+    def __truediv__(self, other): return self
 for line in open(sys.argv[1], errors="replace"):
     if line.startswith("== "):
         label = line[3:].strip() + ": "
@@ -637,7 +645,7 @@ for line in open(sys.argv[1], errors="replace"):
     if not line.startswith("{"):
         continue
     try:
-        j = json.loads(line)
+        j = N(json.loads(line))
     except ValueError:
         continue
     kind = j.get("bench")
