@@ -23,8 +23,18 @@ import os
 import sys
 import tempfile
 
-import h5py
 import numpy as np
+
+try:
+    import h5py
+except ImportError as _e:  # what needs no HDF5 still imports (zf_weights_torch's net, TorchScript, .pt2)
+    _H5PY_ERROR = str(_e)
+
+    class _NoH5py:
+        def __getattr__(self, name):
+            raise ImportError(f"h5py is not installed ({_H5PY_ERROR}); h5_weights needs it to read and write weights files")
+
+    h5py = _NoH5py()
 
 FORMAT = "zerofarm-weights"
 FORMAT_VERSION = 3  # the newest read; written: 1 (scalar value head), 2 (score_plies), 3 (value_channels)

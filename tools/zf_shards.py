@@ -60,6 +60,19 @@ written before they carried them: ``symmetry_count(game)`` and
 ``symmetry_maps(game, height, width)``, this module's own tables (Connect
 Four and tic-tac-toe only). Training with shards is described in docs/training.md.
 
+Shards from others: libhdf5, and h5py with it, crashes on some damaged
+files (docs/reliability.md). So every shard this module opens is first read
+by zerofarm's checker, ``zerofarm __check-h5`` (the C++ reader, in a process
+of its own), where a zerofarm binary is found: ``$ZF_CHECKER``, else
+``zerofarm`` on PATH, else ``build/zerofarm`` beside ``tools/``
+(``ZF_CHECKER=none``: no checker). A shard that crashes it raises
+ShardRefused (a ValueError) with its one line, and the listings (iter_shards,
+ShardFollower) skip it with that line on stderr; one it refuses for another
+reason is read by this module's own checks, which say what is wrong in their
+own words (the checker catches crashes only). And, checker or not, each dataset's declared
+size (shape x item size) is checked against the bytes the file stores before
+it is read, so a hostile shape cannot make this process allocate without bound.
+
 CLI::
 
     zf_shards.py SHARD.h5 --check     # validate; exit 0 if fine, 1 if not
@@ -68,10 +81,23 @@ CLI::
 
 import argparse
 import os
+import shutil
+import signal
+import subprocess
 import sys
 
-import h5py
 import numpy as np
+
+try:
+    import h5py
+except ImportError as _e:  # what needs no HDF5 still imports (zf_weights_torch's net, TorchScript, .pt2)
+    _H5PY_ERROR = str(_e)
+
+    class _NoH5py:
+        def __getattr__(self, name):
+            raise ImportError(f"h5py is not installed ({_H5PY_ERROR}); zf_shards needs it to read shards")
+
+    h5py = _NoH5py()
 
 try:
     import zf_manifest
@@ -92,10 +118,133 @@ _OPTIONAL_POSITIONS = {"full_search": (np.uint8, 1)}
 _OPTIONAL_GAMES = {"resigned": (np.int8, -1), "would_resign": (np.int8, -1)}
 
 
+# ---- shards from others: the checker process and the size checks ---------------
+
+CHECKER_ENV = "ZF_CHECKER"
+_CHECK_TAG = "zf-check-h5 "  # the protocol's lines (src/io/h5_check.cpp)
+_CHECK_RANK = {"shard-meta": 1, "shard-games": 2, "shard": 3}  # what each kind reads, in order
+_FILES_PER_CHECKER = 128
+# Deaths that stopping this process explains, not the file being read (as CheckH5Files has them).
+_STOPPED_FROM_OUTSIDE = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGPIPE)
+_checked = {}  # (path, dev, inode, size, mtime) -> (rank checked, verdict)
+# Deflate expands at most about 1032:1 (zlib's own bound); a chunk's few bytes of overhead on top.
+_DEFLATE_RATIO = 1032
+_SLACK_BYTES = 1 << 20
+
+
+class ShardRefused(ValueError):
+    """A shard the checker refused, or whose datasets declare more than the
+    file can hold: the message is one line naming the file."""
+
+
+def checker_binary():
+    """The zerofarm binary that checks shards before this module reads them
+    ($ZF_CHECKER, else zerofarm on PATH, else build/zerofarm beside tools/),
+    or None: ZF_CHECKER=none, or none found."""
+    named = os.environ.get(CHECKER_ENV, "").strip()
+    if named.lower() in ("none", "0", "off"):
+        return None
+    if named:
+        if not (os.path.isfile(named) and os.access(named, os.X_OK)):
+            raise RuntimeError(f"{CHECKER_ENV}={named} is not an executable file")
+        return named
+    found = shutil.which("zerofarm")
+    if found:
+        return found
+    beside = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "build", "zerofarm")
+    return os.path.normpath(beside) if os.path.isfile(beside) and os.access(beside, os.X_OK) else None
+
+
+def _describe_death(code):
+    if code < 0:
+        return f"killed by signal {-code} ({signal.strsignal(-code) or 'unknown'})"
+    return f"exit code {code}"
+
+
+def _run_checker(binary, kind, paths):
+    """One verdict per path ("" = read whole without error) from one checker
+    process, and a file that killed it refused (as CheckH5Files does)."""
+    verdicts = []
+    while len(verdicts) < len(paths):
+        rest = paths[len(verdicts):len(verdicts) + _FILES_PER_CHECKER]
+        p = subprocess.run([binary, "__check-h5", kind] + rest, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+        lines = p.stdout.decode("utf-8", "replace").splitlines()
+        said = [line[len(_CHECK_TAG):] for line in lines if line.startswith(_CHECK_TAG)]
+        if not said or said[0] != "ready" or -p.returncode in _STOPPED_FROM_OUTSIDE:
+            other = next((line for line in reversed(lines) if not line.startswith(_CHECK_TAG)), "")
+            raise RuntimeError(f"the HDF5 checker {binary} failed ({_describe_death(p.returncode)}"
+                               + (f": {other[:300]}" if other else "") + ")")
+        for line in said[1:]:
+            verdicts.append("" if line == "ok" else line[len("error "):] if line.startswith("error ") else line)
+        if len(verdicts) < len(paths) and len(said) - 1 < len(rest):  # it died reading the next one
+            verdicts.append(f"{paths[len(verdicts)]}: refused: reading it crashed libhdf5 "
+                            f"({_describe_death(p.returncode)}); a damaged or hostile file")
+    return verdicts[:len(paths)]
+
+
+def _key(path):
+    st = os.stat(path)
+    return (os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def check_shards(paths, kind="shard"):
+    """Has the checker read each of `paths` as `kind` ("shard-meta": the
+    attributes; "shard": every dataset), all in as few processes as it can;
+    returns the verdicts, "" for a shard it read whole, else its one line.
+    A file changed since its check is checked again. No checker: all ""."""
+    binary = checker_binary()
+    if binary is None:
+        return ["" for _ in paths]
+    keys = []
+    for path in paths:
+        try:
+            keys.append(_key(path))
+        except OSError:
+            keys.append(None)  # h5py says what is wrong with it
+    rank = _CHECK_RANK[kind]
+    # To check: a file not read yet as far as `kind` reads (a refusal stands for every kind).
+    todo = [i for i, k in enumerate(keys) if k is not None and _checked.get(k, (0, ""))[0] < rank
+            and not _checked.get(k, (0, ""))[1]]
+    for i, verdict in zip(todo, _run_checker(binary, kind, [os.fspath(paths[i]) for i in todo])):
+        _checked[keys[i]] = (rank, verdict)
+    return [_checked[k][1] if k in _checked else "" for k in keys]
+
+
+def crashed_checker(path, verdict):
+    """Whether `verdict` (check_shards's for `path`) says the file killed the
+    checker: a crash, or its CPU or memory limit."""
+    return verdict.startswith(f"{os.fspath(path)}: refused: reading it crashed libhdf5 (")
+
+
+def _open(path, kind="shard"):
+    """h5py.File(path, "r"), once the checker has read it as `kind` without
+    crashing; ShardRefused for one that crashed it."""
+    verdict = check_shards([path], kind)[0]
+    if crashed_checker(path, verdict):
+        raise ShardRefused(verdict)
+    return h5py.File(path, "r")
+
+
+def _sized(ds):
+    """`ds` once its declared size fits what the file stores for it."""
+    if ds.shape is None:  # a null dataspace: nothing to read
+        return ds
+    declared = ds.dtype.itemsize
+    for n in ds.shape:
+        declared *= int(n)  # Python ints: no overflow
+    stored = ds.id.get_storage_size()
+    bound = stored * (_DEFLATE_RATIO if ds.chunks else 1) + _SLACK_BYTES
+    if declared > bound:
+        raise ShardRefused(f"{ds.file.filename}: {ds.name} declares {declared} bytes but the file stores "
+                           f"{stored}: a damaged or hostile shard")
+    return ds
+
+
 def _column(group, name, rows, optional, sel=slice(None)):
     """group[name][sel], or the default column of an older shard without it."""
     if name in group:
-        return group[name][sel]
+        return _sized(group[name])[sel]
     dtype, value = optional[name]
     return np.full(len(range(rows)[sel]), value, dtype=dtype)
 
@@ -116,7 +265,7 @@ def read_meta(path):
 
     Raises ValueError if the file is not a zerofarm shard or has a newer schema.
     """
-    with h5py.File(path, "r") as f:
+    with _open(path, "shard-meta") as f:
         return _meta(f, path)
 
 
@@ -137,7 +286,7 @@ def _meta(f, path):
     if not isinstance(meta["positions"], (int, np.integer)) or meta["positions"] != rows:
         raise ValueError(f"{path}: the positions attribute ({meta['positions']}) is not the "
                          f"{rows} rows of /positions/features")
-    meta["worker_commit"] = f["worker_commit"][()] if "worker_commit" in f else np.zeros(0, np.uint64)
+    meta["worker_commit"] = _sized(f["worker_commit"])[()] if "worker_commit" in f else np.zeros(0, np.uint64)
     return meta
 
 
@@ -148,7 +297,7 @@ def load_shard(path):
     the /games datasets prefixed "games/" ("games/game_id", "games/moves", ...),
     "worker_commit", and "meta" (the root attributes as a dict).
     """
-    with h5py.File(path, "r") as f:
+    with _open(path) as f:
         out = {"meta": _meta(f, path)}
         n, g = int(out["meta"]["positions"]), int(out["meta"]["games"])
         for name in POSITION_FIELDS:
@@ -162,9 +311,9 @@ def load_shard(path):
 def is_shard(path):
     """True if `path` is an HDF5 file with a schema_version root attribute."""
     try:
-        with h5py.File(path, "r") as f:
+        with _open(path, "shard-meta") as f:
             return "schema_version" in f.attrs
-    except OSError:
+    except (OSError, ShardRefused):
         return False
 
 
@@ -188,9 +337,10 @@ def run_id_of(run_or_dir):
 
 
 def _shard_attrs(path):
-    """(run_id, host_id) of a shard, or None if `path` is not a zerofarm shard."""
+    """(run_id, host_id) of a shard, or None if `path` is not a zerofarm shard;
+    ShardRefused for one that crashed the checker."""
     try:
-        with h5py.File(path, "r") as f:
+        with _open(path, "shard-meta") as f:
             if "schema_version" not in f.attrs:
                 return None
             return (_attr(f.attrs.get("run_id", "")), _attr(f.attrs.get("host_id", "")))
@@ -210,8 +360,13 @@ def _h5_files(top):
 
 def _check_run(path, run_id):
     """True if `path` is a zerofarm shard (a warning on stderr for a .h5 file
-    that HDF5 cannot open); ValueError if a host's shard belongs to another run."""
-    attrs = _shard_attrs(path)
+    that HDF5 cannot open or that crashed the checker); ValueError if a host's
+    shard belongs to another run."""
+    try:
+        attrs = _shard_attrs(path)
+    except ShardRefused as e:  # its message names the file
+        print(f"zf_shards: skipping {e}", file=sys.stderr)
+        return False
     if attrs is None:
         if not h5py.is_hdf5(path):
             print(f"zf_shards: skipping {path}: not an HDF5 file", file=sys.stderr)
@@ -240,6 +395,7 @@ class ShardFollower:
         out = []
         paths = self._follower.new_shards()
         from_manifest = self._follower.from_manifest
+        check_shards([p for p in paths if p not in from_manifest], "shard-meta")  # one checker for all
         for path in paths:
             host = os.path.dirname(path)
             trusted = path in from_manifest  # the writer listed it after its rename
@@ -273,7 +429,9 @@ def iter_shards(run_or_dir):
             os.path.normpath(run_or_dir)) == "shards":
         return ShardFollower(run_or_dir).new_shards()
     run_id = run_id_of(run_or_dir)
-    return [path for path in sorted(_h5_files(run_or_dir)) if _check_run(path, run_id)]
+    paths = sorted(_h5_files(run_or_dir))
+    check_shards(paths, "shard-meta")  # one checker for all
+    return [path for path in paths if _check_run(path, run_id)]
 
 
 def host_counts(run_or_dir):
@@ -294,8 +452,10 @@ def load_positions(paths, fields=POSITION_FIELDS):
     field -> array. All shards must have the same board shape and actions."""
     parts = {name: [] for name in fields}
     shape = None
+    paths = list(paths)
+    check_shards(paths)  # one checker for all
     for path in paths:
-        with h5py.File(path, "r") as f:
+        with _open(path) as f:
             meta = _meta(f, path)
             this = (meta["game"], meta["planes"], meta["height"], meta["width"], meta["actions"])
             if shape is None:
@@ -312,9 +472,9 @@ def game_moves(shard, i):
     if isinstance(shard, dict):
         off = shard["games/moves_offset"]
         return shard["games/moves"][off[i]:off[i + 1]]
-    with h5py.File(shard, "r") as f:
-        off = f["games/moves_offset"][i:i + 2]
-        return f["games/moves"][off[0]:off[1]]
+    with _open(shard, "shard-games") as f:
+        off = _sized(f["games/moves_offset"])[i:i + 2]
+        return _sized(f["games/moves"])[off[0]:off[1]]
 
 
 def game_positions(shard, i):
@@ -324,9 +484,9 @@ def game_positions(shard, i):
         b = int(shard["games/first_position"][i])
         e = b + int(shard["games/position_count"][i])
         return {name: shard[name][b:e] for name in POSITION_FIELDS}
-    with h5py.File(shard, "r") as f:
-        b = int(f["games/first_position"][i])
-        e = b + int(f["games/position_count"][i])
+    with _open(shard) as f:
+        b = int(_sized(f["games/first_position"])[i])
+        e = b + int(_sized(f["games/position_count"])[i])
         n = int(f.attrs["positions"])
         return {name: _column(f["positions"], name, n, _OPTIONAL_POSITIONS, slice(b, e))
                 for name in POSITION_FIELDS}
@@ -359,6 +519,7 @@ def _select_shards(source, last_shards=None):
 def _scan(paths):
     """(metas, counts, shape) of shards that must share one game and board shape."""
     metas, counts, shape = [], [], None
+    check_shards(paths)  # every dataset, as the callers read them; one checker for all
     for path in paths:
         meta = read_meta(path)
         this = _shard_shape(meta)
@@ -394,9 +555,14 @@ def load_run(run_dir, fields=TRAINING_FIELDS, last_shards=None):
     if not paths:
         raise ValueError(f"no shards under {run_dir}")
     metas, counts, shape = _scan(paths)
+    for path in paths:  # what each shard declares against what it stores, before allocating for it
+        with _open(path) as f:
+            for name in fields:
+                if name in f["positions"]:
+                    _sized(f["positions"][name])
     total = sum(counts)
     out = {}
-    with h5py.File(paths[0], "r") as f:
+    with _open(paths[0]) as f:
         for name in fields:
             if name not in f["positions"]:
                 dtype, _ = _OPTIONAL_POSITIONS[name]
@@ -406,12 +572,12 @@ def load_run(run_dir, fields=TRAINING_FIELDS, last_shards=None):
             out[name] = np.empty((total,) + ds.shape[1:], dtype=ds.dtype)
     at = 0
     for path, n in zip(paths, counts):
-        with h5py.File(path, "r") as f:
+        with _open(path) as f:
             for name in fields:
                 if name not in f["positions"]:  # an older shard: the implied value
                     out[name][at:at + n] = _OPTIONAL_POSITIONS[name][1]
                     continue
-                ds = f["positions"][name]
+                ds = _sized(f["positions"][name])
                 if ds.shape[0] != n:
                     raise ValueError(f"{path}: /positions/{name} has {ds.shape[0]} rows, "
                                      f"the positions attribute says {n}")
@@ -485,7 +651,7 @@ def shard_symmetry_maps(path):
     """[(cell_map, action_map)] the shard at `path` carries in /symmetry (the
     C++ game's, index 0 = identity), or None for a shard written before
     shards carried them. Raises ValueError for maps that do not fit the shard."""
-    with h5py.File(path, "r") as f:
+    with _open(path) as f:
         return _read_maps(f, path)
 
 
@@ -493,7 +659,7 @@ def _read_maps(f, path):
     if "symmetry" not in f:
         return None
     g = f["symmetry"]
-    cells, actions = g["cell_map"][()], g["action_map"][()]
+    cells, actions = _sized(g["cell_map"])[()], _sized(g["action_map"])[()]
     meta = _meta(f, path)
     shape = (int(meta["height"]) * int(meta["width"]), int(meta["actions"]))
     if (cells.ndim != 2 or actions.ndim != 2 or len(cells) != len(actions) or len(cells) < 1
@@ -636,10 +802,10 @@ def _define_torch_classes():
             return [(int(a), int(b)) for a, b in zip(self.offsets[:-1], self.offsets[1:])]
 
         def _read(self, s):
-            with h5py.File(self.paths[s], "r") as f:
+            with _open(self.paths[s]) as f:
                 pos = f["positions"]
-                return (pos["features"][()], pos["policy"][()].astype(np.float32, copy=False),
-                        pos["z"][()].astype(np.float32, copy=False))
+                return (_sized(pos["features"])[()], _sized(pos["policy"])[()].astype(np.float32, copy=False),
+                        _sized(pos["z"])[()].astype(np.float32, copy=False))
 
         def _shard(self, s):
             data = self._cache.get(s)

@@ -308,6 +308,10 @@ std::vector<std::string> FarmArgs(const proc::FarmConfig& f) {
     if (o.name == "out" || o.name == "host-id" || o.name == "duration" || o.name == "games" ||
         o.name == "no-status" || o.name == "fixed-wait" || o.name == "max-wait-us")
       continue;
+    // A model file brings its own shape: `run` refuses the shape options beside it.
+    if (!f.weights.empty() &&
+        (o.name == "blocks" || o.name == "filters" || o.name == "score-head" || o.name == "value-channels"))
+      continue;
     const std::string v = o.get(f);
     if (o.kind == proc::OptionKind::kFlag) {
       if (v == o.flag_value) args.push_back("--" + o.name);

@@ -45,10 +45,12 @@ bench::BenchOptions ReadBenchOptions(const cxxopts::ParseResult& r) {
     o.machine_start_s = 2;  // a late child only shortens the overlap
     o.handoff_seconds = 0.05;
   }
-  const int cores =
-      proc::CpusGranted();  // the affinity mask: `taskset -c 0-3 zerofarm bench` is a 4-core host
-  for (int p = 1; p < cores; p *= 2) o.scaling_workers.push_back(p);
-  o.scaling_workers.push_back(std::max(cores, 1));
+  if (o.scaling_workers.empty()) {  // not given: 1, 2, 4, .. and the cores
+    const int cores =
+        proc::CpusGranted();  // the affinity mask: `taskset -c 0-3 zerofarm bench` is a 4-core host
+    for (int p = 1; p < cores; p *= 2) o.scaling_workers.push_back(p);
+    o.scaling_workers.push_back(std::max(cores, 1));
+  }
   return o;
 }
 
@@ -63,6 +65,8 @@ void CheckBenchOptions(bench::BenchOptions& o) {
     if (b < 1 || b > 8192) throw ConfigError("--sweep-batches must be 1..8192");
   for (int b : o.handoff_batches)
     if (b < 1 || b > 1024) throw ConfigError("--handoff-batches must be 1..1024");
+  for (int p : o.scaling_workers)
+    if (p < 1 || p > 4096) throw ConfigError("--scaling-workers must be 1..4096");
   for (int us : o.handoff_spins_us)
     if (us < 0 || us > 10'000) throw ConfigError("--handoff-spins-us must be 0..10000");
   if (o.farm.fp16 && o.farm.gpus == 0)

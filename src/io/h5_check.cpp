@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "zerofarm/core/error.h"
@@ -37,6 +38,7 @@ constexpr bool kSanitized = false;
 constexpr size_t kFilesPerChecker = 128;    // argv stays far below ARG_MAX
 constexpr rlim_t kCpuSecondsPerFile = 300;  // a read that loops; a real one takes seconds
 const char* const kTag = "zf-check-h5 ";    // the protocol's lines begin with it
+const char* const kCrashed = ": refused: reading it crashed libhdf5 (";  // after the path
 
 std::function<H5Checker()>& Checker() {
   static std::function<H5Checker()> checker;
@@ -268,11 +270,40 @@ std::vector<std::string> CheckH5Files(H5CheckKind kind, const std::vector<std::s
                   (run.other.empty() ? "" : ": " + run.other) + ")");
     for (const std::string& v : run.verdicts) verdicts[next++] = v;
     if (next < end) {  // the checker died reading paths[next]
-      verdicts[next] =
-          paths[next] + ": refused: reading it crashed libhdf5 (" + what + "); a damaged or hostile file";
+      verdicts[next] = paths[next] + kCrashed + what + "); a damaged or hostile file";
       ++next;
     }
   }
+  return verdicts;
+}
+
+bool VerdictIsCrash(const std::string& path, const std::string& verdict) {
+  return verdict.compare(0, path.size(), path) == 0 &&
+         verdict.compare(path.size(), strlen(kCrashed), kCrashed) == 0;
+}
+
+std::string SetAside(const std::string& path) {
+  for (int n = 1; n < 100; ++n) {
+    const std::string to = path + ".refused" + (n == 1 ? "" : "." + std::to_string(n));
+    // renameat2's RENAME_NOREPLACE: never over a file; link + unlink where the filesystem lacks it.
+    if (::renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return to;
+    int err = errno;
+    if (err == EINVAL || err == ENOSYS) {
+      if (::link(path.c_str(), to.c_str()) == 0) {
+        ::unlink(path.c_str());
+        return to;
+      }
+      err = errno;
+    }
+    if (err != EEXIST) throw Error(ErrnoMessage("cannot set " + path + " aside as " + to, err));
+  }
+  throw Error("cannot set " + path + " aside: " + path + ".refused to .refused.99 are all taken");
+}
+
+std::vector<std::string> CheckOwnFiles(H5CheckKind kind, const std::vector<std::string>& paths) {
+  std::vector<std::string> verdicts = CheckH5Files(kind, paths);
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (VerdictIsCrash(paths[i], verdicts[i])) verdicts[i] += "; kept as " + SetAside(paths[i]);
   return verdicts;
 }
 

@@ -17,6 +17,7 @@
 #include "fs_internal.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/log.h"
+#include "zerofarm/io/h5_check.h"
 #include "zerofarm/io/safe_files.h"
 #include "zerofarm/io/shard.h"
 
@@ -161,10 +162,17 @@ uint64_t RepairShardManifest(const std::string& dir, const std::string& prefix) 
     const int64_t index = ShardIndexOf(name, prefix);
     if (index > last) missing.emplace(index, shard);
   }
+  std::vector<std::string> shards;  // by index
+  for (const auto& entry : missing) shards.push_back(entry.second);
+  // Written by another process: read first by the checker (io/h5_check.h), and one
+  // that crashes it set aside, so that it cannot stop every writer start.
+  const std::vector<std::string> verdicts = CheckOwnFiles(H5CheckKind::kShardMeta, shards);
   uint64_t added = 0;
-  for (const auto& [index, shard] : missing) {
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const std::string& shard = shards[i];
     ManifestEntry entry{shard.substr(shard.find_last_of('/') + 1), 0, 0};
     try {
+      if (!verdicts[i].empty()) throw Error(verdicts[i]);
       const ShardReader reader(shard);  // a renamed shard is complete
       entry.positions = reader.Positions();
       entry.games = reader.Games();

@@ -225,7 +225,9 @@ uint64_t NextShardIndex(const std::string& dir, const std::string& prefix) {
     while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])))
       index = index * 10 + static_cast<uint64_t>(name[i++] - '0');
     const std::string rest = name.substr(i);
-    if (i == head.size() || (rest != ".h5" && rest != ".h5.tmp")) continue;
+    // A shard set aside (io::SetAside: .h5.refused, .h5.refused.N) keeps its index taken.
+    const bool aside = rest == ".h5.refused" || rest.compare(0, 12, ".h5.refused.") == 0;
+    if (i == head.size() || (rest != ".h5" && rest != ".h5.tmp" && !aside)) continue;
     next = std::max(next, index + 1);
   }
   return next;

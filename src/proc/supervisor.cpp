@@ -35,6 +35,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/files.h"
 #include "zerofarm/io/h5.h"
+#include "zerofarm/io/h5_check.h"
 #include "zerofarm/io/run_dir.h"
 #include "zerofarm/io/safe_files.h"
 #include "zerofarm/io/shard.h"
@@ -172,14 +173,20 @@ void RemoveStaleSegments() {
 
 // A shard NAME.h5.tmp a killed supervisor left (issue #21): complete and
 // fsynced if it was killed between the fsync and the rename. Finished
-// (renamed to NAME.h5, never over an existing file) when it opens, every
-// dataset reads whole, and it belongs to this run and host; its games were
-// never committed, so no other shard holds them. Returns its games, or -1
-// when it is not complete (then its games are lost with the dead run).
-int64_t FinishTmpShard(const FarmConfig& config, const std::string& tmp) {
+// (renamed to NAME.h5, never over an existing file) when the HDF5 checker
+// (io/h5_check.h) and then this process read every dataset whole, and it
+// belongs to this run and host; its games were never committed, so no other
+// shard holds them. Returns its games, or -1 when it is not complete (then
+// its games are lost with the dead run). One that crashed the checker is set
+// aside, not read here: -1, with `*kept` the line that says where it is.
+int64_t FinishTmpShard(const FarmConfig& config, const std::string& tmp, std::string* kept) {
   struct stat st {};
   // A link (or anything but a file of ours) is never read nor renamed: removed.
   if (lstat(tmp.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) return -1;
+  // Outside the try: a checker that cannot run stops the start, and the file stays.
+  const std::string verdict = io::CheckOwnFiles(io::H5CheckKind::kShard, {tmp})[0];
+  if (io::VerdictIsCrash(tmp, verdict)) *kept = verdict;
+  if (!verdict.empty()) return -1;
   try {
     io::ShardReader shard(tmp);
     if (shard.meta().run_id != config.run_id || shard.meta().host_id != config.host_id) return -1;
@@ -199,22 +206,28 @@ int64_t FinishTmpShard(const FarmConfig& config, const std::string& tmp) {
   }
 }
 
-// Leftovers of a killed run: shard .tmp files are finished or removed (and
-// said so, here and in the summary); any other .tmp is removed. Returns the
-// summary's line, or "".
+// Leftovers of a killed run: shard .tmp files are finished, set aside (one
+// that crashed the HDF5 checker) or removed, and said so, here and in the
+// summary; any other .tmp is removed. Returns the summary's line, or "".
 std::string PrepareOutput(const FarmConfig& config) {
   std::error_code ec;
-  int finished = 0, removed = 0;
+  int finished = 0, removed = 0, set_aside = 0;
   int64_t games = 0;
   for (const auto& e : std::filesystem::directory_iterator(RunDirOf(config).HostDir())) {
     const std::string path = e.path().string(), name = e.path().filename().string();
     if (e.path().extension() != ".tmp") continue;
     if (name.size() > 7 && name.compare(name.size() - 7, 7, ".h5.tmp") == 0) {
-      if (const int64_t n = FinishTmpShard(config, path); n >= 0) {
+      std::string kept;
+      if (const int64_t n = FinishTmpShard(config, path, &kept); n >= 0) {
         ZF_LOG(WARN) << "finished the complete shard " << path << " of an earlier run (" << n
                      << " games): renamed";
         ++finished;
         games += n;
+        continue;
+      }
+      if (!kept.empty()) {
+        ZF_LOG(ERROR) << "not finishing the shard .tmp of an earlier run: " << kept;
+        ++set_aside;
         continue;
       }
       ZF_LOG(WARN) << "removing the incomplete shard " << path << " of an earlier run: its games are lost";
@@ -222,11 +235,13 @@ std::string PrepareOutput(const FarmConfig& config) {
     }
     std::filesystem::remove(e.path(), ec);
   }
-  if (finished == 0 && removed == 0) return "";
-  return "an earlier run of this host left " + std::to_string(finished + removed) +
+  if (finished == 0 && removed == 0 && set_aside == 0) return "";
+  return "an earlier run of this host left " + std::to_string(finished + removed + set_aside) +
          " shard .tmp file(s): " + std::to_string(finished) + " complete, renamed into place (" +
          std::to_string(games) + " games), " + std::to_string(removed) +
-         " incomplete, removed (their games are lost)";
+         " incomplete, removed (their games are lost)" +
+         (set_aside ? ", " + std::to_string(set_aside) + " refused by the HDF5 checker, kept as *.refused"
+                    : "");
 }
 
 uint32_t GameQueueDepth(const FarmConfig& config, size_t game_slot_bytes) {

@@ -25,6 +25,7 @@
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/core/log.h"
 #include "zerofarm/core/rng.h"
+#include "zerofarm/io/h5_check.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/shard_manifest.h"
 #include "zerofarm/proc/distinct_games.h"
@@ -181,6 +182,13 @@ std::vector<uint64_t> ShardLoop::GamesInLastShard() {
   if (shard_index_ == 0) return already_written;
   const std::string last = writer_.ShardPath(shard_index_ - 1);
   if (!std::filesystem::exists(last)) return already_written;
+  // A predecessor's file: the HDF5 checker reads it first (io/h5_check.h); one it refuses is
+  // not ours to skip by, and one that crashes it is set aside (else every writer start crashes).
+  if (const std::string verdict = io::CheckOwnFiles(io::H5CheckKind::kShardMeta, {last})[0];
+      !verdict.empty()) {
+    ZF_LOG(ERROR) << "not skipping by the last shard: " << verdict;
+    return already_written;
+  }
   io::ShardReader reader(last);
   // Written by this supervisor (same host directory, same epoch): its queues are ours.
   if (reader.meta().run_id == meta_.run_id && reader.meta().host_id == meta_.host_id &&

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -422,4 +423,58 @@ TEST_CASE("weights and shards that crash libhdf5 are refused in one line and nev
   INFO(err);
   CHECK(code == 0);
   CHECK(Occurrences(err, "skipping shard: " + broken + kCrashed) == 1);
+}
+
+// Issue 86: the farm's own recovery reads (the writer's manifest repair and last shard, the
+// supervisor's .tmp shards) go through the checker too: a shard that crashes libhdf5 there
+// is refused in one line and set aside as NAME.refused, and the farm starts and runs.
+TEST_CASE("a shard that crashes libhdf5 in the farm's recovery is refused in one line and kept aside",
+          "[multiprocess][fault]") {
+  ScratchDir dir("zf-h5-recovery");
+  const std::string out = dir / "run", host = HostDir(out);
+  const auto farm = [&](const std::string& name) {
+    Spawned p(FarmArgs(out, {"--games", "6", "--shard-positions", "16"}), dir / name);
+    const int code = p.Wait(300);
+    const std::string err = p.Stderr();
+    INFO(name << ": " << err);
+    CHECK(code == 0);
+    return err;
+  };
+  farm("first");
+  std::vector<std::string> shards = FilesWithSuffix(host, ".h5");
+  REQUIRE(shards.size() >= 2);
+  const std::string broken = dir / "broken.h5";
+  std::filesystem::copy_file(shards[0], broken);
+  BreakGlobalHeapReference(broken);
+  const std::string crafted = Slurp(broken);
+  const auto next_name = [&](const std::string& suffix) {
+    const std::string last = FilesWithSuffix(host, ".h5").back();  // shard-NNNNNN.h5
+    const int n = std::stoi(last.substr(last.size() - 9, 6)) + 1;
+    char name[32];
+    std::snprintf(name, sizeof name, "shard-%06d.h5", n);
+    return host + "/" + name + suffix;
+  };
+  // Where it is planted (each after the runs before), and how the line that refuses it begins.
+  for (int where = 0; where < 3; ++where) {
+    const std::string path = where == 0   ? next_name("")      // renamed, never listed: the writer's repair
+                             : where == 1 ? next_name(".tmp")  // a killed writer's: the supervisor's
+                                          : FilesWithSuffix(host, ".h5").back();  // the newest listed one
+    const std::string why = where == 0   ? "not listing " + path + " in "
+                            : where == 1 ? "not finishing the shard .tmp of an earlier run: "
+                                         : "not skipping by the last shard: ";  // the writer rereads it
+    const std::vector<std::string> before = FilesWithSuffix(host, ".h5");
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << crafted;
+    const std::string err = farm(path.substr(path.rfind('/') + 1));
+    INFO(path << ": " << err);
+    CHECK(Occurrences(err, path + kCrashed) == 1);
+    CHECK(Occurrences(err, why) == 1);
+    CHECK(Occurrences(err, "kept as " + path + ".refused") == 1);
+    CHECK_FALSE(std::filesystem::exists(path));
+    CHECK(Slurp(path + ".refused") == crafted);  // kept, byte for byte
+    size_t written = 0;                          // and the farm went on: shards of names it had not before
+    for (const std::string& shard : FilesWithSuffix(host, ".h5"))
+      written += std::find(before.begin(), before.end(), shard) == before.end();
+    CHECK(written > 0);
+  }
+  CHECK(FilesWithSuffix(host, ".refused").size() == 3);
 }

@@ -9,6 +9,7 @@ torch and skip without it ("SKIPPED: torch not installed").
 import glob
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -503,6 +504,83 @@ def train_steps(net, x, pi, z, steps, lr=0.01):
         opt.step()
         losses.append(loss.item())
     return losses
+
+
+def break_global_heap_reference(path):
+    """The crafted shard of the C++ fault tests (tests/support/farm_check.h): a
+    variable-length string's global-heap reference pointed at a collection
+    index far out of range, which crashes libhdf5 1.10 when it is read."""
+    with open(path, "rb") as fh:
+        data = bytearray(fh.read())
+    gcol = data.find(b"GCOL")
+    ref = data.find(gcol.to_bytes(8, "little"))
+    assert gcol >= 0 and ref >= 0, path
+    data[ref + 8:ref + 12] = (0x7FFFFF00).to_bytes(4, "little")
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
+class CheckedReadTest(unittest.TestCase):
+    """Shards from others: the checker process first (with a binary), and each
+    dataset's declared size against what the file stores (always)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="zf_checked_")
+        self.env = dict(os.environ)
+
+    def tearDown(self):
+        os.environ.clear()
+        os.environ.update(self.env)
+        self.tmp.cleanup()
+
+    def test_a_dataset_declaring_more_than_the_file_stores_is_refused_before_any_allocation(self):
+        os.environ[zf_shards.CHECKER_ENV] = "none"  # the size check alone
+        path = os.path.join(self.tmp.name, "hostile.h5")
+        zftest.write_synthetic_shard(path)
+        rows = 10 ** 9  # 126 GB of features declared, none stored
+        with h5py.File(path, "r+") as f:
+            del f["positions/features"]
+            f.create_dataset("positions/features", shape=(rows, 3, 6, 7), dtype=np.uint8, chunks=(1024, 3, 6, 7),
+                             compression="gzip")
+            f.attrs["positions"] = np.uint64(rows)
+        with self.assertRaisesRegex(zf_shards.ShardRefused, "/positions/features declares 126000000000 bytes but "
+                                    "the file stores 0"):
+            zf_shards.load_run(path)
+        with self.assertRaises(zf_shards.ShardRefused):
+            zf_shards.load_shard(path)
+        self.assertEqual(zf_shards.check_shard(path)[0][:13], "cannot read: ")
+
+    def test_a_shard_that_crashes_libhdf5_is_refused_in_one_line_and_never_read(self):
+        if zftest.binary() is None:
+            self.skipTest("ZF_BINARY is not set")
+        run = os.path.join(self.tmp.name, "run")
+        zftest.run_farm(run)
+        shards = sorted(glob.glob(os.path.join(run, "shards", "*", "*.h5")))
+        self.assertTrue(shards)
+        top = os.path.join(self.tmp.name, "dir")
+        os.makedirs(top)
+        good, broken = os.path.join(top, "good.h5"), os.path.join(top, "broken.h5")
+        shutil.copyfile(shards[0], good)
+        shutil.copyfile(shards[0], broken)
+        break_global_heap_reference(broken)
+        crashed = broken + ": refused: reading it crashed libhdf5 (killed by signal"
+        script = "import sys, zf_shards; print(zf_shards.read_meta(sys.argv[1])['games'])"
+        env = dict(os.environ, PYTHONPATH=zftest.TOOLS)
+        # Read in this process, as before: it is h5py that crashes (the file is a real threat) ...
+        p = subprocess.run([sys.executable, "-c", script, broken], capture_output=True, text=True,
+                           env=dict(env, ZF_CHECKER="none"))
+        self.assertLess(p.returncode, 0, p.stdout + p.stderr)
+        # ... and with the checker, one line, no crash; the good shard still reads.
+        os.environ[zf_shards.CHECKER_ENV] = zftest.binary()
+        with self.assertRaisesRegex(zf_shards.ShardRefused, "^" + re.escape(crashed)):
+            zf_shards.read_meta(broken)
+        self.assertGreater(zf_shards.read_meta(good)["games"], 0)
+        p = subprocess.run([sys.executable, os.path.join(zftest.TOOLS, "zf_shards.py"), "--summary", top],
+                           capture_output=True, text=True, env=dict(env, ZF_CHECKER=zftest.binary()))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+        self.assertTrue(p.stderr.startswith("zf_shards: skipping " + crashed), p.stderr)
+        self.assertIn(f"{top}: 1 shards", p.stdout)
 
 
 class FarmShardsTest(unittest.TestCase):

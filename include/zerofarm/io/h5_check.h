@@ -53,6 +53,23 @@ bool H5CheckerSet();
 // when the checker cannot be started or does not answer (not a file's fault).
 std::vector<std::string> CheckH5Files(H5CheckKind kind, const std::vector<std::string>& paths);
 
+// Whether `verdict`, CheckH5Files's for `path`, says the file killed the
+// checker (a crash, or its CPU or memory limit), not merely that it is no shard.
+bool VerdictIsCrash(const std::string& path, const std::string& verdict);
+
+// Renames `path` (a file that crashed the checker) within its directory to
+// PATH.refused, or PATH.refused.2 .. PATH.refused.99 where taken (never over
+// a file; a link is renamed, not followed), so no reader of this host reads
+// it again and nothing is lost. Returns the new path; Error when it cannot.
+std::string SetAside(const std::string& path);
+
+// The farm's own recovery reads of files another process wrote (the writer's
+// manifest repair and last shard, the supervisor's .tmp shards), where a
+// crash would stop the run at every start: one verdict per path, as
+// CheckH5Files gives, each file that crashed the checker set aside first
+// (its verdict then ends "; kept as PATH.refused"). Throws as CheckH5Files.
+std::vector<std::string> CheckOwnFiles(H5CheckKind kind, const std::vector<std::string>& paths);
+
 // CheckH5Files for a loop over `paths` that may stop early (`export --limit`):
 // the verdicts of `ahead` files at a time, asked for as the loop reaches them.
 class H5CheckAhead {

@@ -213,8 +213,8 @@ class ShardReader {
 // The shards (*.h5, not *.h5.tmp) directly in `dir`, sorted by name. Throws
 // Error if `dir` cannot be read.
 std::vector<std::string> ListShards(const std::string& dir);
-// 1 + the largest N of the PREFIX-N.h5 and PREFIX-N.h5.tmp files in `dir`, or
-// 0 if there are none (or no `dir`): the index a resumed writer uses next.
+// 1 + the largest N of the PREFIX-N.h5, .h5.tmp and .h5.refused* (io::SetAside) files in
+// `dir`, or 0 if there are none (or no `dir`): the index a resumed writer uses next.
 uint64_t NextShardIndex(const std::string& dir, const std::string& prefix);
 
 }  // namespace zerofarm::io

@@ -33,10 +33,10 @@ struct ManifestEntry {
 // a disk error. Call only after NAME's rename is durable.
 void AppendShardManifest(const std::string& dir, const ManifestEntry& entry);
 
-// At a writer's start (it holds the host lock): truncates a torn last line of
-// DIR/manifest, then lists PREFIX-N.h5 shards of DIR the manifest lacks (by
-// index, above the last listed one) and appends them, read for their counts.
-// Creates the manifest of a directory written before manifests (listing every
+// At a writer's start (it holds the host lock): truncates a torn last line of DIR/manifest, then lists
+// PREFIX-N.h5 shards of DIR the manifest lacks (above the last listed index), read for their counts after
+// the HDF5 checker (CheckOwnFiles): one it refuses is not listed (a line says so), one that crashes it is
+// set aside. Creates the manifest of a directory written before manifests (listing every
 // shard once). Returns the number of lines it appended; throws Error on a
 // disk error or a manifest it cannot parse.
 uint64_t RepairShardManifest(const std::string& dir, const std::string& prefix);

@@ -247,6 +247,9 @@ TEST_CASE("ListShards and NextShardIndex", "[io]") {
   std::ofstream(dir / "other-000020.h5") << "x";         // another prefix
   std::ofstream(dir / "sp-notanumber.h5") << "x";
   CHECK(NextShardIndex(dir.path(), "sp") == 10);
+  std::ofstream(dir / "sp-000011.h5.refused.2") << "x";  // set aside (io::SetAside): its index stays taken
+  std::ofstream(dir / "sp-000014.h5.refusedx") << "x";   // not a set-aside name
+  CHECK(NextShardIndex(dir.path(), "sp") == 12);
   CHECK(NextShardIndex(dir.path(), "other") == 21);
   CHECK(ListShards(dir.path()) == std::vector<std::string>{dir / "other-000020.h5", dir / "sp-000000.h5",
                                                            dir / "sp-000001.h5", dir / "sp-000003.h5",
