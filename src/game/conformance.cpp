@@ -489,19 +489,20 @@ ConformanceFailures CheckPointOfView(const Game& game, const ConformanceOptions&
                        "no planes named own and opponent: the mover's view cannot be checked (name the "
                        "mover's and the other player's stones so, docs/adding-a-game.md)"))
       return;
-    WalkPlies(game, options, report, [&](const auto& before, const auto& after, int mover, int next,
-                                         const std::vector<int>& moves) {
-      // The mover's stones are "own" while it moves again, else "opponent".
-      const int mine = next == mover ? own : opponent, theirs = next == mover ? opponent : own;
-      for (int c = 0; c < cells; ++c) {
-        const bool placed = !Set(before, own, cells, c) && !Set(before, opponent, cells, c) &&
-                            (Set(after, own, cells, c) || Set(after, opponent, cells, c));
-        if (!placed) continue;
-        report.Expect(Set(after, mine, cells, c) && !Set(after, theirs, cells, c),
-                      "the stone just played on cell " + std::to_string(c) + " is not in the next position's " +
-                          names[mine] + " plane (features from the mover's view) " + Where(game, moves));
-      }
-    });
+    WalkPlies(game, options, report,
+              [&](const auto& before, const auto& after, int mover, int next, const std::vector<int>& moves) {
+                // The mover's stones are "own" while it moves again, else "opponent".
+                const int mine = next == mover ? own : opponent, theirs = next == mover ? opponent : own;
+                for (int c = 0; c < cells; ++c) {
+                  const bool placed = !Set(before, own, cells, c) && !Set(before, opponent, cells, c) &&
+                                      (Set(after, own, cells, c) || Set(after, opponent, cells, c));
+                  if (!placed) continue;
+                  report.Expect(Set(after, mine, cells, c) && !Set(after, theirs, cells, c),
+                                "the stone just played on cell " + std::to_string(c) +
+                                    " is not in the next position's " + names[mine] +
+                                    " plane (features from the mover's view) " + Where(game, moves));
+                }
+              });
   });
 }
 
@@ -513,16 +514,17 @@ ConformanceFailures CheckColourSwap(const Game& game, const ConformanceOptions& 
       // from the mover's view they change plane (swapped), unless a capture
       // or a flip changed their owner (kept). Absolute colours keep them all.
       uint64_t swapped = 0, kept = 0;
-      WalkPlies(game, options, report, [&](const auto& before, const auto& after, int mover, int next,
-                                           const std::vector<int>&) {
-        if (next == mover) return;
-        for (int c = 0; c < cells; ++c) {
-          const bool own0 = Set(before, pair.own, cells, c), opp0 = Set(before, pair.opponent, cells, c);
-          const bool own1 = Set(after, pair.own, cells, c), opp1 = Set(after, pair.opponent, cells, c);
-          if (own0 == opp0 || own1 == opp1) continue;
-          (own1 == opp0 ? swapped : kept) += 1;
-        }
-      });
+      WalkPlies(
+          game, options, report,
+          [&](const auto& before, const auto& after, int mover, int next, const std::vector<int>&) {
+            if (next == mover) return;
+            for (int c = 0; c < cells; ++c) {
+              const bool own0 = Set(before, pair.own, cells, c), opp0 = Set(before, pair.opponent, cells, c);
+              const bool own1 = Set(after, pair.own, cells, c), opp1 = Set(after, pair.opponent, cells, c);
+              if (own0 == opp0 || own1 == opp1) continue;
+              (own1 == opp0 ? swapped : kept) += 1;
+            }
+          });
       const std::string other = game.PlaneNames()[pair.opponent];
       report.Expect(kept <= swapped, "planes " + pair.own_name + " and " + other +
                                          " do not swap when the turn passes: " + std::to_string(kept) +

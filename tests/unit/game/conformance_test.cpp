@@ -44,8 +44,8 @@ TEST_CASE("the conformance checks are listed once each, by name", "[conformance]
   std::vector<std::string> names;
   for (const ConformanceCheck& check : ConformanceChecks()) names.push_back(check.name);
   CHECK(names == std::vector<std::string>{"playouts-end", "legality", "copies", "symmetry-group",
-                                          "symmetric-positions", "outcomes", "hash", "text",
-                                          "point-of-view", "colour-swap", "side-to-move"});
+                                          "symmetric-positions", "outcomes", "hash", "text", "point-of-view",
+                                          "colour-swap", "side-to-move"});
 }
 
 // ---- a game broken on purpose -------------------------------------------------
