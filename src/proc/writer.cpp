@@ -14,8 +14,8 @@
 // the wrong size: io::ShardWriter::Problem) is set aside, not written: one
 // log line, RUN/rejected/game-0xID.zfgame (its message as the worker sent it)
 // and .txt (why), counted in WriterBlock::games_set_aside; every other game
-// is written. WriterBlock::adding names the message being added, so a writer
-// killed by one record leaves its successor that record to set aside: no
+// is written. WriterBlock::adding names the message being added, so when two
+// writers in a row die adding the same record, the third sets it aside: no
 // record can make the writer crash-loop.
 //
 // Exits when the supervisor asks it to drain (kStopWriter) and every queue is
@@ -105,12 +105,13 @@ void MaybeDieAfterRename(const shm::SegmentMap& map) {
 }
 
 // Test hook of the fault tests: ZF_FAULT_WRITER_DIE_ADDING=N kills the first
-// writer of a supervisor start (SIGKILL) while it adds its N-th game message.
+// two writers of a supervisor start (SIGKILL) while each adds its N-th game
+// message (the same one, when no shard was written in between).
 void MaybeDieAdding(const shm::SegmentMap& map) {
   static int added = 0;
   const char* hook = std::getenv("ZF_FAULT_WRITER_DIE_ADDING");
   if (!hook || ++added != std::atoi(hook)) return;
-  if (map.WriterProcess().restarts.load(std::memory_order_relaxed) != 0) return;  // relaxed: a counter
+  if (map.WriterProcess().restarts.load(std::memory_order_relaxed) >= 2) return;  // relaxed: a counter
   ZF_LOG(WARN) << "ZF_FAULT_WRITER_DIE_ADDING=" << hook << ": dying while adding a game on purpose";
   raise(SIGKILL);
 }
@@ -199,8 +200,15 @@ ShardLoop::ShardLoop(const FarmConfig& config, const shm::SegmentMap& map)
       writer_(dir_, kShardPrefix, meta_, CompressionFor(config)),
       shard_index_(io::NextShardIndex(dir_, kShardPrefix)) {
   map.WriterDoorbell().CancelSleep();  // a predecessor killed in its sleep left the flag set
-  poisoned_ = stats_.adding.load(std::memory_order_relaxed);  // relaxed: the predecessor is dead
-  if (poisoned_ != 0) ZF_LOG(WARN) << "the writer before this one died while adding a game; it is set aside";
+  // relaxed: the predecessors are dead. Died adding the same game twice: set it aside.
+  const uint64_t died_adding = stats_.adding.load(std::memory_order_relaxed);
+  if (died_adding != 0 && died_adding == stats_.suspect.load(std::memory_order_relaxed)) {
+    poisoned_ = died_adding;
+    ZF_LOG(WARN) << "two writers died while adding the same game; it is set aside";
+  } else if (died_adding != 0) {
+    stats_.suspect.store(died_adding, std::memory_order_relaxed);
+    ZF_LOG(WARN) << "the writer before this one died while adding a game; trying it once more";
+  }
   RemoveIncompleteShards(dir_);
   io::RepairShardManifest(dir_, kShardPrefix);  // a torn line, shards renamed but not listed
   for (uint32_t w = 0; w < workers_; ++w) queues_.push_back(map.MakeGameConsumer(w));
@@ -324,7 +332,7 @@ void ShardLoop::AddMessage(uint32_t w, const shm::Message& m) {
   const uint64_t marker = shm::WriterBlock::Adding(w, m.seq);
   if (marker == poisoned_) {
     poisoned_ = 0;
-    SetAside(w, m, "the writer before this one died while adding it");
+    SetAside(w, m, "two writers died while adding it");
     return;
   }
   stats_.adding.store(marker, std::memory_order_relaxed);  // relaxed: read only after this process died

@@ -227,9 +227,12 @@ struct WriterBlock {
   // (proc/writer.cpp); each counted once, by the writer that made its file. Only increases.
   std::atomic<uint64_t> games_set_aside{0};
   // The game message the writer is adding: Adding(worker, seq) while it decodes,
-  // checks and buffers it, 0 otherwise. A successor that finds it set skips
-  // (sets aside) that message: a record that kills the writer kills it once.
+  // checks and buffers it, 0 otherwise. A successor that finds it set tries
+  // that message once more (an outside kill may have hit the window) and
+  // notes it in `suspect`; a second writer dying on it sets it aside: a
+  // record that kills the writer kills it twice at most.
   std::atomic<uint64_t> adding{0};
+  std::atomic<uint64_t> suspect{0};
   static constexpr uint64_t Adding(uint32_t worker, uint64_t seq) noexcept {
     return (uint64_t{worker} + 1) << 44 | (seq & ((uint64_t{1} << 44) - 1));
   }
