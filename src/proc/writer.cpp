@@ -105,12 +105,11 @@ void MaybeDieAfterRename(const shm::SegmentMap& map) {
 }
 
 // Test hook of the fault tests: ZF_FAULT_WRITER_DIE_ADDING=N kills the first
-// two writers of a supervisor start (SIGKILL) while each adds its N-th game
-// message (the same one, when no shard was written in between).
-void MaybeDieAdding(const shm::SegmentMap& map) {
-  static int added = 0;
+// two writers of a supervisor start (SIGKILL) while each adds worker 0's N-th
+// game message: the same message twice.
+void MaybeDieAdding(const shm::SegmentMap& map, uint32_t worker, uint64_t seq) {
   const char* hook = std::getenv("ZF_FAULT_WRITER_DIE_ADDING");
-  if (!hook || ++added != std::atoi(hook)) return;
+  if (!hook || worker != 0 || seq + 1 != std::strtoull(hook, nullptr, 10)) return;
   if (map.WriterProcess().restarts.load(std::memory_order_relaxed) >= 2) return;  // relaxed: a counter
   ZF_LOG(WARN) << "ZF_FAULT_WRITER_DIE_ADDING=" << hook << ": dying while adding a game on purpose";
   raise(SIGKILL);
@@ -336,7 +335,7 @@ void ShardLoop::AddMessage(uint32_t w, const shm::Message& m) {
     return;
   }
   stats_.adding.store(marker, std::memory_order_relaxed);  // relaxed: read only after this process died
-  MaybeDieAdding(map_);
+  MaybeDieAdding(map_, w, m.seq);
   auto record = m.data ? DecodeGame(m.data, m.size, *game_) : std::nullopt;
   if (!record) {
     // relaxed: a counter for the summary and metrics; nothing is published through it.

@@ -82,7 +82,7 @@ TEST_CASE("a game two writers die adding is set aside by the third; every other 
           "[multiprocess][fault][corners]") {
   ScratchDir dir("zf-die-adding");
   const std::string out = dir / "run";
-  setenv("ZF_FAULT_WRITER_DIE_ADDING", "3", 1);  // the first two writers die adding their 3rd game
+  setenv("ZF_FAULT_WRITER_DIE_ADDING", "3", 1);  // the first two writers die adding worker 0's 3rd game
   Spawned farm(FarmArgs(out, {"--shard-positions", "1000", "--games", "20", "--compression", "0"}),
                dir / "farm");
   unsetenv("ZF_FAULT_WRITER_DIE_ADDING");
