@@ -1,6 +1,7 @@
 // Misère tic-tac-toe as a game plugin (docs/adding-a-game.md): built outside
 // zerofarm's tree against its installed headers, loaded with
-//   zerofarm run --game-plugin misere.so --game misere ...
+//   zerofarm run --game-plugin misere.so --games 20 --out /tmp/misere ...
+// (the plugin names its game: no --game needed).
 //
 // Rules: tic-tac-toe on 3x3, X (player 0) first, but whoever completes three
 // in a row LOSES; a full board without a line is a draw. MaxGameLength: 9.

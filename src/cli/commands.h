@@ -203,6 +203,9 @@ void CheckTableOptions(const proc::FarmConfig& c, proc::OptionCommand command);
 // export), and its loading (io/game_plugin.h) once argv is parsed.
 void AddGamePluginOption(cxxopts::Options& options);
 void LoadGamePluginOption(const cxxopts::ParseResult& r);
+// Whether the command was told its game: --game, or --game-plugin (whose
+// game ReadTableOptions made c.game). eval and gtp otherwise take the weights'.
+bool GameGiven(const cxxopts::ParseResult& r, const proc::FarmConfig& c);
 
 // Parses argv; on --help prints the help and returns false with *exit_code 0.
 // Bad options and stray arguments throw ConfigError.

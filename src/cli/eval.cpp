@@ -423,11 +423,11 @@ int EvalCommand(int argc, char** argv) {
   std::string weights = c.weights;
   if (!e.run.empty() && weights.empty()) weights = NewestModel(e.run);
   if (weights.empty()) throw ConfigError("--weights or --run is required");
-  if (!e.against_gtp.empty()) return GtpArenaCommand(e, c, r.count("game") > 0, weights);
+  if (!e.against_gtp.empty()) return GtpArenaCommand(e, c, GameGiven(r, c), weights);
   if (!arena && e.pons.empty() && e.sets.empty())
     throw ConfigError("give --pons FILE or --sets DIR (move error), or --against B.h5 (arena)");
   const mcts::SearchConfig search = EvalSearch(c);
-  const auto game = game::MakeGame(EvalGameName(r.count("game") > 0, c, weights));
+  const auto game = game::MakeGame(EvalGameName(GameGiven(r, c), c, weights));
   auto net = LoadNet(*game, weights, c);
   if (arena) return ArenaCommand(e, c, *game, *net, weights, search);
   return MoveErrorCommand(e, c, *game, *net, weights, search);

@@ -67,7 +67,7 @@ int GtpCommand(int argc, char** argv) {
   const proc::FarmConfig c = ReadTableOptions(r, proc::kGtp);
   CheckTableOptions(c, proc::kGtp);
   if (c.weights.empty()) throw ConfigError("--weights W.h5 (or --weights random) is required");
-  GtpEngineParts parts = MakeGtpEngineParts(c, r.count("game") > 0, c.weights);
+  GtpEngineParts parts = MakeGtpEngineParts(c, GameGiven(r, c), c.weights);
   learn::GtpEngine engine(*parts.net, parts.size, parts.komi, parts.search, c.seed);
   bool quit = false;
   for (std::string line; !quit && std::getline(std::cin, line);) {

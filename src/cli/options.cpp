@@ -3,11 +3,13 @@
 #include "zerofarm/proc/options.h"
 
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <utility>
 
 #include "commands.h"
 #include "zerofarm/core/error.h"
+#include "zerofarm/game/conformance.h"
 #include "zerofarm/io/game_plugin.h"
 
 namespace zerofarm::cli {
@@ -129,10 +131,11 @@ void AddTableOptions(cxxopts::Options& options, proc::OptionCommand command) {
 
 namespace {
 
-// Loads the game plugin FILE; a refusal names the option, in one line (exit 2).
-void LoadPluginOption(const std::string& file) {
+// Loads the game plugin FILE and returns its game's name; a refusal names
+// the option, in one line (exit 2).
+std::string LoadPluginOption(const std::string& file) {
   try {
-    io::LoadGamePlugin(file);
+    return io::LoadGamePlugin(file);
   } catch (const ConfigError& e) {
     throw ConfigError(std::string("--game-plugin ") + e.what());
   }
@@ -155,6 +158,41 @@ void RefuseShapeBesideModel(const cxxopts::ParseResult& r, const proc::FarmConfi
   }
 }
 
+// The game a plugin's command plays: the plugin's own. A --game naming
+// another (on the command line, or a config file's value other than the
+// default) is refused in one line (exit 2).
+std::string PluginGame(const cxxopts::ParseResult& r, const proc::FarmConfig& c, const std::string& plugin) {
+  const bool given = r.count("game") > 0 || c.game != proc::FarmConfig().game;
+  if (given && c.game != plugin)
+    throw ConfigError("--game " + PrintableText(c.game) + " beside --game-plugin " + c.game_plugin +
+                      ", whose game is '" + plugin + "': leave --game out (the plugin names its game)");
+  return plugin;
+}
+
+// The commands that play a game (a plugin's is checked before they start).
+constexpr uint32_t kPlayingCommands =
+    proc::kRun | proc::kSelfplay | proc::kTune | proc::kLoop | proc::kBench | proc::kEval | proc::kGtp |
+    proc::kMatch;
+
+// A quick conformance pass on a plugin's game before anything starts (issue
+// 82): a few random games of every check of game/conformance.h. A failure is
+// refused with the first failing check's line (exit 2); `zerofarm check-game
+// FILE` lists them all.
+void QuickCheckPlugin(const std::string& file, const std::string& name) {
+  game::ConformanceOptions options;
+  options.playouts = 4;
+  options.max_failures = 1;
+  const std::unique_ptr<game::Game> game = game::MakeGame(name);
+  for (const game::ConformanceCheck& check : game::ConformanceChecks()) {
+    const game::ConformanceFailures failures = check.run(*game, options);
+    if (failures.empty()) continue;
+    const std::string& message = failures[0].message;
+    throw ConfigError("--game-plugin " + file + ": its game '" + name + "' fails the conformance check " +
+                      failures[0].check + ": " + PrintableText(message.substr(0, message.find('\n')), 300) +
+                      " (zerofarm check-game " + file + " lists every failure)");
+  }
+}
+
 }  // namespace
 
 proc::FarmConfig ReadTableOptions(const cxxopts::ParseResult& r, proc::OptionCommand command) {
@@ -166,8 +204,12 @@ proc::FarmConfig ReadTableOptions(const cxxopts::ParseResult& r, proc::OptionCom
     proc::SetOption(o, &c, value, "--" + o.name);
   }
   RefuseShapeBesideModel(r, c, command);
-  // The plugin first: --game (checked now, not when set) may name its game.
-  if (!c.game_plugin.empty()) LoadPluginOption(c.game_plugin);
+  // The plugin first: it names the game (issue 82), and --game (checked now,
+  // not when set) may name that game too.
+  if (!c.game_plugin.empty()) {
+    c.game = PluginGame(r, c, LoadPluginOption(c.game_plugin));
+    if (command & kPlayingCommands) QuickCheckPlugin(c.game_plugin, c.game);
+  }
   const proc::OptionSpec* game = proc::FindOptionByName("game");
   if (game->commands & command) proc::CheckOption(*game, c);
   return c;
@@ -180,6 +222,10 @@ void AddGamePluginOption(cxxopts::Options& options) {
 
 void LoadGamePluginOption(const cxxopts::ParseResult& r) {
   if (r.count("game-plugin")) LoadPluginOption(r["game-plugin"].as<std::string>());
+}
+
+bool GameGiven(const cxxopts::ParseResult& r, const proc::FarmConfig& c) {
+  return r.count("game") > 0 || !c.game_plugin.empty();
 }
 
 void CheckTableOptions(const proc::FarmConfig& c, proc::OptionCommand command) {

@@ -223,6 +223,58 @@ void CheckFeatureKeys(const Game& game, const ConformanceOptions& options, Repor
   });
 }
 
+// The planes of a name in PlaneNames(), or -1.
+int PlaneIndex(const Game& game, const std::string& name) {
+  const std::vector<std::string> names = game.PlaneNames();
+  const auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? -1 : static_cast<int>(it - names.begin());
+}
+
+// A declared pair of planes from the mover's view: ownX and opponentX
+// ("own" and "opponent", "own_wins" and "opponent_wins").
+struct PlanePair {
+  std::string own_name;
+  int own, opponent;
+};
+
+std::vector<PlanePair> PlanePairs(const Game& game) {
+  std::vector<PlanePair> pairs;
+  const std::vector<std::string> names = game.PlaneNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].rfind("own", 0) != 0) continue;
+    const int other = PlaneIndex(game, "opponent" + names[i].substr(3));
+    if (other >= 0) pairs.push_back({names[i], static_cast<int>(i), other});
+  }
+  return pairs;
+}
+
+bool Set(const std::vector<uint8_t>& features, int plane, int cells, int cell) {
+  return features[static_cast<size_t>(plane) * cells + cell] != 0;
+}
+
+// Calls visit(before, after, mover, next, moves) for each ply of each
+// playout that leaves a non-terminal state: the features before and after
+// the move, the player who made it, the player to move next, the moves up to
+// and with it.
+template <class Visit>
+void WalkPlies(const Game& game, const ConformanceOptions& options, const Report& report, Visit visit) {
+  for (const std::vector<int>& playout : RandomPlayouts(game, options)) {
+    std::unique_ptr<State> state = game.NewInitialState();
+    std::vector<int> moves;
+    std::vector<uint8_t> before = Features(game, *state);
+    for (int a : playout) {
+      if (report.full() || state->IsTerminal() || !state->IsLegal(a)) break;
+      const int mover = state->CurrentPlayer();
+      state->Apply(a);
+      moves.push_back(a);
+      if (state->IsTerminal()) break;
+      std::vector<uint8_t> after = Features(game, *state);
+      visit(before, after, mover, state->CurrentPlayer(), moves);
+      before = std::move(after);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::vector<int>> RandomPlayouts(const Game& game, const ConformanceOptions& options) {
@@ -425,6 +477,81 @@ ConformanceFailures CheckText(const Game& game, const ConformanceOptions& option
   });
 }
 
+ConformanceFailures CheckPointOfView(const Game& game, const ConformanceOptions& options) {
+  return Guarded("point-of-view", options, [&](Report& report) {
+    const int own = PlaneIndex(game, "own"), opponent = PlaneIndex(game, "opponent");
+    const int cells = game.Shape().Cells();
+    const std::vector<std::string> names = game.PlaneNames();
+    if (!report.Expect(static_cast<int>(names.size()) == game.Shape().planes,
+                       std::to_string(names.size()) + " plane names for " +
+                           std::to_string(game.Shape().planes) + " planes") ||
+        !report.Expect(own >= 0 && opponent >= 0,
+                       "no planes named own and opponent: the mover's view cannot be checked (name the "
+                       "mover's and the other player's stones so, docs/adding-a-game.md)"))
+      return;
+    WalkPlies(game, options, report,
+              [&](const auto& before, const auto& after, int mover, int next, const std::vector<int>& moves) {
+                // The mover's stones are "own" while it moves again, else "opponent".
+                const int mine = next == mover ? own : opponent, theirs = next == mover ? opponent : own;
+                for (int c = 0; c < cells; ++c) {
+                  const bool placed = !Set(before, own, cells, c) && !Set(before, opponent, cells, c) &&
+                                      (Set(after, own, cells, c) || Set(after, opponent, cells, c));
+                  if (!placed) continue;
+                  report.Expect(Set(after, mine, cells, c) && !Set(after, theirs, cells, c),
+                                "the stone just played on cell " + std::to_string(c) +
+                                    " is not in the next position's " + names[mine] +
+                                    " plane (features from the mover's view) " + Where(game, moves));
+                }
+              });
+  });
+}
+
+ConformanceFailures CheckColourSwap(const Game& game, const ConformanceOptions& options) {
+  return Guarded("colour-swap", options, [&](Report& report) {
+    const int cells = game.Shape().Cells();
+    for (const PlanePair& pair : PlanePairs(game)) {
+      // Cells held by one side before and after a move that passes the turn:
+      // from the mover's view they change plane (swapped), unless a capture
+      // or a flip changed their owner (kept). Absolute colours keep them all.
+      uint64_t swapped = 0, kept = 0;
+      WalkPlies(
+          game, options, report,
+          [&](const auto& before, const auto& after, int mover, int next, const std::vector<int>&) {
+            if (next == mover) return;
+            for (int c = 0; c < cells; ++c) {
+              const bool own0 = Set(before, pair.own, cells, c), opp0 = Set(before, pair.opponent, cells, c);
+              const bool own1 = Set(after, pair.own, cells, c), opp1 = Set(after, pair.opponent, cells, c);
+              if (own0 == opp0 || own1 == opp1) continue;
+              (own1 == opp0 ? swapped : kept) += 1;
+            }
+          });
+      const std::string other = game.PlaneNames()[pair.opponent];
+      report.Expect(kept <= swapped, "planes " + pair.own_name + " and " + other +
+                                         " do not swap when the turn passes: " + std::to_string(kept) +
+                                         " cells stayed in their plane, " + std::to_string(swapped) +
+                                         " swapped (absolute colours? they must be the mover's view)");
+    }
+  });
+}
+
+ConformanceFailures CheckSideToMove(const Game& game, const ConformanceOptions& options) {
+  return Guarded("side-to-move", options, [&](Report& report) {
+    const int plane = PlaneIndex(game, "first_player_to_move");
+    if (plane < 0) return;  // none declared
+    const int cells = game.Shape().Cells();
+    Walk(game, options, report, [&](const State& state, const std::vector<int>& moves) {
+      if (state.IsTerminal()) return;
+      const std::vector<uint8_t> features = Features(game, state);
+      const bool first = state.CurrentPlayer() == 0;
+      bool ok = true;
+      for (int c = 0; c < cells; ++c) ok &= Set(features, plane, cells, c) == first;
+      report.Expect(ok, std::string("plane first_player_to_move is not all ") + (first ? "ones" : "zeros") +
+                            " with player " + std::to_string(state.CurrentPlayer()) + " to move " +
+                            Where(game, moves));
+    });
+  });
+}
+
 const std::vector<ConformanceCheck>& ConformanceChecks() {
   static const std::vector<ConformanceCheck> checks = {
       {"playouts-end", CheckPlayoutsEnd},
@@ -435,6 +562,9 @@ const std::vector<ConformanceCheck>& ConformanceChecks() {
       {"outcomes", CheckOutcomes},
       {"hash", CheckHash},
       {"text", CheckText},
+      {"point-of-view", CheckPointOfView},
+      {"colour-swap", CheckColourSwap},
+      {"side-to-move", CheckSideToMove},
   };
   return checks;
 }

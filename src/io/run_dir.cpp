@@ -29,6 +29,12 @@ RunDir::RunDir(std::string out, std::string host_id, std::string models)
 
 std::string RunDir::ShardsDir() const { return out_ + "/shards"; }
 std::string RunDir::HostDir() const { return ShardsDir() + "/" + host_id_; }
+std::string RunDir::RejectedDir() const { return out_ + "/rejected"; }
+std::string RunDir::RejectedGame(uint64_t game_id) const {
+  char name[40];
+  std::snprintf(name, sizeof name, "/game-0x%016llx", static_cast<unsigned long long>(game_id));
+  return RejectedDir() + name;
+}
 std::string RunDir::ConfigFile() const { return HostDir() + "/config.txt"; }
 std::string RunDir::EpochFile() const { return HostDir() + "/epoch"; }
 std::string RunDir::LockFile() const { return HostDir() + "/.zerofarm.lock"; }

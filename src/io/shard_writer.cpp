@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <numeric>
@@ -215,31 +216,63 @@ ShardWriter::ShardWriter(std::string dir, std::string prefix, ShardMeta meta, Co
   meta_.host = HostName();
 }
 
-void ShardWriter::Add(const mcts::GameRecord& r) {
+namespace {
+
+// Problem()'s checks of the position values: "" or what is wrong.
+std::string ValueProblem(const mcts::GameRecord& r, int actions) {
   const size_t n = r.Positions();
-  auto bad = [&](const std::string& what) {
-    return Error("game " + std::to_string(r.game_id) + " from worker " + std::to_string(r.worker) + ": " +
-                 what);
-  };
+  for (size_t i = 0; i < n; ++i) {
+    if (!(std::fabs(r.z[i]) <= 1.0f))
+      return "z " + std::to_string(r.z[i]) + " at position " + std::to_string(i);
+    if (!(std::fabs(r.root_value[i]) <= 1.001f))
+      return "root value " + std::to_string(r.root_value[i]) + " at position " + std::to_string(i);
+    if (r.ply[i] < 0 || static_cast<size_t>(r.ply[i]) > r.moves.size() || (i > 0 && r.ply[i] <= r.ply[i - 1]))
+      return "ply " + std::to_string(r.ply[i]) + " at position " + std::to_string(i) + " of a game of " +
+             std::to_string(r.moves.size()) + " moves";
+  }
+  for (size_t i = 0; i < r.policy.size(); ++i)
+    if (!(r.policy[i] >= 0.0f) || !std::isfinite(r.policy[i]))
+      return "policy value " + std::to_string(r.policy[i]) + " at position " +
+             std::to_string(i / static_cast<size_t>(actions));
+  for (size_t i = 0; i < r.moves.size(); ++i)
+    if (r.moves[i] < 0 || r.moves[i] >= actions)
+      return "move " + std::to_string(i + 1) + " is action " + std::to_string(r.moves[i]) + ", not in [0, " +
+             std::to_string(actions) + ")";
+  return "";
+}
+
+}  // namespace
+
+std::string ShardWriter::Problem(const mcts::GameRecord& r) const {
+  const size_t n = r.Positions();
   const size_t feature_bytes = static_cast<size_t>(meta_.FeatureBytes());
   if (r.features.size() != n * feature_bytes)
-    throw bad(std::to_string(r.features.size()) + " feature bytes for " + std::to_string(n) +
-              " positions of " + std::to_string(feature_bytes));
+    return std::to_string(r.features.size()) + " feature bytes for " + std::to_string(n) + " positions of " +
+           std::to_string(feature_bytes);
   if (r.policy.size() != n * static_cast<size_t>(meta_.actions))
-    throw bad(std::to_string(r.policy.size()) + " policy values for " + std::to_string(n) + " positions of " +
-              std::to_string(meta_.actions) + " actions");
+    return std::to_string(r.policy.size()) + " policy values for " + std::to_string(n) + " positions of " +
+           std::to_string(meta_.actions) + " actions";
   if (r.z.size() != n || r.root_value.size() != n || r.model_version.size() != n)
-    throw bad("position columns have different lengths (ply " + std::to_string(n) + ", z " +
-              std::to_string(r.z.size()) + ", root_value " + std::to_string(r.root_value.size()) +
-              ", model_version " + std::to_string(r.model_version.size()) + ")");
-  if (r.winner < -1 || r.winner > 1) throw bad("winner " + std::to_string(r.winner));
+    return "position columns have different lengths (ply " + std::to_string(n) + ", z " +
+           std::to_string(r.z.size()) + ", root_value " + std::to_string(r.root_value.size()) +
+           ", model_version " + std::to_string(r.model_version.size()) + ")";
+  if (r.winner < -1 || r.winner > 1) return "winner " + std::to_string(r.winner) + " (not -1, 0 or 1)";
   if (!r.full_search.empty() && r.full_search.size() != n)
-    throw bad(std::to_string(r.full_search.size()) + " full_search flags for " + std::to_string(n) +
-              " positions");
+    return std::to_string(r.full_search.size()) + " full_search flags for " + std::to_string(n) +
+           " positions";
   if (r.resigned < -1 || r.resigned > 1 || r.would_resign < -1 || r.would_resign > 1)
-    throw bad("resigned " + std::to_string(r.resigned) + ", would_resign " + std::to_string(r.would_resign));
+    return "resigned " + std::to_string(r.resigned) + ", would_resign " + std::to_string(r.would_resign);
   if (r.moves.size() > static_cast<size_t>(INT32_MAX) || n > static_cast<size_t>(INT32_MAX))
-    throw bad("too long");
+    return "too long";
+  return ValueProblem(r, meta_.actions);
+}
+
+void ShardWriter::Add(const mcts::GameRecord& r) {
+  const std::string problem = Problem(r);
+  if (!problem.empty())
+    throw Error("game " + std::to_string(r.game_id) + " from worker " + std::to_string(r.worker) + ": " +
+                problem);
+  const size_t n = r.Positions();
 
   first_position_.push_back(static_cast<int64_t>(ply_.size()));
   position_count_.push_back(static_cast<int32_t>(n));

@@ -1,5 +1,6 @@
 #include "zerofarm/proc/game_codec.h"
 
+#include <cstddef>
 #include <cstring>
 
 namespace zerofarm::proc {
@@ -93,6 +94,13 @@ std::optional<mcts::GameRecord> DecodeGame(const uint8_t* data, size_t size, con
       !Get(data, size, &at, n, &r.model_version) || !Get(data, size, &at, n, &r.full_search) || at != size)
     return std::nullopt;
   return r;
+}
+
+std::optional<uint64_t> GameIdOfMessage(const uint8_t* data, size_t size) {
+  if (data == nullptr || size < sizeof(Header)) return std::nullopt;
+  uint64_t id;
+  std::memcpy(&id, data + offsetof(Header, game_id), sizeof id);
+  return id;
 }
 
 }  // namespace zerofarm::proc

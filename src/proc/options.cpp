@@ -102,7 +102,8 @@ std::vector<OptionSpec> BuildTable() {
       [] {
         OptionSpec o =
             Row("game-plugin", "game_plugin", kGame,
-                "A game built as a shared library (docs/adding-a-game.md); --game then names its game",
+                "A game built as a shared library (docs/adding-a-game.md): every command plays its game (a "
+                "--game naming another is refused); run and the commands that play check it first",
                 OptionKind::kText, kNet | kGtp | kMatch);
         o.get = [](const FarmConfig& c) { return c.game_plugin; };
         o.set = [](FarmConfig& c, const std::string& v) {  // absolute: children may start elsewhere
@@ -320,6 +321,10 @@ std::vector<OptionSpec> BuildTable() {
       ZF_NUM("shard-positions", "shard_positions", kOutput,
              "Positions per HDF5 shard (whole games; a shard may hold a few more)", 1, 1 << 26, kRun | kLoop,
              shard_positions),
+      ZF_NUM("shard-seconds", "shard_seconds", kOutput,
+             "A shard also closes once its first game is this many seconds old, so a slow farm's trainer "
+             "sees data soon (0 = no time bound: --shard-positions alone)",
+             0, 1e9, kRun | kLoop, shard_seconds),
       ZF_NUM("compression", "compression", kOutput, "Deflate level of the shards", 0, 9, kRun | kLoop,
              compression),
       ZF_NUM("games", "games", kOutput, "Stop after this many finished games (0 = no limit)", 0, 1e15, kRun,

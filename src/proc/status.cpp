@@ -247,6 +247,10 @@ FarmSnapshot ReadSnapshot(const shm::SegmentMap& map) {
   s.bytes = wt.bytes;
   s.sampled_games = wt.sampled_games;
   s.sampled_distinct = std::min(wt.sampled_distinct, wt.sampled_games);
+  s.set_aside = map.Writer().games_set_aside.load(kRelaxed);
+  // Their messages are committed like written ones (a set-aside game counted
+  // before its commit leaves this one lower until the writer's next commit).
+  s.games_written -= std::min(s.games_written, s.set_aside);
   s.restarts_writer = map.WriterProcess().restarts.load(kRelaxed);
   s.hangs_writer = map.WriterProcess().hangs.load(kRelaxed);
   return s;
@@ -289,7 +293,8 @@ StatusReporter::StatusReporter(const shm::SegmentMap& map, const FarmConfig& con
     for (size_t w = 0; w < first_.ring_occupancy.size(); ++w) std::fprintf(csv_, ",ring_occupancy_w%zu", w);
     for (size_t e = 0; e < first_.eval_leaves.size(); ++e) std::fprintf(csv_, ",leaf_evals_per_s_e%zu", e);
     for (uint32_t b = 0; b < shm::kBatchHistogramBuckets; ++b) std::fprintf(csv_, ",batch_hist_%u", b);
-    std::fprintf(csv_, ",hangs_total,nonfinite_leaves_total,games_dropped_nonfinite_total\n");
+    std::fprintf(csv_,
+                 ",hangs_total,nonfinite_leaves_total,games_dropped_nonfinite_total,games_set_aside_total\n");
   }
 }
 
@@ -378,9 +383,10 @@ void AppendCsvRow(std::FILE* csv, const FarmSnapshot& now, const FarmSnapshot& b
   for (size_t e = 0; e < now.eval_leaves.size(); ++e)
     std::fprintf(csv, ",%.1f", Rate(now.eval_leaves[e], b.eval_leaves[e], dt));
   for (uint64_t h : now.batch_hist) std::fprintf(csv, ",%llu", static_cast<unsigned long long>(h));
-  std::fprintf(csv, ",%llu,%llu,%llu\n", static_cast<unsigned long long>(now.hangs()),
+  std::fprintf(csv, ",%llu,%llu,%llu,%llu\n", static_cast<unsigned long long>(now.hangs()),
                static_cast<unsigned long long>(now.nonfinite_leaves),
-               static_cast<unsigned long long>(now.dropped_nonfinite));
+               static_cast<unsigned long long>(now.dropped_nonfinite),
+               static_cast<unsigned long long>(now.set_aside));
   std::fflush(csv);
 }
 
@@ -399,6 +405,8 @@ std::string PrometheusText(const FarmSnapshot& now, const IntervalFigures& f, co
   single("zerofarm_games_total", "counter", "Games finished (queued for the writer).", now.games);
   single("zerofarm_games_written_total", "counter", "Games in renamed HDF5 shards.", now.games_written);
   single("zerofarm_games_dropped_total", "counter", "Games lost in flight (stops and crashes).", now.dropped);
+  single("zerofarm_games_set_aside_total", "counter",
+         "Finished games set aside: they break the game's contract (RUN/rejected/).", now.set_aside);
   single("zerofarm_positions_total", "counter", "Positions of finished games.", now.positions);
   metric("zerofarm_leaf_evaluations_total", "counter", "Leaves evaluated by the network.");
   for (size_t e = 0; e < now.eval_leaves.size(); ++e)
@@ -526,13 +534,13 @@ std::string SummaryJsonFigures(const FarmSnapshot& t, const FarmSnapshot& first,
       "\"latency_p50_us\": %.0f, \"latency_p99_us\": %.0f, \"ring_occupancy\": %.4f, "
       "\"evaluator_busy\": %.4f, \"restarts\": %llu, \"hung\": %llu, \"model_min\": %u, "
       "\"model_max\": %u, \"sampled_games\": %llu, \"sampled_distinct\": %llu, \"cache_lookups\": %llu, "
-      "\"cache_hits\": %llu, \"nonfinite_leaves\": %llu",
+      "\"cache_hits\": %llu, \"nonfinite_leaves\": %llu, \"games_set_aside\": %llu",
       secs, U(t.games), U(t.games_written), U(t.shards), U(t.positions_written), U(t.bytes), U(t.dropped),
       secs > 0 ? t.games / secs : 0, secs > 0 ? t.positions / secs : 0, secs > 0 ? t.leaves / secs : 0,
       t.batches ? static_cast<double>(t.leaves) / t.batches : 0, LatencyQuantileUs(t, first, 0.5),
       LatencyQuantileUs(t, first, 0.99), occupancy, busy, U(t.restarts()), U(t.hangs()), t.model_min,
       t.model_max, U(t.sampled_games), U(t.sampled_distinct), U(t.cache_lookups), U(t.cache_hits),
-      U(t.nonfinite_leaves));
+      U(t.nonfinite_leaves), U(t.set_aside));
   if (t.sampled_games > 0) j += Format(", \"distinct_share\": %.5f", DistinctShare(t));
   return j + ", \"host\": " + JsonString(config.host_id) +
          ", \"dir\": " + JsonString(RunDirOf(config).HostDir());
@@ -589,9 +597,14 @@ std::vector<std::string> StatusReporter::SummaryLines(const FarmSnapshot& t,
         "position",
         U(t.cache_hits), U(t.cache_lookups), t.cache_lookups ? 100.0 * t.cache_hits / t.cache_lookups : 0.0,
         t.positions ? static_cast<double>(t.leaves) / t.positions : 0.0));
-  if (t.games > t.games_written)
+  if (t.set_aside > 0)
+    lines.push_back(Format(
+        "zerofarm run: %llu finished games broke the game's contract and were set aside in %s/ (see the "
+        "errors above; the game plugin needs fixing: zerofarm check-game)",
+        U(t.set_aside), RunDirOf(config_).RejectedDir().c_str()));
+  if (t.games > t.games_written + t.set_aside)
     lines.push_back(Format("zerofarm run: %llu finished games were NOT written (see the errors above)",
-                           U(t.games - t.games_written)));
+                           U(t.games - t.games_written - t.set_aside)));
   return lines;
 }
 

@@ -38,6 +38,9 @@ struct FarmSnapshot {
   uint64_t hangs_worker = 0, hangs_evaluator = 0, hangs_writer = 0;
   // Leaves the network answered with NaN or Inf, and the games dropped for it.
   uint64_t nonfinite_leaves = 0, dropped_nonfinite = 0;
+  // Finished games set aside by the writer: they break the game's contract
+  // (RUN/rejected/; not in games_written).
+  uint64_t set_aside = 0;
   uint32_t models_nonfinite = 0;          // evaluators whose model in use produces NaN/Inf
   uint32_t model_min = 0, model_max = 0;  // model versions the evaluators run now
 

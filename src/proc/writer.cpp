@@ -2,12 +2,21 @@
 //
 // Threads: one. It reads finished games from every worker's game queue in
 // shared memory and writes them into HDF5 shards of --shard-positions
-// positions (NAME.h5.tmp, fsync, rename to NAME.h5, fsync the directory).
+// positions, or of the games of --shard-seconds (NAME.h5.tmp, fsync, rename
+// to NAME.h5, fsync the directory).
 // A game leaves its queue (Commit) only after the shard holding it is renamed,
 // so a writer that dies loses nothing: its replacement re-reads every game
 // not yet committed. Each shard records the queue positions it commits
 // through (worker_commit), and a replacement skips games an already renamed
 // shard holds, so none is written twice.
+//
+// A game that breaks its game's contract (a Winner() out of range, columns of
+// the wrong size: io::ShardWriter::Problem) is set aside, not written: one
+// log line, RUN/rejected/game-0xID.zfgame (its message as the worker sent it)
+// and .txt (why), counted in WriterBlock::games_set_aside; every other game
+// is written. WriterBlock::adding names the message being added, so when two
+// writers in a row die adding the same record, the third sets it aside: no
+// record can make the writer crash-loop.
 //
 // Exits when the supervisor asks it to drain (kStopWriter) and every queue is
 // empty, after writing the last, partial shard.
@@ -15,9 +24,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "zerofarm/core/clock.h"
@@ -25,7 +37,10 @@
 #include "zerofarm/core/exit_codes.h"
 #include "zerofarm/core/log.h"
 #include "zerofarm/core/rng.h"
+#include "zerofarm/io/files.h"
 #include "zerofarm/io/h5_check.h"
+#include "zerofarm/io/run_dir.h"
+#include "zerofarm/io/safe_files.h"
 #include "zerofarm/io/shard.h"
 #include "zerofarm/io/shard_manifest.h"
 #include "zerofarm/proc/distinct_games.h"
@@ -37,7 +52,6 @@ namespace zerofarm::proc {
 namespace {
 
 constexpr uint64_t kIdleWaitNs = 100'000'000;
-constexpr double kMaxShardAgeSeconds = 300.0;  // a slow farm still writes a shard this often
 constexpr const char* kShardPrefix = "shard";
 
 // The last renamed shard (index shard_index - 1) of this supervisor start, if
@@ -91,6 +105,23 @@ void MaybeDieAfterRename(const shm::SegmentMap& map) {
   raise(SIGKILL);
 }
 
+// Test hook of the fault tests: ZF_FAULT_WRITER_DIE_ADDING=N kills the first
+// two writers of a supervisor start (SIGKILL) while each adds worker 0's N-th
+// game message: the same message twice.
+void MaybeDieAdding(const shm::SegmentMap& map, uint32_t worker, uint64_t seq) {
+  const char* hook = std::getenv("ZF_FAULT_WRITER_DIE_ADDING");
+  if (!hook || worker != 0 || seq + 1 != std::strtoull(hook, nullptr, 10)) return;
+  if (map.WriterProcess().restarts.load(std::memory_order_relaxed) >= 2) return;  // relaxed: a counter
+  ZF_LOG(WARN) << "ZF_FAULT_WRITER_DIE_ADDING=" << hook << ": dying while adding a game on purpose";
+  raise(SIGKILL);
+}
+
+std::string GameIdText(uint64_t id) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
 io::ShardMeta ShardMetaFor(const FarmConfig& config, const game::Game& game) {
   io::ShardMeta meta = io::ShardMetaForGame(game);
   meta.search = config.search.Describe();
@@ -132,6 +163,9 @@ class ShardLoop {
   void SkipGamesOfLastShard();
   std::vector<uint64_t> GamesInLastShard();
   void ReadQueues(bool* progressed, bool* queue_pressure);
+  void AddMessage(uint32_t worker, const shm::Message& m);
+  void SetAside(uint32_t worker, const shm::Message& m, const std::string& why);
+  void CommitRead();
   void Flush();
   void SleepUntilGames();
 
@@ -150,6 +184,8 @@ class ShardLoop {
   double shard_started_ = 0;
   DistinctGames distinct_;                // the move sequences of the games written (this writer's)
   std::vector<uint64_t> pending_hashes_;  // those of the shard being filled
+  uint64_t poisoned_ = 0;                 // WriterBlock::adding as a dead predecessor left it (0: none)
+  bool set_aside_uncommitted_ = false;    // a game set aside since the last commit
 };
 
 ShardLoop::ShardLoop(const FarmConfig& config, const shm::SegmentMap& map)
@@ -164,6 +200,15 @@ ShardLoop::ShardLoop(const FarmConfig& config, const shm::SegmentMap& map)
       writer_(dir_, kShardPrefix, meta_, CompressionFor(config)),
       shard_index_(io::NextShardIndex(dir_, kShardPrefix)) {
   map.WriterDoorbell().CancelSleep();  // a predecessor killed in its sleep left the flag set
+  // relaxed: the predecessors are dead. Died adding the same game twice: set it aside.
+  const uint64_t died_adding = stats_.adding.load(std::memory_order_relaxed);
+  if (died_adding != 0 && died_adding == stats_.suspect.load(std::memory_order_relaxed)) {
+    poisoned_ = died_adding;
+    ZF_LOG(WARN) << "two writers died while adding the same game; it is set aside";
+  } else if (died_adding != 0) {
+    stats_.suspect.store(died_adding, std::memory_order_relaxed);
+    ZF_LOG(WARN) << "the writer before this one died while adding a game; trying it once more";
+  }
   RemoveIncompleteShards(dir_);
   io::RepairShardManifest(dir_, kShardPrefix);  // a torn line, shards renamed but not listed
   for (uint32_t w = 0; w < workers_; ++w) queues_.push_back(map.MakeGameConsumer(w));
@@ -211,9 +256,19 @@ void ShardLoop::SkipGamesOfLastShard() {
   }
 }
 
+// Commits every message read (none pending in the shard being filled).
+void ShardLoop::CommitRead() {
+  for (uint32_t w = 0; w < workers_; ++w) queues_[w].Commit(queues_[w].ReadCursor());
+  set_aside_uncommitted_ = false;
+}
+
 // Writes the pending games as the next shard, then counts and commits them.
+// With none pending, commits the games set aside since the last commit.
 void ShardLoop::Flush() {
-  if (writer_.PendingGames() == 0) return;
+  if (writer_.PendingGames() == 0) {
+    if (set_aside_uncommitted_) CommitRead();
+    return;
+  }
   std::vector<uint64_t> commit(workers_);
   for (uint32_t w = 0; w < workers_; ++w) commit[w] = queues_[w].ReadCursor();
   const uint64_t games = writer_.PendingGames(), positions = writer_.PendingPositions();
@@ -241,8 +296,70 @@ void ShardLoop::Flush() {
   t.sampled_distinct = distinct_.SampledDistinct();
   stats_.Publish(t);
   for (uint32_t w = 0; w < workers_; ++w) queues_[w].Commit(commit[w]);
+  set_aside_uncommitted_ = false;
   ZF_LOG(INFO) << "wrote " << path << " (" << games << " games, " << positions << " positions)";
   shard_started_ = MonotonicSeconds();
+}
+
+// Sets the game of message `m` aside: RUN/rejected/game-0xID.zfgame (the
+// message) and .txt (why), counted once (a successor finding the file does
+// not count it again). A failure to keep the files is logged, never thrown.
+void ShardLoop::SetAside(uint32_t worker, const shm::Message& m, const std::string& why) {
+  set_aside_uncommitted_ = true;
+  const std::optional<uint64_t> id = GameIdOfMessage(m.data, m.size);
+  const io::RunDir run = RunDirOf(config_);
+  // A message without a readable header is named by its queue position.
+  const std::string base =
+      id ? run.RejectedGame(*id)
+         : run.RejectedDir() + "/worker-" + std::to_string(worker) + "-message-" + std::to_string(m.seq);
+  std::error_code ec;
+  const bool known = std::filesystem::exists(base + ".zfgame", ec);
+  try {
+    if (!known) {
+      io::MakeRunDirectory(run.RejectedDir(), config_.allow_foreign_dir);
+      io::WriteTextFileAtomically(base + ".txt", "worker " + std::to_string(worker) + " game " +
+                                                     (id ? GameIdText(*id) : std::string("?")) + ": " + why +
+                                                     "\n");
+      io::WriteTextFileAtomically(base + ".zfgame",
+                                  m.data ? std::string(reinterpret_cast<const char*>(m.data), m.size) : "");
+    }
+  } catch (const std::exception& e) {
+    ZF_LOG(ERROR) << "cannot keep a game set aside: " << e.what();
+  }
+  // relaxed: a counter for the summary and metrics; nothing is published through it.
+  if (!known) stats_.games_set_aside.fetch_add(1, std::memory_order_relaxed);
+  ZF_LOG(ERROR) << "worker " << worker << ": game " << (id ? GameIdText(*id) : std::string("?"))
+                << " breaks the game's contract (" << why << "); set aside in " << base
+                << ".zfgame, the other games are written";
+}
+
+// Decodes, checks and buffers one game message; sets it aside when it
+// breaks the contract, or when the writer before this one died adding it.
+void ShardLoop::AddMessage(uint32_t w, const shm::Message& m) {
+  const uint64_t marker = shm::WriterBlock::Adding(w, m.seq);
+  if (marker == poisoned_) {
+    poisoned_ = 0;
+    SetAside(w, m, "two writers died while adding it");
+    return;
+  }
+  stats_.adding.store(marker, std::memory_order_relaxed);  // relaxed: read only after this process died
+  MaybeDieAdding(map_, w, m.seq);
+  auto record = m.data ? DecodeGame(m.data, m.size, *game_) : std::nullopt;
+  if (!record) {
+    // relaxed: a counter for the summary and metrics; nothing is published through it.
+    stats_.corrupt_messages.fetch_add(1, std::memory_order_relaxed);
+    ZF_LOG(ERROR) << "worker " << w << ": a malformed game message of "
+                  << (m.data ? std::to_string(m.size) + " bytes" : std::string("an impossible length"))
+                  << "; skipped";
+  } else if (const std::string problem = writer_.Problem(*record); !problem.empty()) {
+    SetAside(w, m, problem);
+  } else {
+    writer_.Add(*record);
+    if (writer_.PendingGames() == 1)
+      shard_started_ = MonotonicSeconds();  // the shard's age: its first game's
+    pending_hashes_.push_back(MoveSequenceHash(record->moves));
+  }
+  stats_.adding.store(0, std::memory_order_relaxed);
 }
 
 // Adds every unread game of every queue to the shard being filled.
@@ -250,17 +367,7 @@ void ShardLoop::Flush() {
 void ShardLoop::ReadQueues(bool* progressed, bool* queue_pressure) {
   for (uint32_t w = 0; w < workers_; ++w) {
     while (auto m = queues_[w].ReadNext()) {
-      auto record = DecodeGame(m->data, m->size, *game_);
-      if (!record) {
-        // relaxed: a counter for the summary and metrics; nothing is published through it.
-        stats_.corrupt_messages.fetch_add(1, std::memory_order_relaxed);
-        ZF_LOG(ERROR) << "worker " << w << ": a malformed game message of "
-                      << (m->data ? std::to_string(m->size) + " bytes" : std::string("an impossible length"))
-                      << "; skipped";
-      } else {
-        writer_.Add(*record);
-        pending_hashes_.push_back(MoveSequenceHash(record->moves));
-      }
+      AddMessage(w, *m);
       *progressed = true;
     }
     if (queues_[w].Corrupt() && !corrupt_logged_[w]) {
@@ -295,7 +402,8 @@ int ShardLoop::Run() {
     ReadQueues(&progressed, &queue_pressure);
     const bool draining = map_.StopRequested() == kStopWriter;
     if (writer_.PendingPositions() >= static_cast<uint64_t>(config_.shard_positions) || queue_pressure ||
-        (writer_.PendingGames() > 0 && MonotonicSeconds() - shard_started_ > kMaxShardAgeSeconds))
+        (writer_.PendingGames() > 0 && config_.shard_seconds > 0 &&
+         MonotonicSeconds() - shard_started_ >= config_.shard_seconds))
       Flush();
     if (draining && !progressed) {
       Flush();

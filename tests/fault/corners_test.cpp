@@ -1,6 +1,7 @@
 // The last corners where finished games could be lost or miscounted (issue
 // #21, point 5): a writer killed between renaming a shard and committing it,
-// and a shard .tmp that a killed supervisor left behind. Real processes,
+// or while adding a game (issue 82), and a shard .tmp that a killed
+// supervisor left behind. Real processes,
 // real shm, real HDF5; only the parent asserts.
 #include <signal.h>
 
@@ -74,6 +75,37 @@ TEST_CASE("a writer killed between rename and commit: the summary and metrics.pr
   CHECK(PromValue(prom, "zerofarm_shards_written_total") == disk.shards);
   CHECK(PromValue(prom, "zerofarm_positions_written_total") == disk.positions);
   CHECK(PromValue(prom, "zerofarm_written_bytes_total") == disk.bytes);
+}
+
+// Issue 82: a record that kills the writer must kill it once, not in a loop.
+TEST_CASE("a game two writers die adding is set aside by the third; every other is written",
+          "[multiprocess][fault][corners]") {
+  ScratchDir dir("zf-die-adding");
+  const std::string out = dir / "run";
+  setenv("ZF_FAULT_WRITER_DIE_ADDING", "3", 1);  // the first two writers die adding worker 0's 3rd game
+  Spawned farm(FarmArgs(out, {"--shard-positions", "1000", "--games", "20", "--compression", "0"}),
+               dir / "farm");
+  unsetenv("ZF_FAULT_WRITER_DIE_ADDING");
+  const int code = farm.Wait(300);
+  const std::string err = farm.Stderr(), summary = farm.Stdout();
+  INFO(summary);
+  INFO(err.substr(err.size() > 5000 ? err.size() - 5000 : 0));
+  REQUIRE(code == 0);
+  CHECK_THAT(err, Catch::Contains("dying while adding a game on purpose"));
+  CHECK_THAT(err, Catch::Contains("trying it once more"));
+  CHECK_THAT(err, Catch::Contains("(two writers died while adding it); set aside in"));
+  const Disk disk = OnDisk(HostDir(out));
+  CHECK(CheckShards(HostDir(out)).duplicate_ids == 0);
+  CHECK(NumberBefore(summary, " games finished") == static_cast<long long>(disk.games) + 1);
+  CHECK(NumberBefore(summary, " written in ") == static_cast<long long>(disk.games));
+  CHECK_THAT(summary, Catch::Contains("1 finished games broke the game's contract and were set aside"));
+  int kept = 0;
+  for (const auto& e : std::filesystem::directory_iterator(out + "/rejected"))
+    kept += e.path().extension() == ".zfgame" && std::filesystem::file_size(e.path()) > 40;
+  CHECK(kept == 1);
+  const std::string prom = Slurp(HostDir(out) + "/metrics.prom");
+  CHECK(PromValue(prom, "zerofarm_games_set_aside_total") == 1);
+  CHECK(PromValue(prom, "zerofarm_games_written_total") == disk.games);
 }
 
 TEST_CASE("a writer killed mid-append to its manifest: the torn line is repaired and every shard listed once",

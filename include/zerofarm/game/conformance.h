@@ -63,6 +63,19 @@ ConformanceFailures CheckHash(const Game& game, const ConformanceOptions& option
 // rejects junk with -1, ParseMoves(FormatMoves(m)) == m, and
 // ParseBoard(ToString()) equals the state and draws the same text.
 ConformanceFailures CheckText(const Game& game, const ConformanceOptions& options);
+// Point of view (the planes PlaneNames() declares, docs/adding-a-game.md):
+// PlaneNames() names every plane, two of them "own" and "opponent"; a cell
+// that a move occupies shows in the next position's plane of its mover as
+// the next player sees it ("opponent" when the turn passes, "own" when the
+// mover moves again), never in the other.
+ConformanceFailures CheckPointOfView(const Game& game, const ConformanceOptions& options);
+// Colour swap: each declared pair ownX / opponentX swaps when the turn passes:
+// of the cells one side holds before and after such a move, more change
+// plane than stay (captures and flips stay; absolute colours keep them all).
+ConformanceFailures CheckColourSwap(const Game& game, const ConformanceOptions& options);
+// Side to move: a plane named first_player_to_move is all ones while player 0
+// moves and all zeros while player 1 does.
+ConformanceFailures CheckSideToMove(const Game& game, const ConformanceOptions& options);
 
 struct ConformanceCheck {
   const char* name;

@@ -14,6 +14,8 @@
 //     shards/HOST/            a host's directory: its shards, config.txt, epoch,
 //                             metrics.csv (earlier runs': metrics-E.csv),
 //                             metrics.prom and .zerofarm.lock
+//     rejected/game-0xID.*    a finished game that breaks its game's contract,
+//                             set aside by a writer (.zfgame raw, .txt why)
 //
 // A RunDir is a value (paths only): cheap to make, copy and keep; it touches
 // the filesystem only in MakeDirectories, LockHostDir, ReadOrMakeRunId,
@@ -45,26 +47,29 @@ class RunDir {
   std::string MetricsProm() const;                      // HOST/metrics.prom (Prometheus textfile)
   std::string SummaryText() const;                      // HOST/summary.txt (the run's summary lines)
   std::string SummaryJson() const;                      // HOST/summary.json (the same as JSON)
-  std::string RunIdFile() const;                        // OUT/run_id
-  std::string HostIndexDir() const;                     // OUT/host-index
-  std::string HostIndexClaim(uint32_t index) const;     // OUT/host-index/INDEX
-  std::string ModelsDir() const;                        // --models DIR, else OUT/models
-  std::string ModelPath(uint32_t version) const;        // MODELS/model-VERSION.h5
-  std::string TrainDir() const;                         // OUT/train
-  std::string TrainStateFile() const;                   // OUT/train/state.txt
-  std::string TrainMomentumFile() const;                // OUT/train/momentum.h5
-  std::string TrainHeadsFile() const;                   // OUT/train/heads.h5 (training-only heads)
-  std::string EvalDir() const;                          // OUT/eval
-  std::string EvalCsv() const;                          // OUT/eval/eval.csv (zerofarm eval --run)
-  std::string CurveCsv() const;                         // OUT/eval/curve.csv (the loop's learning curve)
-  std::string LoopFarmConfig() const;                   // OUT/eval/farm-config.txt (the loop's farm settings)
-  std::string LoopSecondsFile() const;                  // OUT/eval/loop-seconds.txt
-  std::string LoopCpuSecondsFile() const;               // OUT/eval/loop-cpu-seconds.txt
-  std::string LoopRecipeCopy() const;                   // OUT/eval/recipe.txt (the recipe it ran)
-  std::string LoopLockFile() const;                     // OUT/eval/.loop.lock
-  std::string LoopStagesCsv() const;                    // OUT/eval/stages.csv (when each stage started)
-  std::string CheckpointMean() const;     // OUT/eval/checkpoint-mean.h5 (the loop's --final-mean)
-  std::string CheckpointMeanCsv() const;  // OUT/eval/mean.csv (that mean's measurements)
+  std::string RejectedDir() const;                      // OUT/rejected (games set aside by the writers)
+  // OUT/rejected/game-0xID: a game set aside (ID: 16 hex digits), + ".zfgame" and ".txt".
+  std::string RejectedGame(uint64_t game_id) const;
+  std::string RunIdFile() const;                     // OUT/run_id
+  std::string HostIndexDir() const;                  // OUT/host-index
+  std::string HostIndexClaim(uint32_t index) const;  // OUT/host-index/INDEX
+  std::string ModelsDir() const;                     // --models DIR, else OUT/models
+  std::string ModelPath(uint32_t version) const;     // MODELS/model-VERSION.h5
+  std::string TrainDir() const;                      // OUT/train
+  std::string TrainStateFile() const;                // OUT/train/state.txt
+  std::string TrainMomentumFile() const;             // OUT/train/momentum.h5
+  std::string TrainHeadsFile() const;                // OUT/train/heads.h5 (training-only heads)
+  std::string EvalDir() const;                       // OUT/eval
+  std::string EvalCsv() const;                       // OUT/eval/eval.csv (zerofarm eval --run)
+  std::string CurveCsv() const;                      // OUT/eval/curve.csv (the loop's learning curve)
+  std::string LoopFarmConfig() const;                // OUT/eval/farm-config.txt (the loop's farm settings)
+  std::string LoopSecondsFile() const;               // OUT/eval/loop-seconds.txt
+  std::string LoopCpuSecondsFile() const;            // OUT/eval/loop-cpu-seconds.txt
+  std::string LoopRecipeCopy() const;                // OUT/eval/recipe.txt (the recipe it ran)
+  std::string LoopLockFile() const;                  // OUT/eval/.loop.lock
+  std::string LoopStagesCsv() const;                 // OUT/eval/stages.csv (when each stage started)
+  std::string CheckpointMean() const;                // OUT/eval/checkpoint-mean.h5 (the loop's --final-mean)
+  std::string CheckpointMeanCsv() const;             // OUT/eval/mean.csv (that mean's measurements)
   // OUT/eval/NAME.rated: the rated copy of a position set (NAME: its file name).
   std::string RatedFile(const std::string& set_name) const;
 

@@ -123,9 +123,14 @@ class ShardWriter {
   // deflate 1 with shuffle.
   ShardWriter(std::string dir, std::string prefix, ShardMeta meta, Compression compression = {});
 
-  // Copies one game into the buffer. Throws Error (naming the game id) if the
-  // record's columns disagree with each other or with the meta's shape; the
-  // buffer is then unchanged.
+  // What is wrong with `record`, in a few words, or "" when a shard can hold
+  // it: its columns agree with each other and with the meta's shape, its
+  // winner and resignation are -1, 0 or 1, its moves are actions in range, its
+  // plies increase within [0, moves], its z and root values are finite within
+  // [-1, 1] and its policy finite and not negative. Cheap: no replay.
+  std::string Problem(const mcts::GameRecord& record) const;
+  // Copies one game into the buffer. Throws Error (naming the game id and
+  // worker) with Problem(record) unless that is ""; the buffer is then unchanged.
   void Add(const mcts::GameRecord& record);
   uint64_t PendingPositions() const { return ply_.size(); }
   uint64_t PendingGames() const { return game_id_.size(); }

@@ -67,6 +67,7 @@ struct FarmConfig {
   // DefaultHostId() (Slurm's task, else the hostname), resolved by the CLI.
   std::string host_id;
   int shard_positions = 16384;   // positions per HDF5 shard
+  double shard_seconds = 60.0;   // a shard also closes once its first game is this old (0 = no bound)
   int compression = 1;           // deflate level 0..9 of the shards
   int64_t games = 0;             // stop after this many finished games (0 = no limit)
   double duration = 0.0;         // stop after this many seconds (0 = no limit)

@@ -19,5 +19,8 @@ void EncodeGame(const mcts::GameRecord& record, const game::Game& game, std::vec
 // Parses a message; nullopt if it is malformed (lengths out of bounds), so a
 // torn or corrupt slot is reported, never trusted.
 std::optional<mcts::GameRecord> DecodeGame(const uint8_t* data, size_t size, const game::Game& game);
+// The game id in a message's header, read alone (nothing else is trusted);
+// nullopt when the message is shorter than its header.
+std::optional<uint64_t> GameIdOfMessage(const uint8_t* data, size_t size);
 
 }  // namespace zerofarm::proc

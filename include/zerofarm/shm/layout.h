@@ -39,7 +39,7 @@ inline constexpr uint64_t kSegmentMagic = 0x313030'4D48'53'46'5AULL;
 // The layout's version. 2: WorkerBlock search counters; 3: hangs, non-finite
 // counts, writer totals; 4: games_owed; 5: LeafRingControl::refused; 6: the
 // writer's distinct-game counts.
-inline constexpr uint32_t kLayoutVersion = 6;
+inline constexpr uint32_t kLayoutVersion = 7;
 inline constexpr uint64_t kRegionAlign = 64;            // every region and array
 inline constexpr uint64_t kRingAlign = 4096;            // each leaf ring (page) and the whole segment
 inline constexpr uint32_t kBatchHistogramBuckets = 16;  // bucket b: batch sizes in [2^b, 2^(b+1))
@@ -223,7 +223,20 @@ struct WriterBlock {
   alignas(64) std::atomic<uint32_t> current{0};  // 0 or 1: the copy in use
   std::atomic<uint32_t> reserved{0};
   std::atomic<uint64_t> corrupt_messages{0};  // malformed game messages skipped (relaxed)
-  std::atomic<uint64_t> totals[2][7]{};       // WriterTotals fields, in order (relaxed)
+  // Finished games that break the game's contract, set aside in RUN/rejected/
+  // (proc/writer.cpp); each counted once, by the writer that made its file. Only increases.
+  std::atomic<uint64_t> games_set_aside{0};
+  // The game message the writer is adding: Adding(worker, seq) while it decodes,
+  // checks and buffers it, 0 otherwise. A successor that finds it set tries
+  // that message once more (an outside kill may have hit the window) and
+  // notes it in `suspect`; a second writer dying on it sets it aside: a
+  // record that kills the writer kills it twice at most.
+  std::atomic<uint64_t> adding{0};
+  std::atomic<uint64_t> suspect{0};
+  static constexpr uint64_t Adding(uint32_t worker, uint64_t seq) noexcept {
+    return (uint64_t{worker} + 1) << 44 | (seq & ((uint64_t{1} << 44) - 1));
+  }
+  std::atomic<uint64_t> totals[2][7]{};  // WriterTotals fields, in order (relaxed)
 
   WriterTotals Totals() const noexcept {
     // acquire: pairs with Publish's release, so the copy's fields are complete.

@@ -44,7 +44,8 @@ TEST_CASE("the conformance checks are listed once each, by name", "[conformance]
   std::vector<std::string> names;
   for (const ConformanceCheck& check : ConformanceChecks()) names.push_back(check.name);
   CHECK(names == std::vector<std::string>{"playouts-end", "legality", "copies", "symmetry-group",
-                                          "symmetric-positions", "outcomes", "hash", "text"});
+                                          "symmetric-positions", "outcomes", "hash", "text", "point-of-view",
+                                          "colour-swap", "side-to-move"});
 }
 
 // ---- a game broken on purpose -------------------------------------------------
@@ -63,6 +64,9 @@ enum class Break {
   kFeaturesConstant,      // features all zero: the cache cannot tell positions apart
   kParseActionOffByOne,   // ParseAction returns the next action
   kParseBoardInitial,     // ParseBoard returns the initial state
+  kAbsoluteColours,       // planes own and opponent are X's and O's, whoever moves
+  kPairNotSwapped,        // two more planes own_copy and opponent_copy, in absolute colours
+  kSideToMoveInverted,    // first_player_to_move is all ones while player 1 moves
 };
 
 class BrokenGame;
@@ -100,8 +104,16 @@ class BrokenGame : public Game {
 
   std::string Name() const override { return inner_->Name(); }
   int ActionCount() const override { return inner_->ActionCount(); }
-  BoardShape Shape() const override { return inner_->Shape(); }
-  std::vector<std::string> PlaneNames() const override { return inner_->PlaneNames(); }
+  BoardShape Shape() const override {
+    BoardShape shape = inner_->Shape();
+    if (mutation_ == Break::kPairNotSwapped) shape.planes += 2;
+    return shape;
+  }
+  std::vector<std::string> PlaneNames() const override {
+    std::vector<std::string> names = inner_->PlaneNames();
+    if (mutation_ == Break::kPairNotSwapped) names.insert(names.end(), {"own_copy", "opponent_copy"});
+    return names;
+  }
   int MaxGameLength() const override {
     return mutation_ == Break::kShortMaxLength ? 6 : inner_->MaxGameLength();
   }
@@ -158,6 +170,13 @@ void BrokenState::EncodeFeatures(uint8_t* out) const {
   const int bytes = game_->Shape().FeatureBytes();
   if (game_->mutation() == Break::kFeaturesNotSymmetric) out[2 * 9] = 1;  // plane 2, cell 0
   if (game_->mutation() == Break::kFeaturesConstant) std::fill(out, out + bytes, 0);
+  const bool second = !inner_->IsTerminal() && inner_->CurrentPlayer() == 1;
+  if (game_->mutation() == Break::kAbsoluteColours && second) std::swap_ranges(out, out + 9, out + 9);
+  if (game_->mutation() == Break::kPairNotSwapped) {  // planes 3 and 4: X's and O's stones
+    std::copy(out, out + 18, out + 27);
+    if (second) std::swap_ranges(out + 27, out + 36, out + 36);
+  }
+  if (game_->mutation() == Break::kSideToMoveInverted) std::fill(out + 18, out + 27, second ? 1 : 0);
 }
 
 uint64_t BrokenState::Hash() const {
@@ -238,6 +257,21 @@ TEST_CASE("conformance: text fails when ParseAction does not invert ActionToStri
 
 TEST_CASE("conformance: text fails when ParseBoard does not invert ToString", "[conformance]") {
   CHECK(Fails(Break::kParseBoardInitial, "text"));
+}
+
+TEST_CASE("conformance: point-of-view fails on features in absolute colours", "[conformance]") {
+  CHECK(Fails(Break::kAbsoluteColours, "point-of-view"));
+}
+
+TEST_CASE("conformance: colour-swap fails on a plane pair that does not swap with the mover",
+          "[conformance]") {
+  const std::vector<std::string> failing = FailingChecks(Break::kPairNotSwapped);
+  CHECK(failing == std::vector<std::string>{"colour-swap"});
+}
+
+TEST_CASE("conformance: side-to-move fails on an inverted first_player_to_move plane", "[conformance]") {
+  const std::vector<std::string> failing = FailingChecks(Break::kSideToMoveInverted);
+  CHECK(failing == std::vector<std::string>{"side-to-move"});
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -207,6 +208,38 @@ TEST_CASE("a shard carries its game's symmetry maps, and the writer refuses maps
   bad = meta;
   bad.action_maps.pop_back();  // 7 action maps for 8 cell maps
   CHECK_THROWS_WITH(ShardWriter(dir.path(), "bad", bad), Catch::Contains("8 cell maps and 7 action maps"));
+}
+
+// Issue 82: what the writer checks before it adds a game, so that a game
+// breaking its game's contract is set aside instead of failing the writer.
+TEST_CASE("Problem names what a shard cannot hold, and a good record has none", "[io]") {
+  ScratchDir dir("zf-io");
+  std::mt19937_64 rng(2);
+  const ShardMeta meta = TinyMeta();
+  const ShardWriter writer(dir.path(), "s", meta);
+  const mcts::GameRecord good = MakeGame(rng, 1, 4, meta);
+  CHECK(writer.Problem(good).empty());
+  mcts::GameRecord bad = good;
+  bad.winner = 7;
+  CHECK_THAT(writer.Problem(bad), Catch::StartsWith("winner 7"));
+  bad = good;
+  bad.moves[1] = static_cast<int16_t>(meta.actions);
+  CHECK_THAT(writer.Problem(bad), Catch::StartsWith("move 2 is action 9, not in [0, 9)"));
+  bad = good;
+  bad.z[2] = std::nanf("");
+  CHECK_THAT(writer.Problem(bad), Catch::StartsWith("z nan at position 2"));
+  bad = good;
+  bad.root_value[0] = 3.0f;
+  CHECK_THAT(writer.Problem(bad), Catch::StartsWith("root value 3"));
+  bad = good;
+  bad.ply[2] = bad.ply[1];
+  CHECK_THAT(writer.Problem(bad), Catch::StartsWith("ply 1 at position 2"));
+  bad = good;
+  bad.policy[5] = -0.5f;
+  CHECK_THAT(writer.Problem(bad), Catch::StartsWith("policy value -0.5"));
+  bad = good;
+  bad.features.pop_back();
+  CHECK_THAT(writer.Problem(bad), Catch::Contains("feature bytes for 4 positions"));
 }
 
 TEST_CASE("Add rejects inconsistent records and keeps the buffer", "[io]") {
