@@ -170,9 +170,8 @@ std::string PluginGame(const cxxopts::ParseResult& r, const proc::FarmConfig& c,
 }
 
 // The commands that play a game (a plugin's is checked before they start).
-constexpr uint32_t kPlayingCommands =
-    proc::kRun | proc::kSelfplay | proc::kTune | proc::kLoop | proc::kBench | proc::kEval | proc::kGtp |
-    proc::kMatch;
+constexpr uint32_t kPlayingCommands = proc::kRun | proc::kSelfplay | proc::kTune | proc::kLoop |
+                                      proc::kBench | proc::kEval | proc::kGtp | proc::kMatch;
 
 // A quick conformance pass on a plugin's game before anything starts (issue
 // 82): a few random games of every check of game/conformance.h. A failure is
