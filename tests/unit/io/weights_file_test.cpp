@@ -480,9 +480,6 @@ TEST_CASE("MeanOfWeightsFiles refuses no files, another net, and a bad file in o
                     Catch::Contains("nan.h5: tensor policy_head.fc.bias has a non-finite value (nan) at 2"));
 }
 
-}  // namespace
-}  // namespace zerofarm::io
-
 // Issue 82, point 4: a model is checked as a plugin is (io::OpenOwnCodeFile).
 TEST_CASE("a weights file under a directory others may write into is refused, naming a link's target",
           "[io]") {
@@ -502,3 +499,6 @@ TEST_CASE("a weights file under a directory others may write into is refused, na
   REQUIRE(::chmod(open.c_str(), 01777) == 0);
   CHECK(ReadWeights(dir / "link.h5").version == 12);
 }
+
+}  // namespace
+}  // namespace zerofarm::io
