@@ -438,12 +438,12 @@ TEST_CASE("a model whose probe hangs is refused in one line at its deadline, its
       << Zip({{"m/data.pkl", "x"}, {"m/extra/zerofarm.json", ModelMetadata("connect4")}});
   const std::string pids = dir / "probe-pids";
   setenv("ZF_FAULT_PROBE_HANG", pids.c_str(), 1);
-  setenv("ZF_MODEL_PROBE_SECONDS", "10", 1);  // ample for the hook to run, even on a loaded machine
+  setenv("ZF_MODEL_PROBE_SECONDS", "30", 1);  // ample for the hook to run, even on a loaded machine
   Spawned p(FarmArgs(dir / "run", {"--weights", dir / "hang.pt", "--games", "2"}), dir / "p");
   unsetenv("ZF_FAULT_PROBE_HANG");
   unsetenv("ZF_MODEL_PROBE_SECONDS");
   CheckUsageError(
-      p, 120, Catch::Contains(dir / "hang.pt" + ": loading and probing the model did not finish in 10 s"));
+      p, 120, Catch::Contains(dir / "hang.pt" + ": loading and probing the model did not finish in 30 s"));
   CHECK_FALSE(std::filesystem::exists(dir / "run/shards"));
   std::ifstream in(pids);
   int n = 0;
