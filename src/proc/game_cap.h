@@ -54,8 +54,9 @@ class GameCap {
     if (seconds < 1.0) return false;
     rate_ = static_cast<double>(answered_) / seconds;
     const double fits = rate_ * kFirstGameSeconds / std::max(1.0, LeavesPerGame());
-    settled_ = fits < cap_;  // the evaluator, not the cap, bounds the leaves answered
-    cap_ = std::clamp(static_cast<int>(std::min<double>(fits, k_)), cap_, std::min(k_, 2 * cap_));
+    const int wanted = static_cast<int>(std::min<double>(fits, k_));
+    settled_ = wanted <= cap_;  // the evaluator, not the cap, bounds the leaves answered
+    cap_ = std::clamp(wanted, cap_, std::min(k_, 2 * cap_));
     window_start_ns_ = now_ns;
     answered_ = 0;
     return true;
