@@ -107,8 +107,16 @@ class Table {
     }
   }
   void Order(std::vector<std::string> order) { section_order_ = std::move(order); }
+  // A part that failed: printed at once as "zerofarm bench: LINE" and counted,
+  // so the bench exits non-zero (RunBench).
+  void Failed(const std::string& line) {
+    std::cerr << "zerofarm bench: " << line << "\n";
+    ++failed_;
+  }
+  int failed() const { return failed_; }
 
  private:
+  int failed_ = 0;
   struct Section {
     std::vector<std::string> order, columns;
     std::map<std::string, std::map<std::string, std::vector<double>>> cells;
@@ -242,10 +250,6 @@ double MeasureMachineBound(const BenchOptions& o, int batch, int run, Table& tab
                                    std::to_string(batch),
                                    "--game",
                                    f.game,
-                                   "--blocks",
-                                   std::to_string(f.blocks),
-                                   "--filters",
-                                   std::to_string(f.filters),
                                    "--precision",
                                    f.precision,
                                    "--eval-threads",
@@ -258,7 +262,11 @@ double MeasureMachineBound(const BenchOptions& o, int batch, int run, Table& tab
                                    std::to_string(start_at),
                                    "--gpus",
                                    "0"};
-  if (!f.weights.empty()) argv.insert(argv.end(), {"--weights", f.weights});  // the net measured, .h5 or .pt
+  // The net measured: the model file (which brings its own shape), or a random net of the farm's shape.
+  if (!f.weights.empty())
+    argv.insert(argv.end(), {"--weights", f.weights});
+  else
+    argv.insert(argv.end(), {"--blocks", std::to_string(f.blocks), "--filters", std::to_string(f.filters)});
   std::vector<std::string> dirs;
   std::vector<std::thread> threads_of;
   std::vector<std::string> outs(static_cast<size_t>(evaluators)), errors(static_cast<size_t>(evaluators));
@@ -278,7 +286,7 @@ double MeasureMachineBound(const BenchOptions& o, int batch, int run, Table& tab
       if (line.rfind("{\"bench\":\"bound\"", 0) == 0)
         rate = nlohmann::json::parse(line).value("evals_per_s", std::nan(""));
     if (!std::isfinite(rate)) {
-      std::cerr << "zerofarm bench: machine bound child " << e << " failed: " << errors[e] << "\n";
+      table.Failed("machine bound child " + std::to_string(e) + " failed: " + errors[e]);
       return std::nan("");
     }
     sum += rate;
@@ -305,6 +313,7 @@ std::vector<std::string> FarmArgs(const proc::FarmConfig& f) {
   std::vector<std::string> args;
   for (const auto& o : proc::OptionTable()) {
     if (!(o.commands & proc::kRun) || o.name.empty()) continue;
+    if (!f.weights.empty() && proc::ShapesRandomNet(o.name)) continue;  // refused beside a model file
     if (o.name == "out" || o.name == "host-id" || o.name == "duration" || o.name == "games" ||
         o.name == "no-status" || o.name == "fixed-wait" || o.name == "max-wait-us")
       continue;
@@ -350,9 +359,10 @@ double MeasureRandomEvaluatorCost(const BenchOptions& o, int run, Table& table) 
 double MeasureSearchBound(const BenchOptions& o, int run, Table& table) {
   proc::FarmConfig f = o.farm;
   f.random_evaluator = true;
+  f.weights.clear();  // no network: a model file would only be loaded and probed for nothing
   const FarmProbe p = ProbeFarm(FarmArgs(f), o.farm_seconds, MakeTempDir("bench-search"));
   if (!p.ok) {
-    std::cerr << "zerofarm bench: the search alone failed: " << p.error << "\n";
+    table.Failed("the search alone failed: " + p.error);
     Emit(JsonLine().Add("bench", "search_bound").Add("run", run).Add("error", p.error));
     return std::nan("");
   }
@@ -392,16 +402,18 @@ std::string SweepSkip(const SweepVariant& v, bool on_gpu) {
   return "";
 }
 
-// The evaluator alone (a net of the farm's shape, random weights) at every
-// --sweep-batches size, in each precision, eager and as CUDA graphs: what
-// run or skipped says so, one line each (in the first run only).
+// The evaluator alone (the model of --weights, or a net of the farm's shape
+// with random weights) at every --sweep-batches size, in each precision,
+// eager and as CUDA graphs: what run or skipped says so, one line each (in
+// the first run only).
 void MeasureSweep(const BenchOptions& o, bool on_gpu, int run, Table& table) {
   const std::vector<SweepVariant> variants = {
       {"fp32 eager", false, false, false, 0}, {"fp32 graphs", false, false, true, 0},
       {"tf32 eager", false, false, false, 1}, {"tf32 graphs", false, false, true, 1},
       {"bf16 eager", true, false, false, -1}, {"bf16 graphs", true, false, true, -1},
       {"fp16 eager", false, true, false, -1}, {"fp16 graphs", false, true, true, -1}};
-  const eval::NetConfig net = proc::NetConfigFor(*game::MakeGame(o.farm.game), o.farm);
+  const auto game = game::MakeGame(o.farm.game);
+  const eval::NetConfig net = proc::NetConfigFor(*game, o.farm);
   for (const SweepVariant& v : variants) {
     const std::string skip = SweepSkip(v, on_gpu);
     if (!skip.empty()) {
@@ -417,7 +429,10 @@ void MeasureSweep(const BenchOptions& o, bool on_gpu, int run, Table& table) {
     t.bf16 = v.bf16, t.fp16 = v.fp16, t.cuda_graph = v.graphs, t.tf32 = v.tf32;
     t.depth = o.farm.eval_depth;  // batches in flight: the sweep at --eval-depth 1 against 2
     BoundMemory memory;           // declared first: outlives the evaluator that pins it
-    const auto evaluator = eval::MakeTorchEvaluator(eval::RandomWeights(net, o.farm.seed), t);
+    const auto evaluator =
+        eval::MakeTorchEvaluator(o.farm.weights.empty() ? eval::RandomWeights(net, o.farm.seed)
+                                                        : proc::LoadWeightsFor(*game, o.farm.weights),
+                                 t);
     MeasureBound(o, *evaluator, memory, run, table, v.name, o.sweep_batches, "sweep", kSweepSection, v.name);
   }
 }
@@ -480,7 +495,7 @@ FarmProbe MeasureFarm(const BenchOptions& o, const FarmSetting& s, const std::ma
   }
   const FarmProbe p = reuse ? *reuse : ProbeFarm(args, o.farm_seconds, MakeTempDir("bench-farm"));
   if (!p.ok) {
-    std::cerr << "zerofarm bench: farm " << s.label << " failed: " << p.error << "\n";
+    table.Failed("farm " + s.label + " failed: " + p.error);
     Emit(JsonLine().Add("bench", "farm").Add("run", run).Add("setting", s.label).Add("error", p.error));
     return p;
   }
@@ -716,6 +731,7 @@ class Bench {
   }
 
   void PrintTargets() const;
+  int failed() const { return table_.failed(); }
 
  private:
   // The precision `auto` resolves to, as the farm's evaluator will resolve it.
@@ -784,7 +800,9 @@ int RunBench(const BenchOptions& o) {
   for (int run = 1; run <= o.runs; ++run) bench.Round(run);
   bench.PrintTable();
   bench.PrintTargets();
-  return kExitOk;
+  if (bench.failed() == 0) return kExitOk;
+  std::cerr << "zerofarm bench: " << bench.failed() << " part(s) failed (each said why above)\n";
+  return kExitFailure;
 }
 
 }  // namespace zerofarm::bench

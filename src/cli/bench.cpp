@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/game/game.h"
 #include "zerofarm/proc/options.h"
 #include "zerofarm/proc/roles.h"
 
@@ -76,6 +77,8 @@ void CheckBenchOptions(bench::BenchOptions& o) {
   o.farm.out = "bench";  // each farm run gets its own temporary directory
   o.farm.Validate();
   o.farm.ResolveResources();  // workers, E x T as `zerofarm run` resolves them on this host
+  // A model file is read and checked once, before any part: one line, exit 2.
+  if (!o.farm.weights.empty()) proc::LoadWeightsFor(*game::MakeGame(o.farm.game), o.farm.weights);
 }
 
 }  // namespace

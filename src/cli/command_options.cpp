@@ -266,6 +266,11 @@ std::vector<CommandOption> BenchRows() {
              bench.runs),
       ZF_FLAG("quick", "bench", "Small sizes and short runs (a few seconds; for tests)", "1", kBench,
               bench_quick),
+      ZF_FLAG(
+          "manifest-load", "bench",
+          "Another benchmark in place of the parts: simulated hosts write shards while a trainer's window "
+          "follows them (docs/scale-out.md); its own options: zerofarm bench --manifest-load --help",
+          "1", kBench, bench_manifest_load),
       ZF_STR("parts", "bench",
              "Comma-separated parts: bound, machine, search, farm, wait, scaling, handoff, writer, sweep, "
              "waits (the last two not by default)",

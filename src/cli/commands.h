@@ -100,7 +100,8 @@ struct CommandConfig {
   std::string loop_recipe;  // NAME or FILE; read before the other options (loop.cpp)
   bool loop_recipe_changed = false;
   bench::BenchOptions bench;
-  bool bench_quick = false;  // smaller sizes where an option is not given
+  bool bench_quick = false;          // smaller sizes where an option is not given
+  bool bench_manifest_load = false;  // listed in bench's help; BenchCommand hands it on first
   bench::TuneOptions tune;
   SelfplayConfig selfplay;
   ExportConfig exporting;

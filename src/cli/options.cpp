@@ -150,11 +150,13 @@ void RefuseShapeBesideModel(const cxxopts::ParseResult& r, const proc::FarmConfi
                             proc::OptionCommand command) {
   if (c.weights.empty() || c.weights == "random" || command == proc::kEval) return;
   const proc::FarmConfig defaults;
-  for (const char* name : {"blocks", "filters", "score-head", "value-channels"}) {
-    const proc::OptionSpec* o = proc::FindOptionByName(name);
-    if (!(o->commands & command) || (!r.count(name) && o->get(c) == o->get(defaults))) continue;
-    throw ConfigError("--" + std::string(name) + " shapes a random net, and --weights " +
-                      PrintableText(c.weights) + " brings its own shape: leave --" + name + " out");
+  for (const proc::OptionSpec& o : proc::OptionTable()) {
+    const std::string& name = o.name;
+    if (!proc::ShapesRandomNet(name) || !(o.commands & command) ||
+        (!r.count(name) && o.get(c) == o.get(defaults)))
+      continue;
+    throw ConfigError("--" + name + " shapes a random net, and --weights " + PrintableText(c.weights) +
+                      " brings its own shape: leave --" + name + " out");
   }
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 
 #include "fs_internal.h"
 #include "zerofarm/core/error.h"
@@ -35,6 +36,58 @@ void WriteAll(int fd, const std::string& path, const std::string& text) {
 }
 
 bool TrustedOwner(uid_t uid) { return uid == ::geteuid() || uid == 0; }
+
+// The path the open descriptor `fd` names, every link resolved ("" if unknown).
+std::string RealPathOf(int fd) {
+  char buf[4096];
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = ::readlink(proc.c_str(), buf, sizeof buf - 1);
+  return n > 0 && buf[0] == '/' ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+// The directory that holds `path` (a file's path; "." for a bare name).
+std::string ParentOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Why `dir` or a directory above it lets someone else replace what it holds,
+// "" when none does: the first one, from `dir` (links resolved) up to /,
+// writable by group or others without the sticky bit (/tmp, 1777, is fine:
+// only a file's owner may rename or remove it there).
+std::string OpenDirectoryFrom(const std::string& dir) {
+  char* resolved = ::realpath(dir.c_str(), nullptr);
+  if (resolved == nullptr) return ErrnoMessage(dir, errno);
+  std::string at = resolved;
+  std::free(resolved);
+  for (;; at = ParentOf(at)) {
+    struct stat st;
+    if (::stat(at.c_str(), &st) != 0) return ErrnoMessage(at, errno);
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
+      return "its directory " + at + " is writable by " + ((st.st_mode & S_IWOTH) ? "others" : "its group") +
+             " without the sticky bit, so anyone there could replace it (chmod go-w or +t " + at + ")";
+    if (at == "/") return "";
+  }
+}
+
+// Why the open code file `fd` (from `path`) is not safe to run, "" when it is.
+// `shown` names it in the refusal: the path, and a link's target.
+std::string CodeFileRefusal(int fd, const std::string& path, bool link, std::string* shown) {
+  const std::string real = RealPathOf(fd);
+  if (link && !real.empty()) *shown = path + " (a link to " + real + ")";
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ErrnoMessage(*shown, errno);
+  if (!S_ISREG(st.st_mode)) return *shown + " is not a regular file";
+  if (!TrustedOwner(st.st_uid))
+    return *shown + " belongs to uid " + std::to_string(st.st_uid) + ", not to this user (uid " +
+           std::to_string(::geteuid()) + ") or root";
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return *shown + " is writable by " + ((st.st_mode & S_IWOTH) ? "others" : "its group") +
+           " (chmod go-w it)";
+  std::string open = OpenDirectoryFrom(real.empty() ? ParentOf(path) : ParentOf(real));
+  if (open.empty() && link) open = OpenDirectoryFrom(ParentOf(path));  // the link could be swapped too
+  return open.empty() ? "" : *shown + ": " + open;
+}
 
 }  // namespace
 
@@ -148,30 +201,26 @@ void CheckOwnDirectory(const std::string& dir, bool allow_foreign) {
                       "; refusing to write into it" + hint);
 }
 
-int OpenOwnCodeFile(const std::string& path) {
+int OpenOwnCodeFile(const std::string& path, const std::string& use) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0)
     throw ConfigError(ErrnoMessage(path, errno));  // "no such file or directory" among others
-  if (S_ISLNK(st.st_mode) && !TrustedOwner(st.st_uid))
+  const bool link = S_ISLNK(st.st_mode);
+  if (link && !TrustedOwner(st.st_uid))
     throw ConfigError(path + " is a symbolic link owned by uid " + std::to_string(st.st_uid) +
                       "; refusing to follow it");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw ConfigError(ErrnoMessage(path, errno));
   // The checks are on the open file: what is loaded is what was checked.
-  std::string refusal;
-  if (::fstat(fd, &st) != 0)
-    refusal = ErrnoMessage(path, errno);
-  else if (!S_ISREG(st.st_mode))
-    refusal = path + " is not a regular file";
-  else if (!TrustedOwner(st.st_uid))
-    refusal = path + " belongs to uid " + std::to_string(st.st_uid) + ", not to this user (uid " +
-              std::to_string(::geteuid()) + ") or root; refusing to run its code";
-  else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    refusal = path + " is writable by " + ((st.st_mode & S_IWOTH) ? "others" : "its group") +
-              "; refusing to run its code (chmod go-w it)";
+  std::string shown = path;
+  const std::string refusal = CodeFileRefusal(fd, path, link, &shown);
   if (refusal.empty()) return fd;
   ::close(fd);
-  throw ConfigError(refusal);
+  throw ConfigError(refusal + "; refusing to " + use);
+}
+
+void CheckOwnCodeFile(const std::string& path, const std::string& use) {
+  ::close(OpenOwnCodeFile(path, use));
 }
 
 bool RemoveTree(const std::string& path) {

@@ -147,10 +147,16 @@ std::vector<ZipEntry> ListEntries(const std::string& b, const std::string& path,
       throw ConfigError(path + ": entry " + shown + " declares " + std::to_string(compressed) +
                         " bytes, more than the file holds");
     // A zip bomb: what inflating would allocate, bounded before LibTorch sees it.
+    // Each message names the limit that tripped.
     *inflated += uncompressed;
-    if (uncompressed > kMaxInflateRatio * compressed + 65536 || *inflated > kMaxModelFileBytes)
+    if (uncompressed > kMaxInflateRatio * compressed + 65536)
       throw ConfigError(path + ": entry " + shown + " inflates to " + std::to_string(uncompressed) +
-                        " bytes from " + std::to_string(compressed) + " (a zip bomb?)");
+                        " bytes from " + std::to_string(compressed) + ", more than " +
+                        std::to_string(kMaxInflateRatio) + " times its bytes + 64 KiB (a zip bomb?)");
+    if (*inflated > kMaxModelFileBytes)
+      throw ConfigError(path + ": its entries inflate to " + std::to_string(*inflated) +
+                        " bytes up to entry " + shown + ", more than the " +
+                        std::to_string(kMaxModelFileBytes) + " a model may hold in all (a zip bomb?)");
     e.size = method == 0 ? uncompressed : 0;  // the size of its stored bytes (0: deflated, not read here)
     entries.push_back(std::move(e));
     at += 46 + name_len + extra_len + comment_len;

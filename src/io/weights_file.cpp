@@ -10,6 +10,7 @@
 #include "zerofarm/eval/torch_evaluator.h"
 #include "zerofarm/io/h5.h"
 #include "zerofarm/io/h5_check.h"
+#include "zerofarm/io/safe_files.h"
 #include "zerofarm/io/torchscript_file.h"
 
 namespace zerofarm::io {
@@ -195,8 +196,17 @@ void CheckGameName(const std::string& source, const std::string& game) {
     throw ConfigError(source + ": game \"" + PrintableText(game, 64) + "\" is not a game's name");
 }
 
-eval::WeightSet ReadWeights(const std::string& path) {
+namespace {
+// Error when `path` is missing; ConfigError when it breaks a plugin's rules: a
+// model is code (TorchScript) or what picks every move (issue 82).
+void RequireOwnModelFile(const std::string& path) {
   internal::RequireExists(path);
+  CheckOwnCodeFile(path, "load it");
+}
+}  // namespace
+
+eval::WeightSet ReadWeights(const std::string& path) {
+  RequireOwnModelFile(path);
   if (IsTorchScriptPath(path)) return ReadTorchScriptFile(path);
   if (IsPt2Path(path) && !eval::AotiBuilt())
     throw ConfigError(

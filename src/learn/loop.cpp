@@ -144,6 +144,46 @@ std::string ProgramOnPath(const std::string& program) {
   throw ConfigError("--trainer-command: " + program + " is not an executable on PATH");
 }
 
+// `name` and the file `path` (its program) really is, every link resolved:
+// "python3 -> /usr/bin/python3.11", or `name` alone when it is that file.
+std::string Resolved(const std::string& name, const std::string& path) {
+  std::error_code ec;
+  const std::string real = fs::canonical(path, ec).string();
+  return ec || real == name ? name : name + " -> " + real;
+}
+
+// The interpreter a trainer command runs, for the loop's lines (issue 82): its
+// program resolved, and a script's #! interpreter (through env) resolved too,
+// e.g. "train.py (#!/usr/bin/env python3: python3 -> /usr/bin/python3.11)".
+std::string DescribeTrainerProgram(const std::string& word) {
+  std::string program;
+  try {
+    program = ProgramOnPath(word);
+  } catch (const ConfigError&) {
+    return word;
+  }
+  const std::string shown = Resolved(word, program);
+  std::ifstream in(program, std::ios::binary);
+  std::string line(256, '\0');
+  in.read(&line[0], static_cast<std::streamsize>(line.size()));
+  line.resize(static_cast<size_t>(in.gcount()));
+  line = line.substr(0, line.find('\n'));
+  if (line.rfind("#!", 0) != 0) return shown;
+  std::istringstream words(line.substr(2));
+  std::string interpreter, arg;
+  words >> interpreter >> arg;
+  if (interpreter.empty()) return shown;
+  std::string via = Resolved(interpreter, interpreter);
+  if (fs::path(interpreter).filename() == "env" && !arg.empty() && arg[0] != '-') {
+    try {
+      via = Resolved(arg, ProgramOnPath(arg));
+    } catch (const ConfigError&) {
+      via = arg + " (not on PATH)";
+    }
+  }
+  return shown + " (" + PrintableText(line, 200) + ": " + via + ")";
+}
+
 // The user's trainer's command line: its words and the run directory last.
 std::vector<std::string> TrainerCommandArgv(const LoopConfig& c) {
   std::vector<std::string> argv = c.trainer_command;
@@ -514,6 +554,7 @@ void Evaluation::PrintCurve(const std::vector<mcts::SearchConfig>& searches) {
 void CheckRunNet(const LoopConfig& c) {
   if (!c.trainer_command.empty()) {
     ProgramOnPath(c.trainer_command[0]);  // a typo fails now, before any child starts
+    ZF_LOG(INFO) << "loop: the trainer command runs " << DescribeTrainerProgram(c.trainer_command[0]);
     return;
   }
   for (const std::string& m : {c.farm.weights, io::RunDir(c.farm.out).NewestModel().second})
@@ -575,6 +616,11 @@ Watched WatchChildren(const LoopConfig& c, proc::ChildProcess& farm, proc::Child
         }
         ZF_LOG(ERROR) << "the " << (child == &farm ? "farm" : trainer.role())
                       << " stopped: " << proc::DescribeWaitStatus(status);
+        if (child == &trainer && !c.trainer_command.empty())  // a missing module is the interpreter's
+          ZF_LOG(ERROR)
+              << "loop: the trainer command ran " << DescribeTrainerProgram(c.trainer_command[0])
+              << "; a ModuleNotFoundError above means that interpreter lacks the module: install it "
+                 "there or name another interpreter in --trainer-command";
         *code = ChildFailureCode(status);
         return Watched::kChildFailed;
       }

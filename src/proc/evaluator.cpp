@@ -19,6 +19,7 @@
 // is copied in.
 // A replacement evaluator starts from each ring's `done`, so leaves its
 // predecessor took but did not finish are evaluated again.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +34,7 @@
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
+#include "zerofarm/core/hash.h"
 #include "zerofarm/core/log.h"
 #include "zerofarm/eval/cpu_features.h"
 #include "zerofarm/io/files.h"
@@ -60,6 +62,7 @@ class RingServer {
  private:
   void LogStart() const;
   void MaybeReload(bool at_start);
+  bool FirstToRefuse(const std::string& path, const std::string& line) const;
   bool AnyReady();
   void Gather();
   bool DropCorruptRing();
@@ -148,10 +151,23 @@ void RingServer::LogStart() const {
                << config_.max_wait_us << " us";
 }
 
+// Whether this evaluator is the first to refuse `path` as it is now for the
+// reason `line`: the others refusing it the same way say nothing more, so the
+// log has one line per bad model, not one per evaluator (issue 82).
+bool RingServer::FirstToRefuse(const std::string& path, const std::string& line) const {
+  struct stat st {};
+  ::stat(path.c_str(), &st);  // the file's state: a changed file refused again is logged again
+  const std::string key = line + '\0' + std::to_string(st.st_ino) + ' ' + std::to_string(st.st_size) + ' ' +
+                          std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec);
+  const uint64_t hash = HashBytes(reinterpret_cast<const uint8_t*>(key.data()), key.size()) | 1;
+  // relaxed: a hint against duplicate lines; nothing is published through it.
+  return map_.header().model_refusal.exchange(hash, std::memory_order_relaxed) != hash;
+}
+
 // Between batches: swap in the newest model of the models directory. A file
-// that cannot be used is refused with one line; the old weights stay. The
-// rule (docs/models.md, Hot reload): the N of model-N counts, the version the
-// file records must be N, and N must be above the version served.
+// that cannot be used is refused with one line (for all evaluators); the old
+// weights stay. The rule (docs/models.md, Hot reload): the N of model-N counts,
+// the version the file records must be N, and N must be above the version served.
 void RingServer::MaybeReload(bool at_start) {
   if (config_.random_evaluator) return;  // no network to reload
   const std::optional<std::string> path = models_.Poll(at_start);
@@ -186,8 +202,9 @@ void RingServer::MaybeReload(bool at_start) {
   } catch (const std::exception& e) {
     // issue 21: retried once the file changes (a copy still in progress), never blocks a later one.
     models_.Refused(*path);
-    ZF_LOG(ERROR) << "refused " << *path << "; keeping model version " << net_->ModelVersion() << ": "
-                  << e.what();
+    const std::string line = "refused " + *path + "; keeping model version " +
+                             std::to_string(net_->ModelVersion()) + ": " + e.what();
+    if (FirstToRefuse(*path, line)) ZF_LOG(ERROR) << line;
   }
 }
 

@@ -281,8 +281,10 @@ std::vector<OptionSpec> BuildTable() {
              "per core granted, at most the workers (docs/benchmarks.md, \"Every core works\")",
              0, 256, kRun | kTune | kLoop | kBench, cpu_evaluators),
       ZF_NUM("games-per-worker", "games_per_worker", kFarm,
-             "Concurrent games K per worker (256: a CPU evaluator's best batch, docs/benchmarks.md)", 1,
-             100000, kRun | kTune | kLoop | kBench, games_per_worker),
+             "Concurrent games K per worker (256: a CPU evaluator's best batch, docs/benchmarks.md); left "
+             "at 256, a worker starts 16 and adds games while its evaluator's measured speed ends a game "
+             "within a minute (docs/running.md)",
+             1, 100000, kRun | kTune | kLoop | kBench, games_per_worker),
       ZF_NUM("ring-slots", "ring_slots", kFarm,
              "Leaf slots per worker ring (0 = games-per-worker x leaves-per-round)", 0, 1 << 20, kRun | kLoop,
              ring_slots),
@@ -307,7 +309,8 @@ std::vector<OptionSpec> BuildTable() {
              "Run directory (default runs/run-DATE-TIME); several hosts may share one (a shared filesystem)",
              kRun | kLoop, out),
       ZF_STR("models", "models", kOutput,
-             "Directory watched for new weights (model-N.h5), loaded between batches (default OUT/models)",
+             "Directory watched for new models (model-N.h5 or model-N.pt), loaded between batches (default "
+             "OUT/models)",
              kRun | kLoop, models),
       ZF_STR("stage-dir", "stage_dir", kOutput,
              "Host-local directory (a node's own disk) where the supervisor copies each new model once, into "
@@ -391,6 +394,10 @@ const OptionSpec* FindOptionByName(const std::string& name) {
   for (const auto& o : OptionTable())
     if (!o.name.empty() && o.name == name) return &o;
   return nullptr;
+}
+
+bool ShapesRandomNet(const std::string& name) {
+  return name == "blocks" || name == "filters" || name == "score-head" || name == "value-channels";
 }
 
 namespace {

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "game_cap.h"
 #include "zerofarm/core/clock.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/core/exit_codes.h"
@@ -113,6 +114,7 @@ class Worker {
 
  private:
   bool ClaimGame();
+  void LogGameCap();
   uint64_t InFlightGames() const;
   void PublishInFlight();
   void PublishThreshold();
@@ -142,6 +144,8 @@ class Worker {
   const pid_t self_;
   const int k_;
   const int per_game_;
+  GameCap cap_;  // games in play at most now: sized from the evaluator's speed (game_cap.h)
+  bool cap_logged_ = false;
   // New games start with this worker's current search settings: the
   // resignation threshold moves with the measured false-resignation rate.
   mcts::SearchConfig search_;
@@ -186,6 +190,9 @@ Worker::Worker(const FarmConfig& config, const shm::SegmentMap& map, uint32_t wo
       self_(getpid()),
       k_(config.games_per_worker),
       per_game_(config.search.leaves_per_round),
+      cap_(k_, k_ == FarmConfig{}.games_per_worker,
+           config.search.simulations * std::max(1, game_->MaxGameLength() / 2) * 1.0,
+           config.search.simulations),
       search_(config.search),
       symmetries_(*game_),
       scratch_features_(static_cast<size_t>(game_->Shape().FeatureBytes())),
@@ -234,6 +241,17 @@ bool Worker::ClaimGame() {
   return false;
 }
 
+// Once, by worker 0, when the evaluator's speed holds the games in play below
+// the default K (game_cap.h): how many, and why.
+void Worker::LogGameCap() {
+  if (worker_ != 0 || cap_logged_ || !cap_.Settled()) return;
+  cap_logged_ = true;
+  ZF_LOG(INFO) << "worker 0 plays " << cap_.cap() << " games at once, not " << k_ << ": it gets "
+               << static_cast<int64_t>(cap_.rate()) << " leaves/s answered, and a game takes about "
+               << static_cast<int64_t>(cap_.LeavesPerGame()) << ", so one ends within "
+               << GameCap::kFirstGameSeconds << " s (--games-per-worker sets K; docs/running.md)";
+}
+
 // Games this worker would lose if it died now: playing, or finished but
 // not yet in the queue. Kept exact, so the supervisor can count a dead
 // worker's losses and return them to the budget.
@@ -271,6 +289,7 @@ int Worker::Run() {
       last_beat_ = now;
     }
     if (map_.StopRequested() != 0) break;
+    if (cap_.Update(now)) LogGameCap();
     bool progressed = BackUpResults();  // 1.
     if (ring_.Corrupt())                // never trust shared memory: stop before reading a slot on its word
       throw Error("worker " + std::to_string(worker_) +
@@ -296,6 +315,7 @@ bool Worker::BackUpResults() {
   bool progressed = false;
   const uint64_t done = ring_.PollCompleted();
   const uint64_t results_ns = done > ring_.Consumed() ? MonotonicNs() : 0;
+  cap_.Answered(done - ring_.Consumed());
   for (uint64_t seq = ring_.Consumed(); seq < done; ++seq) {
     if (ring_.IsGhost(seq)) continue;  // a leaf of the worker we replaced
     // relaxed: a statistic for the supervisor's metrics.
@@ -332,8 +352,13 @@ bool Worker::NewLeaves() {
   bool progressed = false;
   uint64_t burst = 0;
   const uint64_t free_slots = ring_.FreeSlots();
+  int playing = 0;
+  for (const auto& game : games_) playing += game != nullptr;
   for (int g = 0; g < k_; ++g) {
-    if (!games_[g] && !StartGame(g)) continue;
+    if (!games_[g]) {
+      if (playing >= cap_.cap() || !StartGame(g)) continue;
+      ++playing;
+    }
     progressed |= WriteLeaves(g, free_slots, &burst);
     if (games_[g]->Finished()) {
       FinishGame(g);
@@ -399,6 +424,7 @@ bool Worker::WriteLeaves(int g, uint64_t free_slots, uint64_t* burst) {
     stats_.cache_lookups.fetch_add(lookups, std::memory_order_relaxed);
     stats_.cache_hits.fetch_add(hits, std::memory_order_relaxed);
   }
+  cap_.Answered(hits);
   return progressed;
 }
 
@@ -423,6 +449,7 @@ bool Worker::AnswerFromCache(mcts::SelfPlayGame& sp, const mcts::LeafRequest& le
 void Worker::FinishGame(int g) {
   outbox_.push_back(games_[g]->TakeRecord());
   const mcts::GameRecord& r = outbox_.back();
+  cap_.Finished(static_cast<int>(r.moves.size()));
   if (search_.resign_target > 0.0f && r.would_resign >= 0) {
     // Stochastic approximation: each measured play-through moves the
     // threshold by step * (target - false), so it settles where the

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "farm_check.h"
+#include "model_zip.h"
 #include "skip.h"
 #include "test_paths.h"
 #include "zerofarm/core/exit_codes.h"
@@ -477,4 +478,35 @@ TEST_CASE("a shard that crashes libhdf5 in the farm's recovery is refused in one
     CHECK(written > 0);
   }
   CHECK(FilesWithSuffix(host, ".refused").size() == 3);
+}
+
+// Issue 85: a model whose load hangs (ZF_FAULT_PROBE_HANG: the probe and a
+// child of its own never return) is refused in one line once the probe's
+// deadline passes, before any child of the farm starts, and the probe's
+// whole process group is gone.
+TEST_CASE("a model whose probe hangs is refused in one line at its deadline, its processes killed",
+          "[multiprocess][fault]") {
+  if (!eval::TorchBuilt()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-probe-hang");
+  // A .pt that io::ReadWeights takes (its archive and metadata); the probe is never reached further.
+  std::ofstream(dir / "hang.pt", std::ios::binary)
+      << Zip({{"m/data.pkl", "x"}, {"m/extra/zerofarm.json", ModelMetadata("connect4")}});
+  const std::string pids = dir / "probe-pids";
+  setenv("ZF_FAULT_PROBE_HANG", pids.c_str(), 1);
+  setenv("ZF_MODEL_PROBE_SECONDS", "30", 1);  // ample for the hook to run, even on a loaded machine
+  Spawned p(FarmArgs(dir / "run", {"--weights", dir / "hang.pt", "--games", "2"}), dir / "p");
+  unsetenv("ZF_FAULT_PROBE_HANG");
+  unsetenv("ZF_MODEL_PROBE_SECONDS");
+  CheckUsageError(
+      p, 120, Catch::Contains(dir / "hang.pt" + ": loading and probing the model did not finish in 30 s"));
+  CHECK_FALSE(std::filesystem::exists(dir / "run/shards"));
+  std::ifstream in(pids);
+  int n = 0;
+  for (pid_t pid; in >> pid; ++n) {
+    // Gone, or a zombie no one has reaped yet: never still running.
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (std::getline(stat, line)) CHECK(line.substr(line.rfind(')') + 2, 1) == "Z");
+  }
+  CHECK(n == 2);  // the probe and its child both ran the hook
 }

@@ -200,3 +200,24 @@ TEST_CASE("stage dir: each model is copied once per host and every evaluator loa
   CHECK(count("from " + out + "/models/") == 0);  // none from the shared models directory
   CHECK(Slurp(local + "/model-000005.h5") == Slurp(out + "/models/model-000005.h5"));
 }
+
+// Issue 82: a bad model is refused in one line, not one per evaluator.
+TEST_CASE("a bad model in the models directory is refused in one line by two evaluators",
+          "[multiprocess][reload]") {
+  ScratchDir dir("zf-reload");
+  const std::string models = dir / "models";
+  std::filesystem::create_directory(models);
+  std::ofstream(models + "/model-000005.h5") << "not a weights file";
+  std::vector<std::string> args = FarmArgs(dir / "run", {"--models", models, "--games", "4"});
+  *(std::find(args.begin(), args.end(), "--cpu-evaluators") + 1) = "2";
+  Spawned farm(args, dir / "farm");
+  REQUIRE(farm.Wait(180) == 0);
+  const std::string err = farm.Stderr();
+  INFO(err);
+  REQUIRE_THAT(err, Catch::Contains("of evaluator 1"));  // both evaluators served
+  size_t refusals = 0;
+  for (size_t at = err.find("refused " + models + "/model-000005.h5"); at != std::string::npos;
+       at = err.find("refused " + models + "/model-000005.h5", at + 1))
+    ++refusals;
+  CHECK(refusals == 1);
+}

@@ -2,10 +2,13 @@
 // train`, which resumes; `zerofarm eval` measures checkpoints; `zerofarm
 // loop` runs farm + trainer + evaluation and records a curve. Only the
 // parent asserts.
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -685,4 +688,30 @@ TEST_CASE("zerofarm loop rebuilt while it runs: its next stage starts the new bi
   CHECK_THAT(err, Catch::Contains("loop: stage 1 of 1"));
   CHECK_THAT(err, Catch::Contains("lr 0.003;"));
   CHECK_THAT(err, Catch::Contains("resumed at step"));
+}
+
+// Issue 82: a trainer command that fails for a missing module names the
+// interpreter it ran, through a script's #!/usr/bin/env and every link.
+TEST_CASE("zerofarm loop names the interpreter a failing trainer command ran", "[multiprocess][loop]") {
+  if (!fs::exists("/usr/bin/python3")) ZF_SKIP("no /usr/bin/python3");
+  ScratchDir dir("zf-loop");
+  const std::string trainer = dir / "trainer.py";
+  std::ofstream(trainer) << "#!/usr/bin/env python3\nimport zf_no_such_module\n";
+  fs::permissions(trainer, fs::perms::owner_all);
+  std::string python;  // the python3 that env finds: the first on PATH, every link resolved
+  std::istringstream path(std::getenv("PATH") ? std::getenv("PATH") : "");
+  for (std::string d; python.empty() && std::getline(path, d, ':');)
+    if (::access((d + "/python3").c_str(), X_OK) == 0) python = fs::canonical(d + "/python3").string();
+  REQUIRE(!python.empty());
+  std::string out, err;
+  const int code =
+      Run({ZF_BINARY, "loop", "--out", dir / "run", "--hours", "0.05", "--game", "tictactoe", "--blocks", "1",
+           "--filters", "8", "--workers", "1", "--simulations", "4", "--trainer-command", trainer},
+          dir / "loop", &out, &err, 240);
+  INFO(out << err);
+  CHECK(code == kExitFailure);
+  CHECK_THAT(err, Catch::Contains("ModuleNotFoundError"));  // the trainer's own stderr
+  CHECK_THAT(err,
+             Catch::Contains("loop: the trainer command ran " + trainer +
+                             " (#!/usr/bin/env python3: python3 -> " + python + "); a ModuleNotFoundError"));
 }

@@ -13,6 +13,9 @@
 #include "skip.h"
 #include "spawn.h"
 #include "test_paths.h"
+#include "zerofarm/eval/torch_evaluator.h"
+#include "zerofarm/game/game.h"
+#include "zerofarm/io/weights_file.h"
 #include "zerofarm/shm/spin_wait.h"
 
 namespace zerofarm::testing {
@@ -165,6 +168,84 @@ TEST_CASE("zerofarm bench --parts sweep times the evaluator alone by precision a
   for (const auto& [variant, n] : skipped) CHECK(n == 1);
   CHECK(skipped.count("fp16 graphs") == 1);
   CHECK(out.find("zerofarm bench: sweep tf32 eager skipped: needs a GPU") != std::string::npos);
+}
+
+// `bench --weights FILE` measures that model in every part (issue 82): the
+// bound, the machine bound's children, the search alone, the farms and the sweep.
+void CheckBenchRunsModel(const std::string& weights, const std::string& log) {
+  Spawned bench({ZF_BINARY, "bench", "--quick", "--farm-seconds", "2", "--cpu-evaluators", "1", "--parts",
+                 "bound,machine,search,farm,wait,sweep", "--weights", weights, "--simulations", "10",
+                 "--bound-batches", "1,8", "--sweep-batches", "8"},
+                log);
+  const int code = bench.Wait(240);
+  const std::string out = bench.Stdout();
+  INFO(out << bench.Stderr());
+  REQUIRE(code == 0);
+  std::map<std::string, std::vector<std::string>> lines;  // by "bench"
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] == '{') lines[Field(line, "bench")].push_back(line);
+  CHECK(Field(lines["machine"].at(0), "weights") == weights);
+  for (const char* part : {"bound", "machine_bound", "search_bound", "farm"}) {
+    CAPTURE(part);
+    REQUIRE(!lines[part].empty());
+    for (const auto& l : lines[part]) {
+      CHECK(Field(l, "error").empty());
+      CHECK(Number(l, part == std::string("search_bound") ? "leaves_per_s" : "evals_per_s") > 0);
+    }
+  }
+  CHECK(lines["farm"].size() == 2);  // the adaptive wait and a fixed one
+  bool fp32 = false;
+  for (const auto& l : lines["sweep"])
+    fp32 |= Field(l, "variant") == "fp32 eager" && Number(l, "evals_per_s") > 0;
+  CHECK(fp32);
+  CHECK(out.find("weights " + weights) != std::string::npos);  // the table names the model
+}
+
+// A tiny net of connect4 (1 x 8) as weights.
+std::string TinyWeights(const ScratchDir& dir) {
+  const std::string h5 = dir / "tiny.h5";
+  eval::WeightSet w = eval::RandomWeights(eval::GameNetConfig(*game::MakeGame("connect4"), 1, 8, 16), 3);
+  w.version = 5;
+  io::WriteWeights(h5, w);
+  return h5;
+}
+
+TEST_CASE("zerofarm bench --weights FILE.h5 runs every part with that model", "[perf][multiprocess]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  ScratchDir dir("zf-bench");
+  CheckBenchRunsModel(TinyWeights(dir), dir / "bench");
+}
+
+TEST_CASE("zerofarm bench --weights FILE.pt runs every part with that model", "[perf][multiprocess]") {
+  if (!eval::TorchAvailable()) ZF_SKIP("built without LibTorch");
+  if (std::system("/usr/bin/python3 -c 'import torch, h5py' >/dev/null 2>&1") != 0)
+    ZF_SKIP("/usr/bin/python3 with torch and h5py not found (it makes the .pt)");
+  ScratchDir dir("zf-bench");
+  const std::string pt = dir / "tiny.pt";
+  REQUIRE(std::system(("/usr/bin/python3 " + SourceDir() + "/tools/zf_weights_torch.py to-torchscript " +
+                       TinyWeights(dir) + " " + pt + " >/dev/null")
+                          .c_str()) == 0);
+  CheckBenchRunsModel(pt, dir / "bench");
+}
+
+TEST_CASE("a part of zerofarm bench that fails makes it exit 1 with that part's line",
+          "[perf][multiprocess]") {
+  ScratchDir dir("zf-bench");
+  // Every worker of the farm part crashes at start: the farm evaluates no leaf.
+  setenv("ZF_FAULT_CRASH", "worker", 1);
+  std::vector<std::string> args = {ZF_BINARY,          "bench", "--quick", "--farm-seconds", "2",
+                                   "--cpu-evaluators", "1",     "--parts", "farm,writer"};
+  args.insert(args.end(), kTinyNet.begin(), kTinyNet.end());
+  Spawned bench(args, dir / "bench");
+  unsetenv("ZF_FAULT_CRASH");
+  const int code = bench.Wait(240);
+  const std::string err = bench.Stderr();
+  INFO(bench.Stdout() << err);
+  CHECK(code == 1);
+  CHECK_THAT(err, Catch::Contains("zerofarm bench: farm adaptive wait failed: "));
+  CHECK_THAT(err, Catch::Contains("zerofarm bench: 1 part(s) failed"));
+  CHECK_THAT(bench.Stdout(), Catch::Contains("\"bench\":\"writer\""));  // the other parts still ran
 }
 
 TEST_CASE("zerofarm bench rejects bad options with the usage exit code", "[perf][multiprocess]") {

@@ -58,13 +58,19 @@ void MakeRunDirectory(const std::string& dir, bool allow_foreign);
 // owner and the mode.
 void CheckOwnDirectory(const std::string& dir, bool allow_foreign);
 
-// Opens a file of code to run (a game plugin) for reading, O_CLOEXEC, and
-// returns the descriptor; the caller closes it. As for CheckOwnDirectory: a
-// link is followed only when this user or root owns it; the file must be a
-// regular file owned by this user or root and not writable by group or
-// others (nobody else could have written the code). No --allow-foreign-dir.
-// Throws ConfigError with one line naming `path` otherwise, or when it is missing.
-int OpenOwnCodeFile(const std::string& path);
+// Opens a file of code to run (a game plugin, a model) for reading,
+// O_CLOEXEC, and returns the descriptor; the caller closes it. As for
+// CheckOwnDirectory: a link is followed only when this user or root owns it;
+// the file must be a regular file owned by this user or root and not writable
+// by group or others (nobody else could have written the code), and no
+// directory above it (its real path, every link resolved; and a link's own
+// directory) may be writable by group or others without the sticky bit
+// (issue 82: anyone there could swap the file). No --allow-foreign-dir.
+// Throws ConfigError with one line naming `path` (and a link's target)
+// otherwise, or when it is missing, ending "; refusing to USE".
+int OpenOwnCodeFile(const std::string& path, const std::string& use = "run its code");
+// OpenOwnCodeFile's checks alone: the file is closed again.
+void CheckOwnCodeFile(const std::string& path, const std::string& use);
 
 // Removes `path` and everything under it without following a link (a link is
 // removed, never what it points to). False if anything could not be removed.

@@ -91,6 +91,9 @@ const std::vector<OptionSpec>& OptionTable();
 const OptionSpec* FindOptionByKey(const std::string& key);
 // The row with this command-line name, or nullptr.
 const OptionSpec* FindOptionByName(const std::string& name);
+// Whether option `name` shapes a random net (--blocks, --filters, --score-head,
+// --value-channels): refused beside a model file, which brings its own shape.
+bool ShapesRandomNet(const std::string& name);
 // Sets the row's field from `value`; a bad value throws ConfigError
 // "WHO: bad value 'abc' (an integer)". who: "--workers" or "file:3: workers".
 void SetOption(const OptionSpec& o, FarmConfig* c, const std::string& value, const std::string& who);

@@ -38,8 +38,9 @@ class ShmSegment;
 inline constexpr uint64_t kSegmentMagic = 0x313030'4D48'53'46'5AULL;
 // The layout's version. 2: WorkerBlock search counters; 3: hangs, non-finite
 // counts, writer totals; 4: games_owed; 5: LeafRingControl::refused; 6: the
-// writer's distinct-game counts.
-inline constexpr uint32_t kLayoutVersion = 7;
+// writer's distinct-game counts; 7: the writer's game being added (WriterBlock);
+// 8: SegmentHeader::model_refusal.
+inline constexpr uint32_t kLayoutVersion = 8;
 inline constexpr uint64_t kRegionAlign = 64;            // every region and array
 inline constexpr uint64_t kRingAlign = 4096;            // each leaf ring (page) and the whole segment
 inline constexpr uint32_t kBatchHistogramBuckets = 16;  // bucket b: batch sizes in [2^b, 2^(b+1))
@@ -288,6 +289,11 @@ struct SegmentHeader {
   // Games started so far, against the run's --games budget. Workers
   // fetch_add it (relaxed: a counter; no data is published through it).
   alignas(64) std::atomic<uint64_t> games_claimed{0};
+  // A hash of the last model refusal an evaluator logged (the file, its
+  // state and the reason; 0: none): evaluators exchange() theirs in and log
+  // only when it differs, so a bad model gets one line however many
+  // evaluators refuse it (issue 82). Relaxed: nothing is published by it.
+  std::atomic<uint64_t> model_refusal{0};
   WriterBlock writer;
 };
 static_assert(std::is_standard_layout_v<SegmentHeader>);

@@ -122,3 +122,46 @@ TEST_CASE("a directory of the run must be this user's and closed to group and ot
   std::ofstream(dir / "file") << "x";
   CHECK_THROWS_WITH(io::CheckOwnDirectory(dir / "file", false), dir / "file" + " is not a directory");
 }
+
+// Issue 82, point 4: the plugins' and models' rules hold all the way up.
+TEST_CASE("a code file under a directory others may write into without the sticky bit is refused",
+          "[io][plugin]") {
+  testing::ScratchDir dir("zf-files");
+  const std::string open = dir / "open", sticky = dir / "sticky", deep = dir / "open/deep";
+  for (const std::string& d : {open, sticky, deep}) REQUIRE(::mkdir(d.c_str(), 0755) == 0);
+  REQUIRE(::chmod(open.c_str(), 0777) == 0);     // mkdir's mode is masked by the umask
+  REQUIRE(::chmod(sticky.c_str(), 01777) == 0);  // as /tmp is
+  for (const std::string& d : {open, sticky, deep}) std::ofstream(d + "/code.so") << "x";
+  CHECK_NOTHROW(::close(io::OpenOwnCodeFile(sticky + "/code.so")));
+  CHECK_THROWS_AS(io::OpenOwnCodeFile(open + "/code.so"), ConfigError);
+  CHECK_THROWS_WITH(io::OpenOwnCodeFile(open + "/code.so"),
+                    open + "/code.so: its directory " + open +
+                        " is writable by others without the sticky bit, so anyone there could replace it "
+                        "(chmod go-w or +t " +
+                        open + "); refusing to run its code");
+  // A directory further up counts as much as the file's own.
+  CHECK_THROWS_WITH(io::OpenOwnCodeFile(deep + "/code.so"), Catch::Contains("its directory " + open + " is"));
+  REQUIRE(::chmod(open.c_str(), 0775) == 0);
+  CHECK_THROWS_WITH(io::OpenOwnCodeFile(deep + "/code.so"),
+                    Catch::Contains(open + " is writable by its group"));
+  REQUIRE(::chmod(open.c_str(), 0755) == 0);
+  CHECK_NOTHROW(::close(io::OpenOwnCodeFile(deep + "/code.so")));
+  // Through a link: the refusal names the file the link leads to.
+  REQUIRE(::chmod(open.c_str(), 0777) == 0);
+  REQUIRE(::symlink((open + "/code.so").c_str(), (dir / "link.so").c_str()) == 0);
+  CHECK_THROWS_WITH(
+      io::OpenOwnCodeFile(dir / "link.so"),
+      Catch::StartsWith(dir / "link.so" + " (a link to " + open + "/code.so): its directory " + open));
+  // A link in an open directory could be swapped itself, whatever it leads to.
+  REQUIRE(::symlink((sticky + "/code.so").c_str(), (open + "/to-sticky.so").c_str()) == 0);
+  CHECK_THROWS_WITH(
+      io::OpenOwnCodeFile(open + "/to-sticky.so"),
+      Catch::StartsWith(open + "/to-sticky.so (a link to " + sticky + "/code.so): its directory " + open));
+  // The file's own mode, named through the link too.
+  REQUIRE(::chmod((sticky + "/code.so").c_str(), 0666) == 0);
+  REQUIRE(::symlink((sticky + "/code.so").c_str(), (dir / "writable.so").c_str()) == 0);
+  CHECK_THROWS_WITH(io::OpenOwnCodeFile(dir / "writable.so"),
+                    dir / "writable.so" + " (a link to " + sticky +
+                        "/code.so) is writable by others (chmod go-w it); refusing to run its code");
+  ::chmod(open.c_str(), 0755);  // so the scratch directory can be removed
+}

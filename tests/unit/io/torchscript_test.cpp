@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "model_zip.h"
 #include "skip.h"
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
@@ -198,48 +199,9 @@ TEST_CASE("a TorchScript model whose forward fails on real positions gives NaN o
 }
 
 namespace {
-// A zip archive of `entries` {name, bytes}, each stored with compression
-// `method` (0: stored, as torch.jit.save writes its data), no CRCs.
-std::string Zip(const std::vector<std::pair<std::string, std::string>>& entries, uint64_t method = 0) {
-  std::string out, dir;
-  const auto le = [](std::string* s, uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  };
-  using Fields = std::vector<std::pair<uint64_t, int>>;  // {value, bytes}, little-endian
-  const auto put = [&](std::string* s, const Fields& fields) {
-    for (auto [v, n] : fields) le(s, v, n);
-  };
-  for (const auto& [name, data] : entries) {
-    const uint64_t offset = out.size();
-    // From the compression method on, the local and the central header agree.
-    const Fields common = {{method, 2},      {0, 4},           {0, 4}, {data.size(), 4},
-                           {data.size(), 4}, {name.size(), 2}, {0, 2}};
-    put(&out, {{0x04034b50, 4}, {20, 2}, {0, 2}});
-    put(&out, common);
-    out += name + data;
-    put(&dir, {{0x02014b50, 4}, {20, 2}, {20, 2}, {0, 2}});
-    put(&dir, common);
-    put(&dir, {{0, 2}, {0, 2}, {0, 2}, {0, 4}, {offset, 4}});
-    dir += name;
-  }
-  const uint64_t dir_offset = out.size();
-  out += dir;
-  for (auto [v, n] : std::vector<std::pair<uint64_t, int>>{{0x06054b50, 4},
-                                                           {0, 2},
-                                                           {0, 2},
-                                                           {entries.size(), 2},
-                                                           {entries.size(), 2},
-                                                           {dir.size(), 4},
-                                                           {dir_offset, 4},
-                                                           {0, 2}})
-    le(&out, v, n);
-  return out;
-}
+using testing::Zip;
 
-std::string Metadata(const std::string& game) {
-  return "{\"game\": \"" + game +
-         "\", \"planes\": 3, \"height\": 6, \"width\": 7, \"actions\": 7, \"version\": 1}";
-}
+std::string Metadata(const std::string& game) { return testing::ModelMetadata(game); }
 }  // namespace
 
 // The model fuzz target's first finding (tests/fuzz/model_fuzz.cpp): an entry
@@ -285,4 +247,24 @@ TEST_CASE("a zip64 locator in a file too short for its record is refused and nev
   std::ofstream(dir / "zip64.pt", std::ios::binary) << zip64;
   CHECK_THROWS_WITH(io::ReadWeights(dir / "zip64.pt"),
                     Contains("not a zip archive") && Contains("(bad zip64 record)"));
+}
+
+TEST_CASE("a zip bomb's refusal names the limit that tripped: one entry's ratio or the total",
+          "[io][torchscript]") {
+  testing::ScratchDir dir("zf-ts-bomb");
+  // One entry of 1 KiB that would inflate to 100 MiB: past 1032 times its bytes.
+  std::ofstream(dir / "ratio.pt", std::ios::binary)
+      << Zip({{"m/data.pkl", std::string(1024, 'x')}}, 8, 100 << 20);
+  CHECK_THROWS_WITH(
+      io::ReadWeights(dir / "ratio.pt"),
+      Contains("entry m/data.pkl inflates to 104857600 bytes from 1024, more than 1032 times") &&
+          !Contains("in all"));
+  // Three entries of 2 MiB, each within the ratio (1 GiB: 512 times), 3 GiB in all.
+  const std::string two_mib(2 << 20, 'x');
+  std::ofstream(dir / "total.pt", std::ios::binary)
+      << Zip({{"m/data/0", two_mib}, {"m/data/1", two_mib}, {"m/data/2", two_mib}}, 8, uint64_t{1} << 30);
+  CHECK_THROWS_WITH(io::ReadWeights(dir / "total.pt"),
+                    Contains("its entries inflate to 3221225472 bytes up to entry m/data/2, more than the "
+                             "2147483648 a model may hold in all") &&
+                        !Contains("times its bytes"));
 }

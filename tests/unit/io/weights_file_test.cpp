@@ -1,6 +1,7 @@
 // WriteWeights, ReadWeights, CheckWeightsMatch.
 #include "zerofarm/io/weights_file.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -477,6 +478,26 @@ TEST_CASE("MeanOfWeightsFiles refuses no files, another net, and a bad file in o
   WriteWeights(dir / "nan.h5", nan);
   CHECK_THROWS_WITH(MeanOfWeightsFiles({dir / "a.h5", dir / "nan.h5"}),
                     Catch::Contains("nan.h5: tensor policy_head.fc.bias has a non-finite value (nan) at 2"));
+}
+
+// Issue 82, point 4: a model is checked as a plugin is (io::OpenOwnCodeFile).
+TEST_CASE("a weights file under a directory others may write into is refused, naming a link's target",
+          "[io]") {
+  ScratchDir dir("zf-io");
+  const std::string open = dir / "open";
+  REQUIRE(::mkdir(open.c_str(), 0777) == 0);
+  REQUIRE(::chmod(open.c_str(), 0777) == 0);
+  WriteWeights(open + "/weights.h5", Connect4Weights());
+  CHECK_THROWS_AS(ReadWeights(open + "/weights.h5"), ConfigError);
+  CHECK_THROWS_WITH(
+      ReadWeights(open + "/weights.h5"),
+      Catch::Contains("its directory " + open + " is writable by others without the sticky bit") &&
+          Catch::EndsWith("; refusing to load it"));
+  REQUIRE(::symlink((open + "/weights.h5").c_str(), (dir / "link.h5").c_str()) == 0);
+  CHECK_THROWS_WITH(ReadWeights(dir / "link.h5"), Catch::StartsWith(dir / "link.h5" + " (a link to " + open +
+                                                                    "/weights.h5): its directory"));
+  REQUIRE(::chmod(open.c_str(), 01777) == 0);
+  CHECK(ReadWeights(dir / "link.h5").version == 12);
 }
 
 }  // namespace
