@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "spawn.h"
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
 
@@ -19,12 +20,7 @@ namespace {
 
 using testing::ScratchDir;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::Slurp;
 
 bool Exists(const std::string& path) {
   struct stat st {};

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "spawn.h"
 #include "test_paths.h"
 #include "zerofarm/core/error.h"
 #include "zerofarm/game/game.h"
@@ -22,12 +23,7 @@ namespace {
 
 using testing::ScratchDir;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::Slurp;
 
 void AppendRaw(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::app);
