@@ -197,7 +197,7 @@ void CheckBenchRunsModel(const std::string& weights, const std::string& log) {
   CHECK(lines["farm"].size() == 2);  // the adaptive wait and a fixed one
   bool fp32 = false;
   for (const auto& l : lines["sweep"])
-    fp32 |= Field(l, "variant") == "fp32 eager" && Number(l, "evals_per_s") > 0;
+    fp32 |= Field(l, "precision") == "fp32 eager" && Number(l, "evals_per_s") > 0;
   CHECK(fp32);
   CHECK(out.find("weights " + weights) != std::string::npos);  // the table names the model
 }
