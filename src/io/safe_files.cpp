@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +53,27 @@ std::string ParentOf(const std::string& path) {
   return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// Whether group write on `st` lets in no one but its owner: the group is
+// root's (gid 0) or the owner's private group (named as the owner, with no
+// other members). A umask of 002 leaves a user's files so, and root's git or
+// tar extracts files 0664 in groups of gid 0.
+bool PrivateGroup(const struct stat& st) {
+  if (st.st_gid == 0) return true;
+  const struct passwd* user = ::getpwuid(st.st_uid);
+  const struct group* group = ::getgrgid(st.st_gid);
+  if (user == nullptr || group == nullptr) return false;
+  const bool members = group->gr_mem != nullptr && group->gr_mem[0] != nullptr;
+  return !members && std::string(user->pw_name) == group->gr_name;
+}
+
+// Who besides its owner may write what `st` describes: "others", "its
+// group", or nullptr when no one may.
+const char* OtherWriters(const struct stat& st) {
+  if ((st.st_mode & S_IWOTH) != 0) return "others";
+  if ((st.st_mode & S_IWGRP) != 0 && !PrivateGroup(st)) return "its group";
+  return nullptr;
+}
+
 // Why `dir` or a directory above it lets someone else replace what it holds,
 // "" when none does: the first one, from `dir` (links resolved) up to /,
 // writable by group or others without the sticky bit (/tmp, 1777, is fine:
@@ -63,8 +86,9 @@ std::string OpenDirectoryFrom(const std::string& dir) {
   for (;; at = ParentOf(at)) {
     struct stat st;
     if (::stat(at.c_str(), &st) != 0) return ErrnoMessage(at, errno);
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
-      return "its directory " + at + " is writable by " + ((st.st_mode & S_IWOTH) ? "others" : "its group") +
+    const char* writers = OtherWriters(st);
+    if (writers != nullptr && (st.st_mode & S_ISVTX) == 0)
+      return "its directory " + at + " is writable by " + writers +
              " without the sticky bit, so anyone there could replace it (chmod go-w or +t " + at + ")";
     if (at == "/") return "";
   }
@@ -81,9 +105,8 @@ std::string CodeFileRefusal(int fd, const std::string& path, bool link, std::str
   if (!TrustedOwner(st.st_uid))
     return *shown + " belongs to uid " + std::to_string(st.st_uid) + ", not to this user (uid " +
            std::to_string(::geteuid()) + ") or root";
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    return *shown + " is writable by " + ((st.st_mode & S_IWOTH) ? "others" : "its group") +
-           " (chmod go-w it)";
+  if (const char* writers = OtherWriters(st))
+    return *shown + " is writable by " + writers + " (chmod go-w it)";
   std::string open = OpenDirectoryFrom(real.empty() ? ParentOf(path) : ParentOf(real));
   if (open.empty() && link) open = OpenDirectoryFrom(ParentOf(path));  // the link could be swapped too
   return open.empty() ? "" : *shown + ": " + open;

@@ -96,7 +96,7 @@ step "refused: $(cat "$tmp/g.err")"
 
 step "plugins that must be refused"
 refused "$tmp/missing.so" "No such file"
-cp "$plugin" "$tmp/group.so" && chmod g+w "$tmp/group.so"
+cp "$plugin" "$tmp/group.so" && chmod g+w "$tmp/group.so" && chgrp 100 "$tmp/group.so"  # a shared group (users)
 refused "$tmp/group.so" "writable by its group"
 cp "$plugin" "$tmp/others.so" && chmod o+w "$tmp/others.so"
 refused "$tmp/others.so" "writable by others"

@@ -386,6 +386,9 @@ TEST_CASE("cli options: every option of every command takes effect or is refused
       {"loop --recipe", "read before the others (LoopCommand): loop_test's recipe cases"},
       {"loop --recipe-changed", "read by LoopCommand: loop_test's recipe cases; refused without --recipe"},
       {"bench --gpus", "-1 and 0 resolve alike on a host without GPUs; > 0 is refused without CUDA"},
+      {"bench --manifest-load",
+       "another benchmark, run before the parts' options are read: \"bench manifest-load: simulated hosts "
+       "...\""},
       {"train --device", "auto and cpu resolve alike on a host without a GPU; cuda is refused there"},
       {"train --cuda-graph", "auto and off resolve alike on the CPU; on is refused there (bad_input_test)"},
       {"train --bf16",
@@ -415,8 +418,9 @@ TEST_CASE("cli options: every option of every command takes effect or is refused
         for (double v : {d + 1, d * 2, d / 2, d - 1, lo, hi, 1.0, 0.5})
           if (v != d && v >= lo && v <= hi) tries.push_back({"--" + name + "=" + proc::ShowOptionValue(v)});
       }
-      if (!flag && !number)  // text: a list of numbers reads as text too
-        for (const char* text : {"1,2", "x1"}) tries.push_back({"--" + name + "=" + text});
+      // Text: a list of numbers reads as text too (1,2 may be a default: 2 cores).
+      if (!flag && !number)
+        for (const char* text : {"1,2", "1,3", "x1"}) tries.push_back({"--" + name + "=" + text});
       // Taken: a value changes what the command hands on. Else refused: every
       // value, each in one line that names the option (--fp16 in tune: a CPU command).
       bool took_effect = false, refused = true;

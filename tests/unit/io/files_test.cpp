@@ -142,6 +142,11 @@ TEST_CASE("a code file under a directory others may write into without the stick
   // A directory further up counts as much as the file's own.
   CHECK_THROWS_WITH(io::OpenOwnCodeFile(deep + "/code.so"), Catch::Contains("its directory " + open + " is"));
   REQUIRE(::chmod(open.c_str(), 0775) == 0);
+  // Group write in root's group (gid 0) or the owner's private group lets no one else in.
+  REQUIRE(::chown(open.c_str(), static_cast<uid_t>(-1), 0) == 0);
+  CHECK_NOTHROW(::close(io::OpenOwnCodeFile(deep + "/code.so")));
+  // A shared group (users, gid 100 on Debian) does.
+  REQUIRE(::chown(open.c_str(), static_cast<uid_t>(-1), 100) == 0);
   CHECK_THROWS_WITH(io::OpenOwnCodeFile(deep + "/code.so"),
                     Catch::Contains(open + " is writable by its group"));
   REQUIRE(::chmod(open.c_str(), 0755) == 0);

@@ -10,7 +10,7 @@
 
 using namespace zerofarm;
 
-TEST_CASE("match openings: a fixed set parses and checks legality; random ones never pass", "[match]") {
+TEST_CASE("match openings: a fixed set parses and checks legality, and random ones never pass", "[match]") {
   const game::OthelloGame othello;
   const auto set = learn::ParseOpenings(othello, "# comment\nd3 c5\n\n F5 D6  # trailing\n", "set.txt");
   REQUIRE(set.size() == 2);
