@@ -184,7 +184,7 @@ TEST_CASE(
   INFO("stdout:\n" << good.Stdout() << "\nstderr:\n" << good.Stderr());
   CHECK(good_code == 0);
   CHECK_THAT(good.Stdout(),
-             Catch::Contains("breakthrough: all checks passed (9 checks, 4 random games each)"));
+             Catch::Contains("breakthrough: all checks passed (12 checks, 4 random games each)"));
 
   Spawned bad({ZF_BINARY, "check-game", "chess"}, dir / "bad");
   const int bad_code = bad.Wait(60);
