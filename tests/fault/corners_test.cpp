@@ -78,7 +78,7 @@ TEST_CASE("a writer killed between rename and commit: the summary and metrics.pr
 }
 
 // Issue 82: a record that kills the writer must kill it once, not in a loop.
-TEST_CASE("a game two writers die adding is set aside by the third; every other is written",
+TEST_CASE("a game two writers die adding is set aside by the third, and every other is written",
           "[multiprocess][fault][corners]") {
   ScratchDir dir("zf-die-adding");
   const std::string out = dir / "run";
