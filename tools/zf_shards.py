@@ -204,9 +204,9 @@ def check_shards(paths, kind="shard"):
             keys.append(None)  # h5py says what is wrong with it
     rank = _CHECK_RANK[kind]
     # To check: a file not read yet as far as `kind` reads (a refusal stands for every kind).
-    todo = [i for i, k in enumerate(keys) if k is not None and _checked.get(k, (0, ""))[0] < rank
+    unchecked = [i for i, k in enumerate(keys) if k is not None and _checked.get(k, (0, ""))[0] < rank
             and not _checked.get(k, (0, ""))[1]]
-    for i, verdict in zip(todo, _run_checker(binary, kind, [os.fspath(paths[i]) for i in todo])):
+    for i, verdict in zip(unchecked, _run_checker(binary, kind, [os.fspath(paths[i]) for i in unchecked])):
         _checked[keys[i]] = (rank, verdict)
     return [_checked[k][1] if k in _checked else "" for k in keys]
 
